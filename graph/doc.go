@@ -1,0 +1,14 @@
+// Package graph is devgraph's shared vocabulary: the domain types (identities, devices,
+// fingerprints, tags, notes, robots, changelog events), their ids and validation rules,
+// error codes a caller can branch on, the context helpers that carry the actor and the
+// request id, and the interfaces every other package meets at (Store, Live, Fleet,
+// Service).
+//
+// It imports the standard library and uuid, nothing of devgraph's own. Every other
+// package talks to its neighbours in these types, never in bbolt byte slices, GraphQL
+// maps or MCP structures.
+//
+// Ids are "<kind>:<local>": identity:<slug>, device:<key>, note:<uuidv7>,
+// tag:<ns>:<value>. Devices are also addressed by refs ("usb:3-3.2", "alsa:card:PCH",
+// "pipewire:<device.name>", "robot:scout") that say where the device is now.
+package graph

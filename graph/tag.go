@@ -1,0 +1,51 @@
+package graph
+
+import (
+	"regexp"
+	"strings"
+)
+
+var tagPartRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+const (
+	MaxTagNamespace = 32
+	MaxTagValue     = 64
+)
+
+// NormalizeTag trims, lowercases and turns spaces into dashes, then checks the grammar
+// namespace:value, each side [a-z0-9][a-z0-9._-]*, namespace ≤ 32 and value ≤ 64 chars.
+func NormalizeTag(s string) (string, error) {
+	if err := ValidateText("tag", s, 1, 256); err != nil {
+		return "", err
+	}
+	t := strings.ToLower(strings.TrimSpace(s))
+	t = strings.Join(strings.Fields(t), "-")
+	ns, val, ok := strings.Cut(t, ":")
+	if !ok {
+		return "", FieldErrorf(EINVALID, "tag", "tag %q: want namespace:value, e.g. role:synth (see graph_suggest_tags or `devgraph tags`)", s)
+	}
+	ns, val = strings.TrimSpace(ns), strings.TrimSpace(val)
+	if !tagPartRe.MatchString(ns) || len(ns) > MaxTagNamespace {
+		return "", FieldErrorf(EINVALID, "tag", "tag %q: namespace must be 1-%d chars of a-z 0-9 . _ - starting with a letter or digit", s, MaxTagNamespace)
+	}
+	if !tagPartRe.MatchString(val) || len(val) > MaxTagValue {
+		return "", FieldErrorf(EINVALID, "tag", "tag %q: value must be 1-%d chars of a-z 0-9 . _ - starting with a letter or digit", s, MaxTagValue)
+	}
+	return ns + ":" + val, nil
+}
+
+// SeedNamespaces are the vocabulary's namespaces; SeedTags the suggested starting tags.
+var SeedNamespaces = []string{"role", "capability", "manufacturer", "form-factor", "location", "status", "project"}
+
+var SeedTags = []string{
+	"role:synth", "role:drum-machine", "role:audio-interface", "role:controller", "role:keyboard",
+	"role:sampler", "role:mixer", "role:robot", "role:sensor", "role:camera", "role:hub",
+	"capability:midi-in", "capability:midi-out", "capability:audio-in", "capability:audio-out",
+	"capability:usb-audio", "capability:usb-midi", "capability:navigation", "capability:gripper",
+	"manufacturer:roland", "manufacturer:korg", "manufacturer:arturia", "manufacturer:novation",
+	"manufacturer:focusrite", "manufacturer:behringer", "manufacturer:yamaha", "manufacturer:akai",
+	"form-factor:desktop", "form-factor:keyboard", "form-factor:rack", "form-factor:pedal", "form-factor:mobile",
+	"location:studio", "location:desk", "location:rack", "location:lab",
+	"status:ok", "status:needs-repair", "status:loaned", "status:retired",
+	"project:live-set",
+}

@@ -1,0 +1,24 @@
+// Package mcptools serves devgraph over the Model Context Protocol (mark3labs/mcp-go):
+// graph tools (graph_query, graph_find, graph_browse, graph_bind, graph_unbind,
+// graph_unbound, graph_tag, graph_note, graph_identity, graph_suggest_tags,
+// graph_changelog), robot tools (robot_status, robot_navigate, robot_stop, robot_arm,
+// robot_disarm, robot_detect, robot_grasp, robot_release, robot_parameters), resources
+// (devgraph://schema, devgraph://node/{+id}, devgraph://robot/{+id}/state,
+// devgraph://changelog/recent) and prompts for the common journeys.
+//
+// Every tool is a thin layer over graph.Service. Arguments are checked against the
+// tool's own parameter list before the handler runs, so a model gets a sentence naming
+// the field, the expected form and an example rather than a schema dump; anything the
+// model can fix (bad input, unknown ids, conflicts, limits) is an isError result, while
+// faults of devgraph itself stay JSON-RPC errors carrying no internals.
+//
+// Every change is made with the actor "mcp:<client name>" (from initialize in the
+// 2025-11-25 era, from the request's _meta clientInfo in the 2026-07-28 era,
+// "mcp:unknown" when neither names one) and a fresh request id per call, so all events
+// of one call share it.
+//
+// Transports: ServeStdio runs its own line-delimited JSON-RPC loop in which every
+// request is served on its own goroutine (mcp-go's stdio server queues tool calls on a
+// small worker pool, where blocking robot_navigate calls could starve robot_stop);
+// HTTPHandler is mcp-go's streamable HTTP server. Both serve both protocol eras.
+package mcptools

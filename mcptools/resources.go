@@ -1,0 +1,186 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"devgraph/graph"
+)
+
+// Resource URIs.
+const (
+	SchemaURI          = "devgraph://schema"
+	ChangelogRecentURI = "devgraph://changelog/recent"
+	nodePrefix         = "devgraph://node/"
+	robotPrefix        = "devgraph://robot/"
+	robotSuffix        = "/state"
+	recentEvents       = 50
+)
+
+// NodeURI returns the resource URI of a node (ids keep their colons: the template is
+// devgraph://node/{+id}).
+func NodeURI(id string) string { return nodePrefix + id }
+
+// RobotStateURI returns the resource URI of a robot's live state.
+func RobotStateURI(robot string) string { return robotPrefix + robot + robotSuffix }
+
+func (s *Server) addResources() {
+	s.mcp.AddResource(mcp.NewResource(SchemaURI, "GraphQL schema",
+		mcp.WithResourceDescription("The GraphQL schema (SDL) that graph_query accepts."),
+		mcp.WithMIMEType("application/graphql")),
+		s.readSchema)
+	s.mcp.AddResource(mcp.NewResource(ChangelogRecentURI, "Recent changes",
+		mcp.WithResourceDescription(fmt.Sprintf("The newest %d changelog events (who changed what), newest first. Subscribe to hear of every change.", recentEvents)),
+		mcp.WithMIMEType("application/json")),
+		s.readChangelog)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(nodePrefix+"{+id}", "Node",
+		mcp.WithTemplateDescription("One node with everything attached: an identity (hints, tags, notes, bound devices), a device "+
+			"(ref, fingerprints, match, binding, tags, notes) or a tag (the nodes carrying it). Ids contain colons: "+
+			"devgraph://node/identity:roland-jd-xi, devgraph://node/usb:3-3.2. Subscribe to hear when it changes, hot-plug included."),
+		mcp.WithTemplateMIMEType("application/json")),
+		s.readNode)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(robotPrefix+"{+id}"+robotSuffix, "Robot state",
+		mcp.WithTemplateDescription("A robot's live state (pose, state, battery, armed, gripper, goal, parameters): "+
+			"devgraph://robot/robot:scout/state or devgraph://robot/identity:scout/state. Subscribers hear about changes while it moves."),
+		mcp.WithTemplateMIMEType("application/json")),
+		s.readRobot)
+}
+
+func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", uri, err)
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
+}
+
+// resourceError keeps user-fixable errors' messages and hides faults.
+func (s *Server) resourceError(uri string, err error) error {
+	if graph.ErrorCode(err) == graph.EINTERNAL {
+		s.log.Error("resource read failed", "uri", uri, "err", err)
+		return errors.New("devgraph internal error reading " + uri + "; the server log has the details")
+	}
+	return errors.New(graph.ErrorMessage(err))
+}
+
+func (s *Server) readSchema(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	sdl, err := s.schemaSDL()
+	if err != nil {
+		return nil, s.resourceError(req.Params.URI, err)
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "application/graphql", Text: sdl}}, nil
+}
+
+func (s *Server) readChangelog(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	evs, _, err := s.svc.FindEvents(ctx, graph.EventFilter{First: recentEvents})
+	if err != nil {
+		return nil, s.resourceError(req.Params.URI, err)
+	}
+	views := make([]eventView, len(evs))
+	for i, ev := range evs {
+		views[i] = viewEvent(ev, false)
+	}
+	return jsonContents(req.Params.URI, map[string]any{"events": views})
+}
+
+func (s *Server) readNode(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	uri := req.Params.URI
+	raw := strings.TrimPrefix(uri, nodePrefix)
+	v, err := s.nodeDoc(ctx, raw)
+	if err != nil {
+		return nil, s.resourceError(uri, err)
+	}
+	return jsonContents(uri, v)
+}
+
+func (s *Server) nodeDoc(ctx context.Context, raw string) (any, error) {
+	if raw == "" {
+		return nil, graph.FieldErrorf(graph.EINVALID, "id", "devgraph://node/ needs an id, e.g. devgraph://node/identity:roland-jd-xi")
+	}
+	if graph.KindOf(raw) == graph.KindTag {
+		tag := strings.TrimPrefix(raw, "tag:")
+		ids, total, _, err := s.svc.FindTagged(ctx, tag, s.opts.MaxPage, "")
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"id": raw, "kind": "tag", "tag": tag, "count": total, "nodes": nonNil(ids)}, nil
+	}
+	id, err := s.svc.ResolveID(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	switch graph.KindOf(id) {
+	case graph.KindIdentity:
+		ident, err := s.svc.FindIdentityByID(ctx, id, graph.IdentityParts{Notes: true, Devices: true})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"kind": "identity", "identity": ident}, nil
+	case graph.KindDevice:
+		dv, err := s.svc.Device(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		notes, _, _, err := s.svc.FindNotes(ctx, graph.NoteFilter{Target: id, First: s.opts.MaxPage})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"kind": "device", "device": dv, "notes": nonNil(notes)}, nil
+	}
+	return map[string]any{"id": id, "kind": string(graph.KindOf(id))}, nil
+}
+
+func (s *Server) readRobot(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	uri := req.Params.URI
+	robot := strings.TrimSuffix(strings.TrimPrefix(uri, robotPrefix), robotSuffix)
+	st, err := s.svc.Robot(ctx, robot)
+	if err != nil {
+		return nil, s.resourceError(uri, err)
+	}
+	return jsonContents(uri, st)
+}
+
+// resourceKey reduces a subscribed URI to what changes are matched against, resolving
+// short ids and refs so every spelling of a node hears about it.
+func (s *Server) resourceKey(ctx context.Context, uri string) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	switch {
+	case uri == ChangelogRecentURI:
+		return keyChangelog
+	case uri == SchemaURI:
+		return keySchema
+	case strings.HasPrefix(uri, robotPrefix) && strings.HasSuffix(uri, robotSuffix):
+		robot := strings.TrimSuffix(strings.TrimPrefix(uri, robotPrefix), robotSuffix)
+		if st, err := s.svc.Robot(ctx, robot); err == nil {
+			return robotKey(st.Ref)
+		}
+		return robotKey(robot)
+	case strings.HasPrefix(uri, nodePrefix):
+		raw := strings.TrimPrefix(uri, nodePrefix)
+		if graph.KindOf(raw) == graph.KindTag {
+			return nodeKey(raw)
+		}
+		if id, err := s.svc.ResolveID(ctx, raw); err == nil {
+			return nodeKey(id)
+		}
+		// Not there yet (a device that has not been plugged in): match the id as given,
+		// so its device.appear is heard.
+		if graph.IsRef(raw) {
+			if d, err := s.svc.FindDeviceByID(ctx, raw); err == nil {
+				return nodeKey(d.ID)
+			}
+		}
+		return nodeKey(raw)
+	}
+	return "uri:" + uri
+}
+
+var _ server.ResourceHandlerFunc = (*Server)(nil).readSchema

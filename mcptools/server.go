@@ -1,0 +1,381 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"devgraph/graph"
+)
+
+// Options configure a Server.
+type Options struct {
+	// ReadOnly leaves out every tool that writes to the graph or moves a robot
+	// (robot_parameters stays, reading only).
+	ReadOnly bool
+	// TODO(query): Exec *query.Executor and Finder once query lands.
+	// Notifier tells the server about committed changes, which become
+	// notifications/resources/updated for subscribers.
+	Notifier graph.Notifier
+	// RobotEvents subscribes to robot state changes (fn gets the robot's ref).
+	RobotEvents func(fn func(ref string)) (cancel func())
+	// Logger receives the server's logs (never stdout). Default: discard.
+	Logger *slog.Logger
+	// Version is reported as serverInfo.version.
+	Version string
+	// MaxPage caps every listing's page size (default 100).
+	MaxPage int
+	// NotifyInterval is how often coalesced resource notifications are sent
+	// (default 100 ms).
+	NotifyInterval time.Duration
+}
+
+// DefaultMaxPage is the page cap when Options.MaxPage is 0.
+const DefaultMaxPage = 100
+
+// Server is devgraph's MCP server: the tools, resources and prompts over one
+// graph.Service, served on stdio and streamable HTTP.
+type Server struct {
+	svc  graph.Service
+	opts Options
+	log  *slog.Logger
+	mcp  *server.MCPServer
+
+	tools []*toolDef
+
+	subs *subscriptions
+
+	httpOnce sync.Once
+	http     *server.StreamableHTTPServer
+
+	closeOnce sync.Once
+	cancels   []func()
+	done      chan struct{}
+}
+
+// New builds the server: it registers the tools (fewer in read-only mode), resources
+// and prompts, and subscribes to opts.Notifier and opts.RobotEvents. Close releases
+// those subscriptions.
+func New(svc graph.Service, opts Options) (*Server, error) {
+	if svc == nil {
+		return nil, errors.New("mcptools: nil service")
+	}
+	if opts.MaxPage <= 0 {
+		opts.MaxPage = DefaultMaxPage
+	}
+	if opts.MaxPage > graph.MaxPageSize {
+		opts.MaxPage = graph.MaxPageSize
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.NotifyInterval <= 0 {
+		opts.NotifyInterval = 100 * time.Millisecond
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{svc: svc, opts: opts, log: log, done: make(chan struct{})}
+	s.subs = newSubscriptions(s)
+
+	hooks := &server.Hooks{}
+	s.subs.install(hooks)
+
+	s.mcp = server.NewMCPServer("devgraph", opts.Version,
+		server.WithTitle("devgraph — the hardware graph"),
+		server.WithInstructions(instructions),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(true, false),
+		server.WithPromptCapabilities(false),
+		server.WithLogging(),
+		server.WithRecovery(),
+		server.WithResourceRecovery(),
+		server.WithHooks(hooks),
+		server.WithLogger(log),
+		server.WithPaginationLimit(200),
+	)
+
+	s.tools = append(s.graphTools(), s.robotTools()...)
+	for _, t := range s.tools {
+		if opts.ReadOnly && t.write {
+			if t.readOnlyVariant == nil {
+				continue
+			}
+			t = t.readOnlyVariant
+		}
+		s.mcp.AddTool(t.tool(), s.wrap(t))
+	}
+	s.addResources()
+	s.addPrompts()
+
+	if opts.Notifier != nil {
+		s.cancels = append(s.cancels, opts.Notifier.Subscribe(s.subs.onEvents))
+	}
+	if opts.RobotEvents != nil {
+		s.cancels = append(s.cancels, opts.RobotEvents(s.subs.onRobot))
+	}
+	go s.subs.run(s.done, opts.NotifyInterval)
+	return s, nil
+}
+
+const instructions = `devgraph keeps a graph of the hardware around you: devices as the sources see them (usb:3-3.2, alsa:card:PCH, robot:scout), stable identities for them (identity:<slug>), tags (namespace:value), notes, and an audit changelog.
+Start with graph_find or graph_unbound; graph_browse shows a node and its neighbours; graph_query runs any GraphQL read (schema: resource devgraph://schema).
+Before tagging, call graph_suggest_tags and reuse existing terms. Robots: robot_status, then robot_arm before robot_navigate.`
+
+// MCPServer exposes the underlying mcp-go server (for in-process clients in tests and
+// tools that embed devgraph).
+func (s *Server) MCPServer() *server.MCPServer { return s.mcp }
+
+// Close stops notifications and releases the subscriptions made by New. Safe to call
+// twice.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		for _, c := range s.cancels {
+			c()
+		}
+		close(s.done)
+		if s.http != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			s.http.CloseSessions(ctx)
+		}
+	})
+	return nil
+}
+
+// HTTPHandler returns the streamable HTTP transport (both protocol eras; legacy
+// sessions are kept in memory and expire after 30 idle minutes). Mount it at /mcp.
+func (s *Server) HTTPHandler() http.Handler {
+	s.httpOnce.Do(func() {
+		s.http = server.NewStreamableHTTPServer(s.mcp,
+			server.WithStateful(true),
+			server.WithSessionIdleTTL(30*time.Minute),
+			server.WithStreamableHTTPLogger(s.log),
+			server.WithHeartbeatInterval(30*time.Second),
+		)
+	})
+	return s.http
+}
+
+// ToolNames lists the registered tools, sorted.
+func (s *Server) ToolNames() []string {
+	var names []string
+	for name := range s.mcp.ListTools() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// toolDef is one tool: its definition, arguments and handler.
+type toolDef struct {
+	name        string
+	title       string
+	desc        string
+	params      []param
+	out         mcp.ToolOutputSchema
+	write       bool // writes the graph or moves a robot: left out in read-only mode
+	readOnly    bool
+	destructive bool
+	idempotent  bool
+	openWorld   bool
+	handler     func(ctx context.Context, c *call) (*mcp.CallToolResult, error)
+	// readOnlyVariant replaces the tool in read-only mode instead of removing it.
+	readOnlyVariant *toolDef
+}
+
+func (t *toolDef) tool() mcp.Tool {
+	return mcp.Tool{
+		Name:         t.name,
+		Title:        t.title,
+		Description:  t.desc,
+		InputSchema:  inputSchema(t.params),
+		OutputSchema: t.out,
+		Annotations: mcp.ToolAnnotation{
+			Title:           t.title,
+			ReadOnlyHint:    mcp.ToBoolPtr(t.readOnly),
+			DestructiveHint: mcp.ToBoolPtr(t.destructive),
+			IdempotentHint:  mcp.ToBoolPtr(t.idempotent),
+			OpenWorldHint:   mcp.ToBoolPtr(t.openWorld),
+		},
+	}
+}
+
+// call is one tool call with its checked arguments.
+type call struct {
+	args
+	req       mcp.CallToolRequest
+	actor     string
+	requestID string
+}
+
+// wrap checks the arguments, sets the actor and request id, and turns errors into
+// isError results (user-fixable) or protocol errors (faults).
+func (s *Server) wrap(t *toolDef) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, err := checkArgs(t.name, t.params, req.Params.Arguments)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		c := &call{args: a, req: req, actor: actorFor(ctx), requestID: graph.NewRequestID()}
+		ctx = graph.WithActor(ctx, c.actor)
+		ctx = graph.WithRequestID(ctx, c.requestID)
+		if msg := c.str("why"); msg != "" {
+			ctx = graph.WithMessage(ctx, msg)
+		}
+		res, err := t.handler(ctx, c)
+		if err != nil {
+			return s.toolError(t.name, c, err)
+		}
+		return res, nil
+	}
+}
+
+// toolError turns a handler error into what the model sees. Codes a model can act on
+// become isError results carrying the message (which names the field and, for unknown
+// ids, the closest match) and a next step; anything else is logged and answered with a
+// protocol error that shows no internals.
+func (s *Server) toolError(tool string, c *call, err error) (*mcp.CallToolResult, error) {
+	code := graph.ErrorCode(err)
+	switch code {
+	case graph.EINTERNAL:
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return mcp.NewToolResultError(tool + ": the call was cancelled before it finished."), nil
+		}
+		s.log.Error("tool call failed", "tool", tool, "request_id", c.requestID, "err", err)
+		return nil, fmt.Errorf("devgraph internal error in %s (request %s); the server log has the details", tool, c.requestID)
+	}
+	msg := graph.ErrorMessage(err)
+	if next := nextStep(tool, code, msg); next != "" {
+		msg += " " + next
+	}
+	return mcp.NewToolResultError(msg), nil
+}
+
+func nextStep(tool, code, msg string) string {
+	lower := strings.ToLower(msg)
+	mentions := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(lower, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch code {
+	case graph.ENOTFOUND:
+		if strings.HasPrefix(tool, "robot_") {
+			if !mentions("robot_status") {
+				return "Call robot_status without arguments to list the robots."
+			}
+			return ""
+		}
+		if !mentions("graph_find", "graph_unbound") {
+			return "Find ids with graph_find (identities, devices) or graph_unbound (new devices)."
+		}
+	case graph.ECONFLICT:
+		if !mentions("graph_browse", "move") {
+			return "Look at the other node with graph_browse; to take over a unit hint pass move: true."
+		}
+	case graph.ELIMIT:
+		if !mentions("cursor", "limit") {
+			return "Ask for less (a smaller limit or a narrower filter) and page with the cursor."
+		}
+	case graph.EUNAVAILABLE:
+		return "Retry in a moment; graph_unbound and robot_status show what is reachable."
+	}
+	return ""
+}
+
+// actorFor names the client making the request: "mcp:<client name>" from the request's
+// own _meta in the 2026-07-28 era, from initialize in the 2025-11-25 era, and
+// "mcp:unknown" when the client gave no name.
+func actorFor(ctx context.Context) string {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		if info.ClientInfo != nil {
+			return "mcp:" + cleanClientName(info.ClientInfo.Name)
+		}
+		return "mcp:unknown"
+	}
+	if sess, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		return "mcp:" + cleanClientName(sess.GetClientInfo().Name)
+	}
+	return "mcp:unknown"
+}
+
+// cleanClientName keeps a client's self-chosen name usable as an actor: printable,
+// no spaces or glob characters, at most 64 bytes.
+func cleanClientName(name string) string {
+	if !utf8.ValidString(name) {
+		name = strings.ToValidUTF8(name, "?")
+	}
+	var b strings.Builder
+	for _, r := range strings.TrimSpace(name) {
+		switch {
+		case unicode.IsSpace(r):
+			b.WriteByte('-')
+		case !unicode.IsPrint(r), r == '*', r == '?', r == '[', r == ']':
+			continue
+		default:
+			b.WriteRune(r)
+		}
+		if b.Len() >= 64 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "unknown"
+	}
+	return b.String()
+}
+
+// result renders v as the structured result with text as its short rendering.
+func result(v any, text string) (*mcp.CallToolResult, error) {
+	// Round-trip through JSON so the structured content is plain maps and slices,
+	// exactly what a client sees (and what output-schema validation checks).
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("decode result: %w", err)
+	}
+	return mcp.NewToolResultStructured(m, text), nil
+}
+
+// pageLimit returns the call's limit, defaulting to def and never above the cap.
+func (s *Server) pageLimit(c *call, def int) int {
+	n := c.integer("limit", def)
+	if n <= 0 {
+		n = def
+	}
+	if n > s.opts.MaxPage {
+		n = s.opts.MaxPage
+	}
+	return n
+}
+
+// limitParam is the shared "limit" argument; the cap is part of its schema.
+func (s *Server) limitParam(def int) param {
+	return param{name: "limit", typ: "integer", min: f64(1), max: f64(float64(s.opts.MaxPage)),
+		desc:    fmt.Sprintf("page size, 1-%d (default %d); fetch further pages with cursor", s.opts.MaxPage, def),
+		example: fmt.Sprint(def)}
+}
+
+var cursorParam = param{name: "cursor", typ: "string", maxLen: 512,
+	desc: "the next_cursor of a previous page; omit for the first page", example: `"…"`}

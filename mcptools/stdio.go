@@ -1,0 +1,246 @@
+package mcptools
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// maxStdioLine bounds one JSON-RPC message on stdin.
+const maxStdioLine = 16 << 20
+
+// maxInFlight bounds the requests served at once on stdio; beyond it reading pauses.
+// It is far above anything a client sends at once, and no request holds a slot that
+// another needs: robot_stop is answered while navigations block.
+const maxInFlight = 1024
+
+var stdioSessions atomic.Int64
+
+// ServeStdio speaks MCP over newline-delimited JSON-RPC on in/out until in reaches
+// EOF or ctx is cancelled; it then cancels every request still running, waits for
+// them, and returns (nil on EOF). Only protocol goes to out; logs go to the logger.
+//
+// Every request is served on its own goroutine: mcp-go's stdio server runs tool calls
+// on a fixed worker pool (5 by default), where long robot_navigate calls would make
+// robot_stop wait in the queue. Notifications (notifications/cancelled included) are
+// handled in order as they arrive.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	sess := &stdioSession{
+		id:    fmt.Sprintf("stdio-%d", stdioSessions.Add(1)),
+		notes: make(chan mcp.JSONRPCNotification, 256),
+	}
+	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
+		return fmt.Errorf("register stdio session: %w", err)
+	}
+	defer s.mcp.UnregisterSession(context.WithoutCancel(ctx), sess.id)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ctx = s.mcp.WithContext(ctx, sess)
+
+	w := &lineWriter{w: out}
+	var wg sync.WaitGroup
+
+	// Notifications queued by the server (progress, resource updates, logs).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case n := <-sess.notes:
+				if err := w.write(n); err != nil {
+					s.log.Debug("stdio: write notification", "err", err)
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		// This goroutine may stay blocked in Read after ctx ends (a pipe nobody closes);
+		// it owns nothing and exits at the next line or EOF.
+		r := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, err := readLine(r)
+			if len(line) > 0 {
+				select {
+				case lines <- line:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+
+	slots := make(chan struct{}, maxInFlight)
+	var reqs sync.WaitGroup
+	var result error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop // the caller ended the session: not an error
+		case err := <-readErr:
+			if !errors.Is(err, io.EOF) {
+				result = fmt.Errorf("read stdin: %w", err)
+			}
+			break loop
+		case line := <-lines:
+			s.stdioMessage(ctx, line, w, slots, &reqs)
+		}
+	}
+	cancel()
+	reqs.Wait()
+	wg.Wait()
+	return result
+}
+
+// readLine reads one line, refusing lines over maxStdioLine (the rest of such a line
+// is skipped and an error response written by the caller for the empty result).
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, isPrefix, err := r.ReadLine()
+		if len(buf)+len(chunk) <= maxStdioLine {
+			buf = append(buf, chunk...)
+		}
+		if err != nil {
+			return buf, err
+		}
+		if !isPrefix {
+			return buf, nil
+		}
+	}
+}
+
+func (s *Server) stdioMessage(ctx context.Context, line []byte, w *lineWriter, slots chan struct{}, reqs *sync.WaitGroup) {
+	var base struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(line, &base); err != nil {
+		_ = w.write(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+			Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error: each line must be one JSON-RPC message", nil)})
+		return
+	}
+	isRequest := len(base.ID) > 0 && string(base.ID) != "null" && base.Method != ""
+	if !isRequest {
+		if base.Method == "" {
+			return // a response to something we never asked; ignore
+		}
+		// Notifications are handled in order, at once: notifications/cancelled must
+		// reach the request it cancels without queueing behind other work.
+		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
+			_ = w.write(resp)
+		}
+		return
+	}
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	reqs.Add(1)
+	go func() {
+		defer reqs.Done()
+		defer func() { <-slots }()
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("stdio: panic serving request", "panic", r)
+				var id any
+				_ = json.Unmarshal(base.ID, &id)
+				_ = w.write(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id),
+					Error: mcp.NewJSONRPCErrorDetails(mcp.INTERNAL_ERROR, "devgraph internal error; the server log has the details", nil)})
+			}
+		}()
+		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
+			if err := w.write(resp); err != nil {
+				s.log.Debug("stdio: write response", "err", err)
+			}
+		}
+	}()
+}
+
+// lineWriter writes one JSON message per line, one writer at a time.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err = l.w.Write(b)
+	return err
+}
+
+// stdioSession is the one client on a stdio connection. It records client info from
+// initialize (2025-11-25 era; the 2026-07-28 era brings it on every request) and the
+// log level; resource subscriptions are tracked by the Server's hooks.
+type stdioSession struct {
+	id          string
+	notes       chan mcp.JSONRPCNotification
+	initialized atomic.Bool
+	info        atomic.Value // mcp.Implementation
+	caps        atomic.Value // mcp.ClientCapabilities
+	level       atomic.Value // mcp.LoggingLevel
+	version     atomic.Value // string
+}
+
+var (
+	_ server.ClientSession              = (*stdioSession)(nil)
+	_ server.SessionWithClientInfo      = (*stdioSession)(nil)
+	_ server.SessionWithLogging         = (*stdioSession)(nil)
+	_ server.SessionWithProtocolVersion = (*stdioSession)(nil)
+)
+
+func (s *stdioSession) SessionID() string                                  { return s.id }
+func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
+func (s *stdioSession) Initialize()                                        { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool                                  { return s.initialized.Load() }
+
+func (s *stdioSession) GetClientInfo() mcp.Implementation {
+	v, _ := s.info.Load().(mcp.Implementation)
+	return v
+}
+func (s *stdioSession) SetClientInfo(info mcp.Implementation) { s.info.Store(info) }
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
+	v, _ := s.caps.Load().(mcp.ClientCapabilities)
+	return v
+}
+func (s *stdioSession) SetClientCapabilities(c mcp.ClientCapabilities) { s.caps.Store(c) }
+func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel)             { s.level.Store(level) }
+func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
+	v, ok := s.level.Load().(mcp.LoggingLevel)
+	if !ok {
+		return mcp.LoggingLevelError
+	}
+	return v
+}
+func (s *stdioSession) ProtocolVersion() string {
+	v, _ := s.version.Load().(string)
+	return v
+}
+func (s *stdioSession) SetProtocolVersion(v string) { s.version.Store(v) }

@@ -350,7 +350,7 @@ func (s *Server) parametersTool() *toolDef {
 		out:      robotStateOut(),
 		write:    true,
 		readOnly: false, destructive: false, idempotent: true, openWorld: true,
-		handler:  s.parameters,
+		handler: s.parameters,
 		// In read-only mode the tool stays, reading only.
 		readOnlyVariant: get,
 	}

@@ -216,10 +216,10 @@ var (
 	_ server.SessionWithProtocolVersion = (*stdioSession)(nil)
 )
 
-func (s *stdioSession) SessionID() string                                  { return s.id }
+func (s *stdioSession) SessionID() string                                   { return s.id }
 func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
-func (s *stdioSession) Initialize()                                        { s.initialized.Store(true) }
-func (s *stdioSession) Initialized() bool                                  { return s.initialized.Load() }
+func (s *stdioSession) Initialize()                                         { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool                                   { return s.initialized.Load() }
 
 func (s *stdioSession) GetClientInfo() mcp.Implementation {
 	v, _ := s.info.Load().(mcp.Implementation)

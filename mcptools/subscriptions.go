@@ -158,8 +158,8 @@ func relatedIDs(body json.RawMessage) []string {
 		return nil
 	}
 	var d struct {
-		Target     string `json:"target"`
-		IdentityID string `json:"identity_id"`
+		Target     string   `json:"target"`
+		IdentityID string   `json:"identity_id"`
 		Node       string   `json:"node"`
 		ID         string   `json:"id"`
 		Ref        string   `json:"ref"`

@@ -1,0 +1,541 @@
+package sources
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"devgraph/graph"
+)
+
+// Source names as Snapshot.Sources reports them, most physical first.
+const (
+	SourceUSB      = "usb"
+	SourceALSA     = "alsa"
+	SourcePipeWire = "pipewire"
+)
+
+// evidence is one thing one source saw; merge groups the evidence of one physical device.
+type evidence struct {
+	usb    *usbDevice
+	card   *alsaCard
+	client *seqClient
+	pwdev  *pwDevice
+	pwmidi *pwMIDIClient
+}
+
+type merger struct {
+	items  []evidence
+	parent []int
+	usbOf  []int // per root: the usb item in its group, -1 when none
+	notes  []string
+}
+
+func (m *merger) add(e evidence) int {
+	i := len(m.items)
+	m.items = append(m.items, e)
+	m.parent = append(m.parent, i)
+	u := -1
+	if e.usb != nil {
+		u = i
+	}
+	m.usbOf = append(m.usbOf, u)
+	return i
+}
+
+func (m *merger) find(i int) int {
+	for m.parent[i] != i {
+		m.parent[i] = m.parent[m.parent[i]]
+		i = m.parent[i]
+	}
+	return i
+}
+
+// union joins two groups unless that would put two USB devices in one: sources that
+// disagree about where a device is are noted, not believed.
+func (m *merger) union(a, b int, why string) bool {
+	ra, rb := m.find(a), m.find(b)
+	if ra == rb {
+		return true
+	}
+	if ua, ub := m.usbOf[ra], m.usbOf[rb]; ua >= 0 && ub >= 0 {
+		m.notes = append(m.notes, fmt.Sprintf("not linking %s: it would join usb %s and usb %s", why, m.items[ua].usb.Path, m.items[ub].usb.Path))
+		return false
+	}
+	m.parent[rb] = ra
+	if m.usbOf[ra] < 0 {
+		m.usbOf[ra] = m.usbOf[rb]
+	}
+	return true
+}
+
+// merge turns what the sources read into one ObservedDevice per physical device. Any of
+// the readings may be nil (that source failed); the others still give their devices,
+// and a device keeps the same key as long as one source that knows its USB place sees it.
+func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.ObservedDevice, []string) {
+	m := &merger{}
+	byPath := map[string]int{}
+	byBusDev := map[[2]int]int{}
+	for _, d := range usb {
+		i := m.add(evidence{usb: d})
+		byPath[d.Path] = i
+		if d.Devnum > 0 {
+			byBusDev[[2]int{d.Bus, d.Devnum}] = i
+		}
+	}
+	// usbAt finds the one USB device at a devpath under a controller (when the bus is not
+	// known: a long name without usbbus, a PipeWire bus path).
+	usbAt := func(controller, devpath, vid, pid string) (int, bool) {
+		found := -1
+		for _, d := range usb {
+			if d.DevPath != devpath || (controller != "" && d.Controller != "" && d.Controller != controller) ||
+				(vid != "" && (d.VID != vid || d.PID != pid)) {
+				continue
+			}
+			if found >= 0 {
+				return -1, false
+			}
+			found = byPath[d.Path]
+		}
+		return found, found >= 0
+	}
+
+	cardItem := map[int]int{}
+	var cards []*alsaCard
+	var clients []*seqClient
+	if alsa != nil {
+		cards, clients = alsa.Cards, alsa.Clients
+	}
+	for _, c := range cards {
+		i := m.add(evidence{card: c})
+		cardItem[c.Number] = i
+		why := fmt.Sprintf("card %d", c.Number)
+		switch {
+		case c.Bus > 0 && c.Devnum > 0 && hasKey(byBusDev, [2]int{c.Bus, c.Devnum}):
+			u := byBusDev[[2]int{c.Bus, c.Devnum}]
+			if d := m.items[u].usb; c.VID != "" && (d.VID != c.VID || d.PID != c.PID) {
+				m.notes = append(m.notes, fmt.Sprintf("card %d: usbbus names usb %s but usbid %s:%s disagrees; not linked", c.Number, d.Path, c.VID, c.PID))
+				break
+			}
+			m.union(u, i, why)
+		case c.Bus > 0 && c.DevPath != "" && hasKey(byPath, c.usbPath()):
+			m.union(byPath[c.usbPath()], i, why)
+		case c.DevPath != "":
+			if u, ok := usbAt(c.Controller, c.DevPath, c.VID, c.PID); ok {
+				m.union(u, i, why)
+			}
+		}
+	}
+	clientItem := map[int]int{}
+	for _, cl := range clients {
+		if cl.Number < 16 || !cl.Kernel {
+			continue // global clients (System, Midi Through) and applications are not devices
+		}
+		i := m.add(evidence{client: cl})
+		clientItem[cl.Number] = i
+		if c := linkClientCard(cl.Number, cl.Name, cl.Card, cards); c >= 0 {
+			m.union(cardItem[c], i, fmt.Sprintf("client %d", cl.Number))
+		}
+	}
+	if pw != nil {
+		for _, d := range pw.Devices {
+			i := m.add(evidence{pwdev: d})
+			why := fmt.Sprintf("pipewire device %d", d.ID)
+			switch {
+			case d.Card >= 0 && hasKey(cardItem, d.Card):
+				m.union(cardItem[d.Card], i, why)
+			case d.USBPath != "" && hasKey(byPath, d.USBPath):
+				m.union(byPath[d.USBPath], i, why)
+			case d.DevPath != "":
+				if u, ok := usbAt(d.Controller, d.DevPath, d.VID, d.PID); ok {
+					m.union(u, i, why)
+				}
+			}
+		}
+		for _, c := range pw.MIDI {
+			if c.Client < 16 || c.Client >= 128 {
+				continue // global clients and applications
+			}
+			if alsa != nil && len(clients) > 0 && !hasKey(clientItem, c.Client) {
+				continue // the kernel lists it as no device of ours (an application)
+			}
+			i := m.add(evidence{pwmidi: c})
+			why := fmt.Sprintf("pipewire midi client %d", c.Client)
+			if ci, ok := clientItem[c.Client]; ok {
+				m.union(ci, i, why)
+			} else if k := linkClientCard(c.Client, c.Name, c.Card, cards); k >= 0 {
+				m.union(cardItem[k], i, why)
+			} else if alsa == nil {
+				// No kernel view: a PipeWire device of the same name is the same card.
+				for j, e := range m.items {
+					if e.pwdev != nil && c.Name != "" && (e.pwdev.CardName == c.Name || e.pwdev.Nick == c.Name) {
+						m.union(j, i, why)
+						break
+					}
+				}
+			}
+		}
+	}
+
+	groups := map[int][]int{}
+	var roots []int
+	for i := range m.items {
+		r := m.find(i)
+		if _, ok := groups[r]; !ok {
+			roots = append(roots, r)
+		}
+		groups[r] = append(groups[r], i)
+	}
+	var out []*graph.ObservedDevice
+	for _, r := range roots {
+		var g []evidence
+		for _, i := range groups[r] {
+			g = append(g, m.items[i])
+		}
+		if d := m.build(g); d != nil {
+			out = append(out, d)
+		}
+	}
+	m.uniqueKeys(out)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Ref != out[j].Ref {
+			return out[i].Ref < out[j].Ref
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out, m.notes
+}
+
+func hasKey[K comparable](m map[K]int, k K) bool { _, ok := m[k]; return ok }
+
+func (c *alsaCard) usbPath() string { return strconv.Itoa(c.Bus) + "-" + c.DevPath }
+
+// linkClientCard finds the card of a kernel sequencer client: by an explicit card=N,
+// else by the kernel's static numbering (client 16 + 4 × card for cards 0..27) when the
+// names agree, else by a name exactly one card carries. -1 when none.
+func linkClientCard(num int, name string, card int, cards []*alsaCard) int {
+	byNum := map[int]*alsaCard{}
+	for _, c := range cards {
+		byNum[c.Number] = c
+	}
+	if card >= 0 {
+		if _, ok := byNum[card]; ok {
+			return card
+		}
+	}
+	agrees := func(c *alsaCard) bool {
+		if name == "" {
+			return false
+		}
+		if c.ShortName == name || c.ID == name {
+			return true
+		}
+		return containsString(c.MIDI, name)
+	}
+	if num >= 16 && num < 128 {
+		if c, ok := byNum[(num-16)/4]; ok && agrees(c) {
+			return c.Number
+		}
+	}
+	found := -1
+	for _, c := range cards {
+		if agrees(c) {
+			if found >= 0 {
+				return -1 // twins: the name cannot tell them apart
+			}
+			found = c.Number
+		}
+	}
+	return found
+}
+
+// build makes one ObservedDevice of a group of evidence.
+func (m *merger) build(g []evidence) *graph.ObservedDevice {
+	var usb *usbDevice
+	var cards []*alsaCard
+	var clients []*seqClient
+	var pwdevs []*pwDevice
+	var pwmidis []*pwMIDIClient
+	for _, e := range g {
+		switch {
+		case e.usb != nil:
+			usb = e.usb
+		case e.card != nil:
+			cards = append(cards, e.card)
+		case e.client != nil:
+			clients = append(clients, e.client)
+		case e.pwdev != nil:
+			pwdevs = append(pwdevs, e.pwdev)
+		case e.pwmidi != nil:
+			pwmidis = append(pwmidis, e.pwmidi)
+		}
+	}
+	d := &graph.ObservedDevice{Attrs: map[string]string{}}
+	fp := fpSet{}
+	set := func(k, v string) {
+		if v != "" {
+			d.Attrs[k] = v
+		}
+	}
+
+	// The USB facts, from sysfs when it answered, else from what ALSA and PipeWire say.
+	var vid, pid, path, serial string
+	if usb != nil {
+		vid, pid, path, serial = usb.VID, usb.PID, usb.Path, usb.Serial
+		d.Infra = usb.Infra
+		d.Sources = append(d.Sources, SourceUSB)
+		set("vendor_id", usb.VID)
+		set("product_id", usb.PID)
+		set("manufacturer", usb.Manufacturer)
+		set("product", usb.Product)
+		set("serial", usb.Serial)
+		set("speed", usb.Speed)
+		set("busnum", itoaPos(usb.Bus))
+		set("devnum", itoaPos(usb.Devnum))
+		set("usb_class", usb.Class)
+		set("interface_classes", strings.Join(usb.IfClasses, ","))
+		set("driver", strings.Join(usb.Drivers, ","))
+		set("usb_controller", usb.Controller)
+	}
+	for _, c := range cards {
+		if vid == "" && c.VID != "" {
+			vid, pid = c.VID, c.PID
+		}
+		if path == "" && c.Bus > 0 && c.DevPath != "" {
+			path = c.usbPath()
+		}
+	}
+	for _, p := range pwdevs {
+		if vid == "" && p.VID != "" && (p.USBPath != "" || p.DevPath != "") {
+			vid, pid = p.VID, p.PID
+		}
+		if path == "" && p.USBPath != "" {
+			path = p.USBPath
+		}
+	}
+	if serial != "" {
+		fp.add(m, graph.FPUSBSerial, vid+":"+pid+":"+serial)
+	}
+	if vid != "" {
+		fp.add(m, graph.FPUSBID, vid+":"+pid)
+	}
+	if path != "" {
+		fp.add(m, graph.FPUSBPath, path)
+	}
+
+	if len(cards) > 0 {
+		d.Sources = append(d.Sources, SourceALSA)
+	} else if len(clients) > 0 {
+		d.Sources = append(d.Sources, SourceALSA)
+	}
+	var nums, ids, drivers, shorts, longs, midis, buses []string
+	for _, c := range cards {
+		fp.add(m, graph.FPALSACardID, stableCardID(c.ID))
+		if c.LongName != "" {
+			fp.add(m, graph.FPALSALongname, stableLongName(c.LongName))
+		}
+		nums = append(nums, strconv.Itoa(c.Number))
+		ids = append(ids, c.ID)
+		drivers = appendNonEmpty(drivers, c.Driver)
+		shorts = appendNonEmpty(shorts, c.ShortName)
+		longs = appendNonEmpty(longs, c.LongName)
+		midis = append(midis, c.MIDI...)
+		if c.Bus > 0 {
+			buses = append(buses, fmt.Sprintf("%03d/%03d", c.Bus, c.Devnum))
+		}
+	}
+	set("alsa_card", strings.Join(nums, ","))
+	set("alsa_id", strings.Join(ids, ","))
+	set("alsa_driver", strings.Join(drivers, ","))
+	set("alsa_name", strings.Join(shorts, "; "))
+	set("alsa_longname", strings.Join(longs, "; "))
+	set("alsa_usbbus", strings.Join(buses, ","))
+	set("midi", strings.Join(midis, "; "))
+
+	var cnums, ports []string
+	for _, c := range clients {
+		fp.add(m, graph.FPMIDIClient, c.Name)
+		cnums = append(cnums, strconv.Itoa(c.Number))
+		for _, p := range c.Ports {
+			ports = append(ports, p.Name)
+		}
+	}
+	for _, c := range pwmidis {
+		if c.Name != "" {
+			fp.add(m, graph.FPMIDIClient, c.Name)
+		}
+		if len(clients) == 0 {
+			cnums = append(cnums, strconv.Itoa(c.Client))
+			ports = append(ports, c.Ports...)
+		}
+	}
+	set("seq_client", strings.Join(cnums, ","))
+	set("seq_ports", strings.Join(ports, "; "))
+
+	if len(pwdevs) > 0 || len(pwmidis) > 0 {
+		d.Sources = append(d.Sources, SourcePipeWire)
+	}
+	var pwids, nodes, descs, busPaths []string
+	for _, p := range pwdevs {
+		fp.add(m, graph.FPPipeWireDevice, p.Name)
+		pwids = append(pwids, strconv.Itoa(p.ID))
+		nodes = append(nodes, p.Nodes...)
+		descs = appendNonEmpty(descs, p.Description)
+		busPaths = appendNonEmpty(busPaths, p.BusPath)
+	}
+	set("pipewire_id", strings.Join(pwids, ","))
+	set("pipewire_nodes", strings.Join(nodes, ","))
+	set("pipewire_description", strings.Join(descs, "; "))
+	set("pipewire_bus_path", strings.Join(busPaths, ","))
+	if len(pwmidis) > 0 {
+		set("pipewire_midi", "Midi-Bridge")
+	}
+	d.Source = d.Sources[0]
+
+	// Key: the most stable evidence. Ref: where the device is now, from the most physical
+	// source that can say.
+	switch {
+	case serial != "" && vid != "":
+		d.Key = "sn:" + vid + ":" + pid + ":" + serial
+	case vid != "" && path != "":
+		d.Key = "path:" + vid + ":" + pid + ":" + path
+	case len(cards) > 0:
+		d.Key = "alsa:" + cards[0].ID
+	case len(pwdevs) > 0:
+		d.Key = "pw:" + pwdevs[0].Name
+	case len(clients) > 0:
+		d.Key = "alsa:seq:" + clients[0].Name
+	case len(pwmidis) > 0 && pwmidis[0].Name != "":
+		d.Key = "pw:midi:" + pwmidis[0].Name
+	default:
+		return nil
+	}
+	switch {
+	case path != "":
+		d.Ref = "usb:" + path
+	case len(cards) > 0:
+		d.Ref = "alsa:card:" + cards[0].ID
+	case len(pwdevs) > 0:
+		d.Ref = "pipewire:" + pwdevs[0].Name
+	case len(clients) > 0:
+		d.Ref = "alsa:seq:" + clients[0].Name
+	default:
+		d.Ref = "pipewire:midi:" + pwmidis[0].Name
+	}
+
+	// Name: the best human name.
+	switch {
+	case usb != nil && usb.Product != "":
+		d.Name = usb.Product
+	case len(cards) > 0 && cards[0].ShortName != "":
+		d.Name = cards[0].ShortName
+	case len(clients) > 0 && clients[0].Name != "":
+		d.Name = clients[0].Name
+	case len(pwdevs) > 0 && pwdevs[0].Description != "":
+		d.Name = pwdevs[0].Description
+	case len(pwdevs) > 0 && pwdevs[0].Nick != "":
+		d.Name = pwdevs[0].Nick
+	case len(pwmidis) > 0 && pwmidis[0].Name != "":
+		d.Name = pwmidis[0].Name
+	case usb != nil:
+		d.Name = usbFallbackName(usb)
+	case len(cards) > 0:
+		d.Name = cards[0].ID
+	case len(pwdevs) > 0:
+		d.Name = pwdevs[0].Name
+	default:
+		d.Name = d.Ref
+	}
+	d.Fingerprints = fp.list()
+	if len(d.Attrs) == 0 {
+		d.Attrs = nil
+	}
+	return d
+}
+
+// usbFallbackName names a device without a product string by its interface class.
+func usbFallbackName(u *usbDevice) string {
+	kind := "device"
+	classes := append([]string{u.Class}, u.IfClasses...)
+	for _, c := range classes {
+		switch c {
+		case "01":
+			kind = "audio device"
+		case "02", "0a":
+			kind = "serial device"
+		case "03":
+			kind = "input device"
+		case "08":
+			kind = "storage device"
+		case "09":
+			kind = "hub"
+		case "0e":
+			kind = "camera"
+		default:
+			continue
+		}
+		break
+	}
+	name := "USB " + kind
+	if u.Manufacturer != "" {
+		name = u.Manufacturer + " " + kind
+	}
+	return name + " " + u.VID + ":" + u.PID
+}
+
+// uniqueKeys gives devices that would share a key (two units reporting one serial, as
+// cheap devices do) their place-based key instead, so neither hides the other.
+func (m *merger) uniqueKeys(devs []*graph.ObservedDevice) {
+	count := map[string]int{}
+	for _, d := range devs {
+		count[d.Key]++
+	}
+	for _, d := range devs {
+		if count[d.Key] < 2 {
+			continue
+		}
+		vid, pid, path := d.Attrs["vendor_id"], d.Attrs["product_id"], strings.TrimPrefix(d.Ref, "usb:")
+		if strings.HasPrefix(d.Key, "sn:") && vid != "" && strings.HasPrefix(d.Ref, "usb:") {
+			m.notes = append(m.notes, fmt.Sprintf("usb %s shares serial key %s with another device; keyed by its path", path, d.Key))
+			d.Key = "path:" + vid + ":" + pid + ":" + path
+			continue
+		}
+		m.notes = append(m.notes, fmt.Sprintf("%s shares key %s with another device; keyed by its ref", d.Ref, d.Key))
+		d.Key = d.Key + "@" + d.Ref
+	}
+}
+
+// fpSet collects normalised, de-duplicated fingerprints.
+type fpSet []graph.Fingerprint
+
+func (s *fpSet) add(m *merger, kind graph.FingerprintKind, value string) {
+	f, err := graph.NormalizeFingerprint(kind, value)
+	if err != nil {
+		m.notes = append(m.notes, fmt.Sprintf("dropped fingerprint %s=%q: %s", kind, clip(value, 60), graph.ErrorMessage(err)))
+		return
+	}
+	if !graph.ContainsFingerprint(*s, f) {
+		*s = append(*s, f)
+	}
+}
+
+func (s fpSet) list() []graph.Fingerprint {
+	out := append([]graph.Fingerprint(nil), s...)
+	graph.SortFingerprints(out)
+	return out
+}
+
+func appendNonEmpty(ss []string, s string) []string {
+	if s == "" || containsString(ss, s) {
+		return ss
+	}
+	return append(ss, s)
+}
+
+func itoaPos(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}

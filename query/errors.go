@@ -1,0 +1,92 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"devgraph/graph"
+)
+
+// CodeForbidden marks an operation this endpoint does not run (a mutation in read-only mode
+// or over GET). The other codes are graph's (INVALID, NOT_FOUND, CONFLICT, LIMIT, …).
+const CodeForbidden = "FORBIDDEN"
+
+// Error is one GraphQL error in the standard response shape. Extensions always carries
+// "code"; "field" names the offending input when there is one.
+type Error struct {
+	Message    string         `json:"message"`
+	Locations  []Location     `json:"locations,omitempty"`
+	Path       []any          `json:"path,omitempty"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Location is a line and column in the document.
+type Location struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+}
+
+// Response is a GraphQL response: JSON-marshalable as {"data": …, "errors": […]}. Data is
+// absent when the request failed before execution (parse, validation, limits).
+type Response struct {
+	Data   any     `json:"data,omitempty"`
+	Errors []Error `json:"errors,omitempty"`
+	// executed is false when the request never reached execution.
+	executed bool
+}
+
+// Executed reports whether the request reached execution (data may still be partial).
+func (r *Response) Executed() bool { return r.executed }
+
+func errResponse(code, format string, args ...any) *Response {
+	return &Response{Errors: []Error{newError(code, "", fmt.Sprintf(format, args...))}}
+}
+
+func newError(code, field, msg string) Error {
+	ext := map[string]any{"code": code}
+	if field != "" {
+		ext["field"] = field
+	}
+	return Error{Message: msg, Extensions: ext}
+}
+
+// resolverError is what resolvers return: graphql-go copies its Extensions into the
+// formatted error.
+type resolverError struct {
+	code, field, msg string
+}
+
+func (e *resolverError) Error() string { return e.msg }
+
+func (e *resolverError) Extensions() map[string]any {
+	ext := map[string]any{"code": e.code}
+	if e.field != "" {
+		ext["field"] = e.field
+	}
+	return ext
+}
+
+// errorReporter logs internal errors; they reach the caller only as a generic message.
+type errorReporter struct{ log *slog.Logger }
+
+// wrap turns a service error into a resolver error: graph errors keep their code and
+// message; anything else is logged and shown as INTERNAL.
+func (r errorReporter) wrap(ctx context.Context, where string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &resolverError{code: graph.ELIMIT, msg: "the request ran out of time; ask for less (smaller first, fewer fields) or narrow the filter"}
+	}
+	code := graph.ErrorCode(err)
+	if code == graph.EINTERNAL {
+		r.log.ErrorContext(ctx, "graphql resolver failed", "field", where, "request_id", graph.RequestIDFrom(ctx), "err", err)
+	}
+	return &resolverError{code: code, field: graph.ErrorField(err), msg: graph.ErrorMessage(err)}
+}
+
+func invalidArg(field, format string, args ...any) error {
+	return &resolverError{code: graph.EINVALID, field: field, msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,348 @@
+package query
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/gqlerrors"
+	"github.com/graphql-go/graphql/language/ast"
+	"github.com/graphql-go/graphql/language/parser"
+	"github.com/graphql-go/graphql/language/source"
+
+	"devgraph/graph"
+)
+
+// Options configure an Executor.
+type Options struct {
+	Limits Limits       // zero fields take DefaultLimits
+	Logger *slog.Logger // internal errors go here (default: discarded)
+	// Finder serves find; nil builds one over the service (it subscribes to the service's
+	// changes when the service is a graph.Notifier).
+	Finder *Finder
+}
+
+// Request is one GraphQL request.
+type Request struct {
+	Query         string         `json:"query"`
+	Variables     map[string]any `json:"variables,omitempty"`
+	OperationName string         `json:"operationName,omitempty"`
+}
+
+// Executor runs GraphQL requests against a graph.Service. It is safe for concurrent use.
+type Executor struct {
+	schema     graphql.Schema
+	b          *builder
+	limits     Limits
+	log        *slog.Logger
+	cache      *docCache
+	sdl        string
+	ownsFinder bool
+}
+
+// New builds the schema over svc.
+func New(svc graph.Service, opts Options) (*Executor, error) {
+	if svc == nil {
+		return nil, errors.New("query: nil service")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	l := opts.Limits.withDefaults()
+	e := &Executor{limits: l, log: log, cache: newDocCache(l.CacheEntries)}
+	finder := opts.Finder
+	if finder == nil {
+		finder = NewFinder(svc)
+		e.ownsFinder = true
+	}
+	e.b = &builder{svc: svc, finder: finder, rep: errorReporter{log: log}, limits: l}
+	schema, err := newSchema(e.b)
+	if err != nil {
+		return nil, fmt.Errorf("query: build schema: %w", err)
+	}
+	e.schema = schema
+	e.sdl = printSDL(&schema)
+	return e, nil
+}
+
+// Close releases the finder the executor built for itself.
+func (e *Executor) Close() error {
+	if e.ownsFinder {
+		e.b.finder.Close()
+	}
+	return nil
+}
+
+// SDL returns the schema in GraphQL schema definition language.
+func (e *Executor) SDL() string { return e.sdl }
+
+// Limits returns the limits in force (defaults filled).
+func (e *Executor) Limits() Limits { return e.limits }
+
+// Finder returns the name index find uses.
+func (e *Executor) Finder() *Finder { return e.b.finder }
+
+// mode says which operations a caller may run.
+type mode int
+
+const (
+	modeAll      mode = iota
+	modeReadOnly      // queries only (MCP graph_query)
+	modeGET           // queries only, refused as an HTTP method problem
+)
+
+// Execute runs one request. readOnly refuses mutations (FORBIDDEN). The actor and request
+// id recorded on changes come from ctx (graph.WithActor, graph.WithRequestID).
+func (e *Executor) Execute(ctx context.Context, req Request, readOnly bool) *Response {
+	m := modeAll
+	if readOnly {
+		m = modeReadOnly
+	}
+	resp, _ := e.execute(ctx, req, m)
+	return resp
+}
+
+// failure classes for HTTP status codes.
+type failure int
+
+const (
+	failNone      failure = iota
+	failRequest           // parse, validation, limits: 400
+	failMethod            // a mutation over GET: 405
+	failForbidden         // read-only: 403
+)
+
+func (e *Executor) execute(ctx context.Context, req Request, m mode) (*Response, failure) {
+	if req.Query == "" {
+		return errResponse(graph.EINVALID, "the request has no query; send {\"query\": \"{ stats { identities } }\"}"), failRequest
+	}
+	if n := varsSize(req.Variables, 0); n > e.limits.MaxVariablesBytes {
+		return errResponse(graph.ELIMIT, "the variables are about %d bytes; the limit is %d", n, e.limits.MaxVariablesBytes), failRequest
+	}
+	ent := e.prepare(req.Query)
+	if ent.resp != nil {
+		return ent.resp, failRequest
+	}
+	op, err := pickOperation(ent.doc, req.OperationName)
+	if err != nil {
+		return errResponse(graph.EINVALID, "%s", err), failRequest
+	}
+	switch op.Operation {
+	case ast.OperationTypeMutation:
+		switch m {
+		case modeGET:
+			return errResponse(CodeForbidden, "mutations are not allowed over GET; send them with POST (Content-Type: application/json)"), failMethod
+		case modeReadOnly:
+			return errResponse(CodeForbidden, "this endpoint is read-only: it runs queries, not mutations; use the tools that change the graph (graph_bind, graph_tag, graph_note…)"), failForbidden
+		}
+	case ast.OperationTypeSubscription:
+		return errResponse(graph.EINVALID, "subscriptions are not supported; poll with a query"), failRequest
+	}
+	if c := complexity(&e.schema, ent.doc, op, req.Variables, e.limits); c > e.limits.MaxComplexity {
+		return errResponse(graph.ELIMIT, "the query's complexity is %d (fields weighted by first and list sizes); the limit is %d. Ask for smaller pages (first) or fewer nested lists", c, e.limits.MaxComplexity), failRequest
+	}
+
+	timeout := e.limits.Timeout
+	if op.Operation == ast.OperationTypeMutation {
+		timeout = e.limits.MutationTimeout
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	st := &reqState{runCtx: runCtx}
+	// graphql-go returns at once when its context ends but leaves the resolvers running;
+	// give it a context that never ends so Execute returns only after the executor has
+	// finished (resolvers stop themselves on runCtx), and only then release the request.
+	execCtx := context.WithValue(context.WithoutCancel(runCtx), stateKey{}, st)
+	opName := req.OperationName
+	res := graphql.Execute(graphql.ExecuteParams{
+		Schema:        e.schema,
+		AST:           ent.doc,
+		OperationName: opName,
+		Args:          req.Variables,
+		Context:       execCtx,
+	})
+	out := &Response{executed: true}
+	if res.Data != nil {
+		out.Data = res.Data
+	}
+	out.Errors = e.convertErrors(ctx, res.Errors, res.Data == nil)
+	if res.Data == nil && len(out.Errors) > 0 {
+		out.executed = false
+		return out, failRequest
+	}
+	return out, failNone
+}
+
+func (e *Executor) convertErrors(ctx context.Context, errs []gqlerrors.FormattedError, beforeExec bool) []Error {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := make([]Error, 0, len(errs))
+	for _, fe := range errs {
+		ge := Error{Message: fe.Message, Path: fe.Path}
+		for _, l := range fe.Locations {
+			ge.Locations = append(ge.Locations, Location{Line: l.Line, Column: l.Column})
+		}
+		ge.Extensions = fe.Extensions
+		if ge.Extensions == nil || ge.Extensions["code"] == nil {
+			code := graph.EINVALID
+			if !beforeExec {
+				code = graph.EINTERNAL
+				e.log.ErrorContext(ctx, "graphql execution error", "request_id", graph.RequestIDFrom(ctx), "err", fe.Message, "path", fe.Path)
+			}
+			ge.Extensions = map[string]any{"code": code}
+		}
+		out = append(out, ge)
+	}
+	return out
+}
+
+func pickOperation(doc *ast.Document, name string) (*ast.OperationDefinition, error) {
+	var found []*ast.OperationDefinition
+	for _, d := range doc.Definitions {
+		if op, ok := d.(*ast.OperationDefinition); ok {
+			if name == "" || (op.Name != nil && op.Name.Value == name) {
+				found = append(found, op)
+			}
+		}
+	}
+	switch {
+	case len(found) == 0 && name != "":
+		return nil, fmt.Errorf("no operation named %q in the document; set operationName to one of its operations", name)
+	case len(found) == 0:
+		return nil, errors.New("the document has no operation; send a query such as { stats { identities } }")
+	case len(found) > 1:
+		return nil, errors.New("the document has several operations; set operationName to the one to run")
+	}
+	return found[0], nil
+}
+
+// varsSize estimates the JSON size of variables without encoding them.
+func varsSize(v any, depth int) int {
+	if depth > 64 {
+		return 1 << 30
+	}
+	switch x := v.(type) {
+	case nil:
+		return 4
+	case string:
+		return len(x) + 2
+	case map[string]any:
+		n := 2
+		for k, e := range x {
+			n += len(k) + 4 + varsSize(e, depth+1)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, e := range x {
+			n += 1 + varsSize(e, depth+1)
+		}
+		return n
+	default:
+		return 8
+	}
+}
+
+// cached is a prepared document: parsed, checked and validated, or the response that
+// rejected it.
+type cached struct {
+	key  string
+	doc  *ast.Document
+	resp *Response
+}
+
+// prepare parses, checks and validates a document once; later requests with the same text
+// reuse the result.
+func (e *Executor) prepare(q string) *cached {
+	if ent := e.cache.get(q); ent != nil {
+		return ent
+	}
+	ent := &cached{key: q}
+	ent.doc, ent.resp = e.check(q)
+	// Oversize documents are rejected before parsing and not worth a cache slot.
+	if len(q) <= e.limits.MaxDocumentBytes {
+		e.cache.put(ent)
+	}
+	return ent
+}
+
+func (e *Executor) check(q string) (doc *ast.Document, resp *Response) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("graphql document check panicked", "panic", r)
+			doc, resp = nil, errResponse(graph.EINVALID, "the document could not be processed; check its syntax")
+		}
+	}()
+	if err := scanDocument(q, e.limits); err != nil {
+		return nil, errResponse(graph.ELIMIT, "%s", err)
+	}
+	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(q), Name: "GraphQL request"})})
+	if err != nil {
+		fe := gqlerrors.FormatError(err)
+		r := &Response{Errors: []Error{newError(graph.EINVALID, "", fe.Message)}}
+		for _, l := range fe.Locations {
+			r.Errors[0].Locations = append(r.Errors[0].Locations, Location{Line: l.Line, Column: l.Column})
+		}
+		return nil, r
+	}
+	if err := analyze(doc, e.limits); err != nil {
+		var re *resolverError
+		if errors.As(err, &re) {
+			return nil, errResponse(re.code, "%s", re.msg)
+		}
+		return nil, errResponse(graph.ELIMIT, "%s", err)
+	}
+	vr := graphql.ValidateDocument(&e.schema, doc, graphql.SpecifiedRules)
+	if !vr.IsValid {
+		r := &Response{Errors: e.convertErrors(context.Background(), vr.Errors, true)}
+		if len(r.Errors) > 20 {
+			r.Errors = append(r.Errors[:20], newError(graph.EINVALID, "", fmt.Sprintf("… and %d more validation errors", len(vr.Errors)-20)))
+		}
+		return nil, r
+	}
+	return doc, nil
+}
+
+// docCache is a small LRU of prepared documents keyed by their text.
+type docCache struct {
+	mu    sync.Mutex
+	max   int
+	ll    *list.List
+	items map[string]*list.Element
+}
+
+func newDocCache(n int) *docCache {
+	return &docCache{max: n, ll: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *docCache) get(k string) *cached {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[k]; ok {
+		c.ll.MoveToFront(el)
+		return el.Value.(*cached)
+	}
+	return nil
+}
+
+func (c *docCache) put(ent *cached) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[ent.key]; ok {
+		c.ll.MoveToFront(el)
+		return
+	}
+	c.items[ent.key] = c.ll.PushFront(ent)
+	for c.ll.Len() > c.max {
+		old := c.ll.Back()
+		c.ll.Remove(old)
+		delete(c.items, old.Value.(*cached).key)
+	}
+}

@@ -1,0 +1,453 @@
+package query
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/sahilm/fuzzy"
+
+	"devgraph/graph"
+)
+
+// FindQuery asks Finder for nodes by name.
+type FindQuery struct {
+	Text  string   // letters of the name in order ("jdxi"); empty: every name, sorted
+	Tags  []string // nodes carrying all of these
+	Kind  string   // "", "identity", "device" or "robot"
+	First int      // at most this many (default 20, at most graph.MaxPageSize)
+}
+
+// FindHit is one node Finder found, best first.
+type FindHit struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"` // identity, device or robot
+	Name    string `json:"name"`
+	Score   int    `json:"score"`   // fuzzy score, higher is better
+	Matched []int  `json:"matched"` // byte offsets of the name that matched
+}
+
+// Finder is an in-memory index of identity and device names for fuzzy search. Running
+// sahilm/fuzzy over 100,000 names costs tens of milliseconds, so Finder keeps each name
+// lowercased with a 64-bit mask of the characters it holds: a name lacking any character
+// of the text is skipped with one AND, names that contain the text (as a prefix, then
+// anywhere) are preferred, and fuzzy scores at most maxFuzzy candidates.
+//
+// The index is built on first use and kept current incrementally from the service's
+// change notifications (graph.Notifier); without them it rebuilds whenever the changelog
+// has grown (a cheap Stats check). Safe for concurrent use.
+type Finder struct {
+	svc    graph.Service
+	cancel func()
+
+	mu      sync.Mutex // guards pending and the flags below
+	pending map[string]struct{}
+	stale   bool   // rebuild everything
+	built   bool   // the index has been built once
+	version uint64 // changelog length at the last build, when there is no notifier
+	notify  bool
+
+	idx sync.RWMutex
+	ent []finderEntry
+	pos map[string]int // id → index in ent
+}
+
+type finderEntry struct {
+	id    string
+	kind  string // identity, device
+	robot bool
+	name  string
+	lower string
+	mask  uint64
+	tags  []string
+}
+
+const (
+	maxFuzzy       = 1000  // candidates fuzzy scores at most
+	maxPending     = 20000 // pending changes beyond which a full rebuild is cheaper
+	maxFindTextLen = 200
+)
+
+// NewFinder returns a Finder over svc. Call Close to stop listening for changes.
+func NewFinder(svc graph.Service) *Finder {
+	f := &Finder{svc: svc, pending: map[string]struct{}{}, pos: map[string]int{}}
+	if n, ok := svc.(graph.Notifier); ok {
+		f.notify = true
+		f.cancel = n.Subscribe(f.changed)
+	}
+	return f
+}
+
+// Close stops listening for changes.
+func (f *Finder) Close() {
+	if f.cancel != nil {
+		f.cancel()
+		f.cancel = nil
+	}
+}
+
+// changed records which nodes committed events touched; Find applies them.
+func (f *Finder) changed(evs []*graph.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ev := range evs {
+		switch graph.KindOf(ev.Target) {
+		case graph.KindIdentity, graph.KindDevice:
+			f.pending[ev.Target] = struct{}{}
+		}
+	}
+	if len(f.pending) > maxPending {
+		f.stale = true
+		clear(f.pending)
+	}
+}
+
+// Refresh rebuilds the whole index now.
+func (f *Finder) Refresh(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rebuildLocked(ctx)
+}
+
+func (f *Finder) rebuildLocked(ctx context.Context) error {
+	var ver uint64
+	if !f.notify {
+		st, err := f.svc.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		ver = st.Events
+	}
+	clear(f.pending)
+	var ents []finderEntry
+	robots := map[string]bool{}
+	after := ""
+	for {
+		devs, _, next, err := f.svc.FindDevices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
+		if err != nil {
+			return err
+		}
+		for _, d := range devs {
+			ents = append(ents, deviceEntry(d))
+			if d.Source == "robot" && d.IdentityID != "" {
+				robots[d.IdentityID] = true
+			}
+		}
+		if next == "" || len(devs) == 0 {
+			break
+		}
+		after = next
+	}
+	after = ""
+	for {
+		ids, _, next, err := f.svc.FindIdentities(ctx, graph.IdentityFilter{First: graph.MaxPageSize, After: after})
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			e := identityEntry(id)
+			e.robot = robots[id.ID]
+			ents = append(ents, e)
+		}
+		if next == "" || len(ids) == 0 {
+			break
+		}
+		after = next
+	}
+	pos := make(map[string]int, len(ents))
+	for i, e := range ents {
+		pos[e.id] = i
+	}
+	f.idx.Lock()
+	f.ent, f.pos = ents, pos
+	f.idx.Unlock()
+	f.built, f.stale, f.version = true, false, ver
+	return nil
+}
+
+func identityEntry(id *graph.Identity) finderEntry {
+	return finderEntry{id: id.ID, kind: "identity", name: id.Name, lower: strings.ToLower(id.Name), mask: charMask(id.Name), tags: sortedCopy(id.Tags)}
+}
+
+func deviceEntry(d *graph.Device) finderEntry {
+	return finderEntry{id: d.ID, kind: "device", robot: d.Source == "robot", name: d.Name, lower: strings.ToLower(d.Name), mask: charMask(d.Name), tags: sortedCopy(d.Tags)}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+// sync brings the index up to date before a search.
+func (f *Finder) sync(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.built || f.stale {
+		return f.rebuildLocked(ctx)
+	}
+	if !f.notify {
+		st, err := f.svc.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		if st.Events != f.version {
+			return f.rebuildLocked(ctx)
+		}
+		return nil
+	}
+	if len(f.pending) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(f.pending))
+	for id := range f.pending {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	type upd struct {
+		id  string
+		ent *finderEntry
+	}
+	var upds []upd
+	for _, id := range ids {
+		var e *finderEntry
+		switch graph.KindOf(id) {
+		case graph.KindIdentity:
+			ident, err := f.svc.FindIdentityByID(ctx, id, graph.IdentityParts{})
+			if err != nil && graph.ErrorCode(err) != graph.ENOTFOUND {
+				return err
+			}
+			if ident != nil {
+				x := identityEntry(ident)
+				e = &x
+			}
+		case graph.KindDevice:
+			d, err := f.svc.FindDeviceByID(ctx, id)
+			if err != nil && graph.ErrorCode(err) != graph.ENOTFOUND {
+				return err
+			}
+			if d != nil {
+				x := deviceEntry(d)
+				e = &x
+			}
+		}
+		upds = append(upds, upd{id, e})
+	}
+	clear(f.pending)
+	f.idx.Lock()
+	defer f.idx.Unlock()
+	for _, u := range upds {
+		i, ok := f.pos[u.id]
+		switch {
+		case u.ent == nil && ok: // gone: swap-delete
+			last := len(f.ent) - 1
+			f.ent[i] = f.ent[last]
+			f.pos[f.ent[i].id] = i
+			f.ent = f.ent[:last]
+			delete(f.pos, u.id)
+		case u.ent != nil && ok:
+			if u.ent.kind == "identity" {
+				u.ent.robot = f.ent[i].robot
+			}
+			f.ent[i] = *u.ent
+		case u.ent != nil:
+			f.pos[u.id] = len(f.ent)
+			f.ent = append(f.ent, *u.ent)
+		}
+	}
+	return nil
+}
+
+// charMask sets one bit per character class present: a-z, 0-9, other ASCII folded into the
+// remaining bits. Non-ASCII characters set no bit (the text's non-ASCII is not filtered on).
+func charMask(s string) uint64 {
+	var m uint64
+	for i := 0; i < len(s); i++ {
+		m |= charBit(s[i])
+	}
+	return m
+}
+
+func charBit(c byte) uint64 {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return 1 << (c - 'A')
+	case c >= 'a' && c <= 'z':
+		return 1 << (c - 'a')
+	case c >= '0' && c <= '9':
+		return 1 << (26 + c - '0')
+	case c < utf8.RuneSelf:
+		return 1 << (36 + c%27)
+	}
+	return 0
+}
+
+// subsequence reports whether every byte of q appears in s in order (both lowercased).
+func subsequence(q, s string) bool {
+	j := 0
+	for i := 0; i < len(s) && j < len(q); i++ {
+		if s[i] == q[j] {
+			j++
+		}
+	}
+	return j == len(q)
+}
+
+type candSource []*finderEntry
+
+func (c candSource) String(i int) string { return c[i].name }
+func (c candSource) Len() int            { return len(c) }
+
+// Find returns the nodes whose names match q.Text best, filtered by tags and kind.
+func (f *Finder) Find(ctx context.Context, q FindQuery) ([]FindHit, error) {
+	if err := graph.ValidateText("text", q.Text, 0, maxFindTextLen); err != nil {
+		return nil, err
+	}
+	switch q.Kind {
+	case "", "identity", "device", "robot":
+	default:
+		return nil, graph.FieldErrorf(graph.EINVALID, "kind", "kind %q: want identity, device or robot (or none)", q.Kind)
+	}
+	tags := make([]string, 0, len(q.Tags))
+	for _, t := range q.Tags {
+		n, err := graph.NormalizeTag(t)
+		if err != nil {
+			return nil, err
+		}
+		tags = append(tags, n)
+	}
+	first := q.First
+	if first <= 0 {
+		first = 20
+	}
+	first = min(first, graph.MaxPageSize)
+	if err := f.sync(ctx); err != nil {
+		return nil, err
+	}
+
+	text := strings.TrimSpace(q.Text)
+	lower := strings.ToLower(text)
+	ascii := true
+	for i := 0; i < len(lower); i++ {
+		if lower[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	qmask := charMask(lower)
+
+	f.idx.RLock()
+	defer f.idx.RUnlock()
+	keep := func(e *finderEntry) bool {
+		switch q.Kind {
+		case "identity", "device":
+			if e.kind != q.Kind {
+				return false
+			}
+		case "robot":
+			if !e.robot {
+				return false
+			}
+		}
+		for _, t := range tags {
+			i := sort.SearchStrings(e.tags, t)
+			if i == len(e.tags) || e.tags[i] != t {
+				return false
+			}
+		}
+		return true
+	}
+	if text == "" {
+		return f.firstByName(keep, first), nil
+	}
+	var prefix, contains, subseq []*finderEntry
+	for i := range f.ent {
+		if i&4095 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e := &f.ent[i]
+		if e.mask&qmask != qmask {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(e.lower, lower):
+			if !keep(e) {
+				continue
+			}
+			prefix = append(prefix, e)
+		case strings.Contains(e.lower, lower):
+			if !keep(e) {
+				continue
+			}
+			contains = append(contains, e)
+		case len(prefix)+len(contains)+len(subseq) < maxFuzzy && (!ascii || subsequence(lower, e.lower)):
+			if !keep(e) {
+				continue
+			}
+			subseq = append(subseq, e)
+		}
+	}
+	cands := make(candSource, 0, min(maxFuzzy, len(prefix)+len(contains)+len(subseq)))
+	for _, tier := range [][]*finderEntry{prefix, contains, subseq} {
+		for _, e := range tier {
+			if len(cands) == maxFuzzy {
+				break
+			}
+			cands = append(cands, e)
+		}
+	}
+	ms := fuzzy.FindFrom(text, cands)
+	hits := make([]FindHit, 0, min(first, len(ms)))
+	for _, m := range ms {
+		if len(hits) == first {
+			break
+		}
+		hits = append(hits, cands[m.Index].hit(m.Score, m.MatchedIndexes))
+	}
+	return hits, nil
+}
+
+func (e *finderEntry) hit(score int, matched []int) FindHit {
+	kind := e.kind
+	if e.robot {
+		kind = "robot"
+	}
+	if matched == nil {
+		matched = []int{}
+	}
+	return FindHit{ID: e.id, Kind: kind, Name: e.name, Score: score, Matched: append([]int(nil), matched...)}
+}
+
+// firstByName keeps the first n entries by name without sorting the whole index.
+func (f *Finder) firstByName(keep func(*finderEntry) bool, n int) []FindHit {
+	less := func(a, b *finderEntry) bool {
+		if a.lower != b.lower {
+			return a.lower < b.lower
+		}
+		return a.id < b.id
+	}
+	best := make([]*finderEntry, 0, n+1)
+	for i := range f.ent {
+		e := &f.ent[i]
+		if len(best) == n && !less(e, best[n-1]) {
+			continue
+		}
+		if !keep(e) {
+			continue
+		}
+		j := sort.Search(len(best), func(k int) bool { return less(e, best[k]) })
+		best = append(best, nil)
+		copy(best[j+1:], best[j:])
+		best[j] = e
+		if len(best) > n {
+			best = best[:n]
+		}
+	}
+	out := make([]FindHit, len(best))
+	for i, e := range best {
+		out[i] = e.hit(0, nil)
+	}
+	return out
+}

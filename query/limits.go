@@ -1,0 +1,492 @@
+package query
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/language/ast"
+
+	"devgraph/graph"
+)
+
+// Limits bound what one request may ask for. They are checked before graphql-go sees the
+// document (it overflows its stack on cyclic fragments and has no limits of its own). A
+// zero field takes its default; a negative one switches that limit off.
+type Limits struct {
+	MaxDocumentBytes  int           // document text (default 64 KiB)
+	MaxTokens         int           // lexical tokens in the document (default 20,000)
+	MaxNesting        int           // brackets open at once: { ( [ (default 64)
+	MaxDepth          int           // nested selections, fragments expanded (default 15)
+	MaxAliases        int           // aliased fields, fragments expanded (default 100)
+	MaxFields         int           // selected fields, fragments expanded (default 5,000)
+	MaxFragments      int           // fragment definitions (default 200)
+	MaxComplexity     int           // fields weighted by list sizes (first, else 10 per list) (default 50,000)
+	MaxVariablesBytes int           // variables, JSON-encoded (default 64 KiB)
+	MaxPageSize       int           // server-side cap on first (default 100)
+	Timeout           time.Duration // per query (default 10 s)
+	MutationTimeout   time.Duration // per mutation request; robotNavigate blocks (default 2 min)
+	CacheEntries      int           // parsed and validated documents kept (default 256)
+}
+
+// DefaultLimits returns the limits a server starts with.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxDocumentBytes:  64 << 10,
+		MaxTokens:         20000,
+		MaxNesting:        64,
+		MaxDepth:          15,
+		MaxAliases:        100,
+		MaxFields:         5000,
+		MaxFragments:      200,
+		MaxComplexity:     50000,
+		MaxVariablesBytes: 64 << 10,
+		MaxPageSize:       100,
+		Timeout:           10 * time.Second,
+		MutationTimeout:   2 * time.Minute,
+		CacheEntries:      256,
+	}
+}
+
+// withDefaults fills zero fields and turns negative ones into "no limit".
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	fix := func(v *int, def int) {
+		switch {
+		case *v == 0:
+			*v = def
+		case *v < 0:
+			*v = int(^uint(0) >> 2)
+		}
+	}
+	fix(&l.MaxDocumentBytes, d.MaxDocumentBytes)
+	fix(&l.MaxTokens, d.MaxTokens)
+	fix(&l.MaxNesting, d.MaxNesting)
+	fix(&l.MaxDepth, d.MaxDepth)
+	fix(&l.MaxAliases, d.MaxAliases)
+	fix(&l.MaxFields, d.MaxFields)
+	fix(&l.MaxFragments, d.MaxFragments)
+	fix(&l.MaxComplexity, d.MaxComplexity)
+	fix(&l.MaxVariablesBytes, d.MaxVariablesBytes)
+	fix(&l.MaxPageSize, d.MaxPageSize)
+	if l.MaxPageSize > graph.MaxPageSize {
+		l.MaxPageSize = graph.MaxPageSize
+	}
+	fix(&l.CacheEntries, d.CacheEntries)
+	if l.Timeout == 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MutationTimeout == 0 {
+		l.MutationTimeout = d.MutationTimeout
+	}
+	return l
+}
+
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
+
+func limitf(format string, args ...any) error { return &limitError{fmt.Sprintf(format, args...)} }
+
+// scanDocument checks size, tokens and bracket nesting on the raw text, before the
+// recursive-descent parser sees it.
+func scanDocument(doc string, l Limits) error {
+	if len(doc) > l.MaxDocumentBytes {
+		return limitf("the document is %d bytes; the limit is %d. Send a smaller query", len(doc), l.MaxDocumentBytes)
+	}
+	tokens, depth := 0, 0
+	inWord := false
+	for i := 0; i < len(doc); i++ {
+		c := doc[i]
+		switch {
+		case c == '#':
+			for i < len(doc) && doc[i] != '\n' && doc[i] != '\r' {
+				i++
+			}
+			inWord = false
+		case c == '"':
+			tokens++
+			inWord = false
+			if strings.HasPrefix(doc[i:], `"""`) {
+				end := strings.Index(doc[i+3:], `"""`)
+				for end >= 0 && doc[i+3+end-1] == '\\' && end > 0 {
+					next := strings.Index(doc[i+3+end+1:], `"""`)
+					if next < 0 {
+						end = -1
+						break
+					}
+					end += 1 + next
+				}
+				if end < 0 {
+					return nil // unterminated: the parser reports it
+				}
+				i += 3 + end + 2
+				continue
+			}
+			for i++; i < len(doc) && doc[i] != '"' && doc[i] != '\n'; i++ {
+				if doc[i] == '\\' {
+					i++
+				}
+			}
+		case c == '{' || c == '(' || c == '[':
+			tokens++
+			depth++
+			inWord = false
+			if depth > l.MaxNesting {
+				return limitf("the document nests brackets %d deep; the limit is %d. Ask for fewer nested levels", depth, l.MaxNesting)
+			}
+		case c == '}' || c == ')' || c == ']':
+			tokens++
+			depth--
+			inWord = false
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',':
+			inWord = false
+		case c == '.' && strings.HasPrefix(doc[i:], "..."):
+			tokens++
+			i += 2
+			inWord = false
+		case c == ':' || c == '$' || c == '!' || c == '=' || c == '@' || c == '|' || c == '&':
+			tokens++
+			inWord = false
+		default:
+			if !inWord {
+				tokens++
+				inWord = true
+			}
+		}
+		if tokens > l.MaxTokens {
+			return limitf("the document has more than %d tokens. Send a smaller query", l.MaxTokens)
+		}
+	}
+	return nil
+}
+
+// docStats are the variable-independent measures of a document, fragments expanded.
+type docStats struct {
+	depth, fields, aliases int
+}
+
+const saturate = 1 << 40
+
+func sat(n int) int { return min(n, saturate) }
+
+// analyze checks fragments (count, cycles) and the expanded depth, field and alias counts
+// of every operation. Fragments are expanded by memoised counting, never by walking the
+// expansion, so exponential fragment fan-out costs linear time.
+func analyze(doc *ast.Document, l Limits) error {
+	frags := map[string]*ast.FragmentDefinition{}
+	var ops []*ast.OperationDefinition
+	for _, d := range doc.Definitions {
+		switch def := d.(type) {
+		case *ast.FragmentDefinition:
+			if def.Name != nil {
+				if _, dup := frags[def.Name.Value]; !dup {
+					frags[def.Name.Value] = def
+				}
+			}
+		case *ast.OperationDefinition:
+			ops = append(ops, def)
+		}
+	}
+	if len(frags) > l.MaxFragments {
+		return limitf("the document defines %d fragments; the limit is %d", len(frags), l.MaxFragments)
+	}
+	if cyc := fragmentCycle(frags); cyc != nil {
+		return &resolverError{code: graph.EINVALID, msg: "fragments spread each other in a cycle (" + strings.Join(cyc, " → ") + "); a fragment may not include itself, directly or through others"}
+	}
+	memo := map[string]docStats{}
+	var fragStats func(name string) docStats
+	var setStats func(ss *ast.SelectionSet) docStats
+	setStats = func(ss *ast.SelectionSet) docStats {
+		var s docStats
+		if ss == nil {
+			return s
+		}
+		for _, sel := range ss.Selections {
+			var c docStats
+			switch x := sel.(type) {
+			case *ast.Field:
+				c = setStats(x.SelectionSet)
+				if x.Name == nil || x.Name.Value != "ofType" {
+					c.depth++ // ofType is a 1:1 chain in introspection; it adds no fan-out
+				}
+				c.fields = sat(c.fields + 1)
+				if x.Alias != nil {
+					c.aliases = sat(c.aliases + 1)
+				}
+			case *ast.InlineFragment:
+				c = setStats(x.SelectionSet)
+			case *ast.FragmentSpread:
+				if x.Name != nil {
+					c = fragStats(x.Name.Value)
+				}
+			}
+			s.depth = max(s.depth, c.depth)
+			s.fields = sat(s.fields + c.fields)
+			s.aliases = sat(s.aliases + c.aliases)
+		}
+		return s
+	}
+	fragStats = func(name string) docStats {
+		if s, ok := memo[name]; ok {
+			return s
+		}
+		f := frags[name]
+		if f == nil {
+			return docStats{} // unknown fragment: validation reports it
+		}
+		s := setStats(f.SelectionSet)
+		memo[name] = s
+		return s
+	}
+	for _, op := range ops {
+		s := setStats(op.SelectionSet)
+		name := "the operation"
+		if op.Name != nil {
+			name = "operation " + op.Name.Value
+		}
+		switch {
+		case s.depth > l.MaxDepth:
+			return limitf("%s is %d levels deep; the limit is %d. Ask for fewer nested levels and follow links in a second query", name, s.depth, l.MaxDepth)
+		case s.aliases > l.MaxAliases:
+			return limitf("%s uses %d aliases (fragments expanded); the limit is %d", name, s.aliases, l.MaxAliases)
+		case s.fields > l.MaxFields:
+			return limitf("%s selects %d fields (fragments expanded); the limit is %d. Select fewer fields or split the query", name, s.fields, l.MaxFields)
+		}
+	}
+	return nil
+}
+
+// fragmentCycle returns the names along a cycle of fragment spreads, or nil. Iterative, so
+// a long chain of fragments cannot exhaust the stack.
+func fragmentCycle(frags map[string]*ast.FragmentDefinition) []string {
+	spreads := make(map[string][]string, len(frags))
+	for name, f := range frags {
+		var out []string
+		stack := []*ast.SelectionSet{f.SelectionSet}
+		for len(stack) > 0 {
+			ss := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if ss == nil {
+				continue
+			}
+			for _, sel := range ss.Selections {
+				switch x := sel.(type) {
+				case *ast.Field:
+					stack = append(stack, x.SelectionSet)
+				case *ast.InlineFragment:
+					stack = append(stack, x.SelectionSet)
+				case *ast.FragmentSpread:
+					if x.Name != nil {
+						out = append(out, x.Name.Value)
+					}
+				}
+			}
+		}
+		spreads[name] = out
+	}
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make(map[string]int, len(frags))
+	type frame struct {
+		name string
+		next int
+	}
+	names := make([]string, 0, len(frags))
+	for n := range frags {
+		names = append(names, n)
+	}
+	for _, start := range names {
+		if color[start] != white {
+			continue
+		}
+		path := []frame{{name: start}}
+		color[start] = grey
+		for len(path) > 0 {
+			top := &path[len(path)-1]
+			kids := spreads[top.name]
+			if top.next >= len(kids) {
+				color[top.name] = black
+				path = path[:len(path)-1]
+				continue
+			}
+			kid := kids[top.next]
+			top.next++
+			if _, known := frags[kid]; !known {
+				continue
+			}
+			switch color[kid] {
+			case grey:
+				cyc := []string{}
+				for i := len(path) - 1; i >= 0; i-- {
+					cyc = append([]string{path[i].name}, cyc...)
+					if path[i].name == kid {
+						break
+					}
+				}
+				return append(cyc, kid)
+			case white:
+				color[kid] = grey
+				path = append(path, frame{name: kid})
+			}
+		}
+	}
+	return nil
+}
+
+// complexity weighs an operation's fields by the list sizes they fan out to: a field with
+// a first argument multiplies its selection by first (clamped to the page cap), a list
+// without one by 10, connection wrappers (edges, nodes) by 1.
+func complexity(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefinition, vars map[string]any, l Limits) int {
+	frags := map[string]*ast.FragmentDefinition{}
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*ast.FragmentDefinition); ok && f.Name != nil {
+			if _, dup := frags[f.Name.Value]; !dup {
+				frags[f.Name.Value] = f
+			}
+		}
+	}
+	memo := map[string]int{}
+	var setCost func(ss *ast.SelectionSet, parent graphql.Type) int
+	fragCost := func(name string) int {
+		if c, ok := memo[name]; ok {
+			return c
+		}
+		f := frags[name]
+		if f == nil {
+			return 0
+		}
+		memo[name] = 0
+		c := setCost(f.SelectionSet, namedType(schema, f.TypeCondition))
+		memo[name] = c
+		return c
+	}
+	setCost = func(ss *ast.SelectionSet, parent graphql.Type) int {
+		if ss == nil {
+			return 0
+		}
+		total := 0
+		for _, sel := range ss.Selections {
+			switch x := sel.(type) {
+			case *ast.Field:
+				def := fieldDef(schema, parent, x.Name.Value)
+				var child graphql.Type
+				mult := 1
+				if def != nil {
+					child = unwrap(def.Type)
+					mult = multiplier(def, x, parent, vars, l)
+				}
+				total = sat(total + 1 + sat(mult*setCost(x.SelectionSet, child)))
+			case *ast.InlineFragment:
+				t := parent
+				if x.TypeCondition != nil {
+					t = namedType(schema, x.TypeCondition)
+				}
+				total = sat(total + setCost(x.SelectionSet, t))
+			case *ast.FragmentSpread:
+				if x.Name != nil {
+					total = sat(total + fragCost(x.Name.Value))
+				}
+			}
+		}
+		return total
+	}
+	var root graphql.Type = schema.QueryType()
+	if op.Operation == ast.OperationTypeMutation {
+		root = schema.MutationType()
+	}
+	return setCost(op.SelectionSet, root)
+}
+
+func namedType(schema *graphql.Schema, n *ast.Named) graphql.Type {
+	if n == nil || n.Name == nil {
+		return nil
+	}
+	return schema.Type(n.Name.Value)
+}
+
+func fieldDef(schema *graphql.Schema, parent graphql.Type, name string) *graphql.FieldDefinition {
+	switch name {
+	case "__schema":
+		return graphql.SchemaMetaFieldDef
+	case "__type":
+		return graphql.TypeMetaFieldDef
+	case "__typename":
+		return nil
+	}
+	switch t := parent.(type) {
+	case *graphql.Object:
+		return t.Fields()[name]
+	case *graphql.Interface:
+		return t.Fields()[name]
+	}
+	return nil
+}
+
+func unwrap(t graphql.Type) graphql.Type {
+	for {
+		switch w := t.(type) {
+		case *graphql.NonNull:
+			t = w.OfType
+		case *graphql.List:
+			t = w.OfType
+		default:
+			return t
+		}
+	}
+}
+
+func isList(t graphql.Type) bool {
+	for {
+		switch w := t.(type) {
+		case *graphql.NonNull:
+			t = w.OfType
+		case *graphql.List:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func multiplier(def *graphql.FieldDefinition, f *ast.Field, parent graphql.Type, vars map[string]any, l Limits) int {
+	for _, a := range def.Args {
+		if a.Name() != "first" {
+			continue
+		}
+		n := graph.DefaultPageSize
+		for _, arg := range f.Arguments {
+			if arg.Name == nil || arg.Name.Value != "first" {
+				continue
+			}
+			switch v := arg.Value.(type) {
+			case *ast.IntValue:
+				if x, err := strconv.Atoi(v.Value); err == nil {
+					n = x
+				}
+			case *ast.Variable:
+				if v.Name != nil {
+					switch x := vars[v.Name.Value].(type) {
+					case float64:
+						n = int(min(x, 1e9))
+					case int:
+						n = x
+					}
+				}
+			}
+		}
+		return max(1, min(n, l.MaxPageSize))
+	}
+	if isList(def.Type) {
+		if p, ok := parent.(*graphql.Object); ok && strings.HasSuffix(p.Name(), "Connection") {
+			return 1
+		}
+		return 10
+	}
+	return 1
+}

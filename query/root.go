@@ -1,0 +1,258 @@
+package query
+
+import (
+	"context"
+	"time"
+
+	"github.com/graphql-go/graphql"
+
+	"devgraph/graph"
+)
+
+var identityFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
+	Name: "IdentityFilter",
+	Fields: graphql.InputObjectConfigFieldMap{
+		"ids":  &graphql.InputObjectFieldConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.ID)), Description: "Only these ids."},
+		"name": &graphql.InputObjectFieldConfig{Type: graphql.String, Description: "Case-insensitive prefix of the name (fuzzy search: find)."},
+		"tags": &graphql.InputObjectFieldConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String)), Description: "Carrying all of these tags."},
+		"hint": &graphql.InputObjectFieldConfig{Type: fingerprintInput, Description: "Holding this hint."},
+	},
+})
+
+var deviceFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
+	Name: "DeviceFilter",
+	Fields: graphql.InputObjectConfigFieldMap{
+		"all":      &graphql.InputObjectFieldConfig{Type: graphql.Boolean, Description: "Include remembered devices that are not present."},
+		"source":   &graphql.InputObjectFieldConfig{Type: graphql.String, Description: "usb, alsa, pipewire or robot."},
+		"identity": &graphql.InputObjectFieldConfig{Type: graphql.ID, Description: "Bound to this identity."},
+		"tags":     &graphql.InputObjectFieldConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String)), Description: "Carrying all of these tags."},
+	},
+})
+
+var eventFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
+	Name: "EventFilter",
+	Fields: graphql.InputObjectConfigFieldMap{
+		"since":  &graphql.InputObjectFieldConfig{Type: TimeScalar, Description: "RFC 3339 or a duration ago (24h)."},
+		"until":  &graphql.InputObjectFieldConfig{Type: TimeScalar},
+		"target": &graphql.InputObjectFieldConfig{Type: graphql.ID, Description: "Node id."},
+		"actor":  &graphql.InputObjectFieldConfig{Type: graphql.String, Description: "Glob, e.g. mcp:*."},
+		"action": &graphql.InputObjectFieldConfig{Type: graphql.String, Description: "Glob, e.g. hint.*."},
+	},
+})
+
+func (b *builder) queryType() *graphql.Object {
+	identityConnection := connectionType("Identity", b.identity, "Identities matching the filter.")
+	deviceConnection := connectionType("Device", b.device, "Devices matching the filter.")
+	findHitType := graphql.NewObject(graphql.ObjectConfig{
+		Name:        "FindHit",
+		Description: "One result of find, best first.",
+		Fields: graphql.Fields{
+			"node":    field(nonNull(b.nodeIface), "", func(h *findHit) any { return h.node }),
+			"kind":    field(nonNull(graphql.String), "identity, device or robot.", func(h *findHit) any { return h.hit.Kind }),
+			"name":    field(nonNull(graphql.String), "", func(h *findHit) any { return h.hit.Name }),
+			"score":   field(nonNull(graphql.Int), "Fuzzy score; higher is better.", func(h *findHit) any { return h.hit.Score }),
+			"matched": field(listOf(graphql.Int), "Byte offsets of the name that matched the text.", func(h *findHit) any { return h.hit.Matched }),
+		},
+	})
+	idArg := graphql.FieldConfigArgument{"id": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.ID), Description: "Full id, bare slug or device ref."}}
+
+	return graphql.NewObject(graphql.ObjectConfig{
+		Name: "Query",
+		Fields: graphql.Fields{
+			"node": {Type: b.nodeIface, Args: idArg, Description: "Any node by id: identity:<slug>, device:<key>, a device ref (usb:3-3.2), tag:<ns>:<value>.",
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					return b.loadNode(ctx, argString(p, "id"))
+				})},
+			"identity": {Type: b.identity, Args: idArg, Description: "One identity (identity:<slug> or the bare slug).",
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					return b.svc.FindIdentityByID(ctx, argString(p, "id"), graph.IdentityParts{})
+				})},
+			"identities": {Type: nonNull(identityConnection), Description: "Identities sorted by id.",
+				Args: withArgs(pageArgs, graphql.FieldConfigArgument{"filter": &graphql.ArgumentConfig{Type: identityFilterInput}}),
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					f, err := identityFilter(p.Args["filter"])
+					if err != nil {
+						return nil, err
+					}
+					first, err := b.first(p, graph.DefaultPageSize)
+					if err != nil {
+						return nil, err
+					}
+					return page(ctx, first, argString(p, "after"), func(ctx context.Context, after string, n int) ([]any, int, string, error) {
+						g := f
+						g.First, g.After = max(n, 1), after
+						ids, total, next, err := b.svc.FindIdentities(ctx, g)
+						if n == 0 {
+							return nil, total, after, err
+						}
+						out := make([]any, len(ids))
+						for i, x := range ids {
+							out[i] = x
+						}
+						return out, total, next, err
+					})
+				})},
+			"device": {Type: b.device, Args: idArg, Description: "One device by id, key or ref, with its match.",
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					return b.svc.Device(ctx, argString(p, "id"))
+				})},
+			"devices": {Type: nonNull(deviceConnection), Description: "Devices with their match: present ones, or all remembered with filter.all.",
+				Args: withArgs(pageArgs, graphql.FieldConfigArgument{"filter": &graphql.ArgumentConfig{Type: deviceFilterInput}}),
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					f := deviceFilter(p.Args["filter"])
+					first, err := b.first(p, graph.DefaultPageSize)
+					if err != nil {
+						return nil, err
+					}
+					return page(ctx, first, argString(p, "after"), func(ctx context.Context, after string, n int) ([]any, int, string, error) {
+						g := f
+						g.First, g.After = max(n, 1), after
+						devs, total, next, err := b.svc.Devices(ctx, g)
+						if n == 0 {
+							return nil, total, after, err
+						}
+						out := make([]any, len(devs))
+						for i, x := range devs {
+							out[i] = x
+						}
+						return out, total, next, err
+					})
+				})},
+			"robots": {Type: listOf(b.robot), Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+				return b.svc.Robots(ctx)
+			})},
+			"robot": {Type: b.robot, Args: idArg, Description: "A robot by identity, device id or ref (robot:<name>).",
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					return b.svc.Robot(ctx, argString(p, "id"))
+				})},
+			"tags": {Type: listOf(b.tag), Description: "Tags in use with their counts, plus the seeded vocabulary unless inUse.",
+				Args: graphql.FieldConfigArgument{
+					"namespace": &graphql.ArgumentConfig{Type: graphql.String, Description: "e.g. role"},
+					"inUse":     &graphql.ArgumentConfig{Type: graphql.Boolean, Description: "Only tags on at least one node."},
+				},
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					inUse, _ := p.Args["inUse"].(bool)
+					tcs, err := b.svc.FindTags(ctx, graph.TagFilter{Namespace: argString(p, "namespace"), InUse: inUse})
+					if err != nil {
+						return nil, err
+					}
+					return sortedTags(tcs), nil
+				})},
+			"notes": {Type: nonNull(b.noteConnection()), Description: "Notes newest first, on one target or everywhere.",
+				Args: withArgs(pageArgs, graphql.FieldConfigArgument{
+					"target": &graphql.ArgumentConfig{Type: graphql.ID, Description: "Node id or device ref."},
+					"kind":   &graphql.ArgumentConfig{Type: graphql.String, Description: "info, success, warning or danger."},
+				}),
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					return b.notesConn(ctx, p, argString(p, "target"))
+				})},
+			"changelog": {Type: nonNull(b.eventConnection()), Description: "The audit changelog, newest first.",
+				Args: withArgs(pageArgs, graphql.FieldConfigArgument{"filter": &graphql.ArgumentConfig{Type: eventFilterInput}}),
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					return b.eventsConn(ctx, p, eventFilter(p.Args["filter"]))
+				})},
+			"unbound": {Type: listOf(b.device), Description: "Present devices without a binding or a high, unambiguous match, with their best candidate.",
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					return b.svc.Unbound(ctx)
+				})},
+			"find": {Type: listOf(findHitType), Description: "Fuzzy search over identity and device names, best first; tags (all of them) and kind narrow it.",
+				Args: graphql.FieldConfigArgument{
+					"text":  &graphql.ArgumentConfig{Type: graphql.String, Description: "Letters of the name in order, e.g. jdxi."},
+					"tags":  &graphql.ArgumentConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String))},
+					"kind":  &graphql.ArgumentConfig{Type: graphql.String, Description: "identity, device or robot."},
+					"first": &graphql.ArgumentConfig{Type: graphql.Int, Description: "At most this many (default 20)."},
+				},
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					first, err := b.first(p, 20)
+					if err != nil {
+						return nil, err
+					}
+					hits, err := b.finder.Find(ctx, FindQuery{Text: argString(p, "text"), Tags: argStrings(p.Args["tags"]), Kind: argString(p, "kind"), First: first})
+					if err != nil {
+						return nil, err
+					}
+					out := make([]any, 0, len(hits))
+					for _, h := range hits {
+						n, err := b.loadNodeOrNil(ctx, h.ID)
+						if err != nil {
+							return nil, err
+						}
+						if n != nil {
+							out = append(out, &findHit{hit: h, node: n})
+						}
+					}
+					return out, nil
+				})},
+			"match": {Type: nonNull(b.matchType()), Description: "How fingerprints read against the identities: score, confidence, explanation.",
+				Args: graphql.FieldConfigArgument{"fingerprints": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(fingerprintInput)))}},
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					fps, err := parseFingerprints("fingerprints", p.Args["fingerprints"])
+					if err != nil {
+						return nil, err
+					}
+					return b.svc.Match(ctx, fps)
+				})},
+			"sources": {Type: listOf(sourceStatusType), Description: "Each hardware source: ok or why not.",
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					return b.svc.Sources(ctx)
+				})},
+			"stats": {Type: nonNull(statsType), Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+				return b.svc.Stats(ctx)
+			})},
+			"changelogVerify": {Type: nonNull(verifyType), Description: "Checks the changelog's hash chain; names the first broken event.",
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					return b.svc.VerifyChangelog(ctx)
+				})},
+		},
+	})
+}
+
+// noteConnection and eventConnection return the types the node types built.
+func (b *builder) noteConnection() graphql.Output {
+	return b.identity.Fields()["notes"].Type.(*graphql.NonNull).OfType
+}
+
+func (b *builder) eventConnection() graphql.Output {
+	return b.identity.Fields()["changelog"].Type.(*graphql.NonNull).OfType
+}
+
+func (b *builder) matchType() graphql.Output {
+	return b.device.Fields()["match"].Type
+}
+
+func identityFilter(v any) (graph.IdentityFilter, error) {
+	m, _ := v.(map[string]any)
+	var f graph.IdentityFilter
+	f.IDs = argStrings(m["ids"])
+	f.Name, _ = m["name"].(string)
+	f.Tags = argStrings(m["tags"])
+	if h, ok := m["hint"]; ok && h != nil {
+		fps, err := parseFingerprints("filter.hint", []any{h})
+		if err != nil {
+			return f, err
+		}
+		f.Hint = &fps[0]
+	}
+	return f, nil
+}
+
+func deviceFilter(v any) graph.DeviceFilter {
+	m, _ := v.(map[string]any)
+	var f graph.DeviceFilter
+	f.All, _ = m["all"].(bool)
+	f.Source, _ = m["source"].(string)
+	f.IdentityID, _ = m["identity"].(string)
+	f.Tags = argStrings(m["tags"])
+	return f
+}
+
+func eventFilter(v any) graph.EventFilter {
+	m, _ := v.(map[string]any)
+	var f graph.EventFilter
+	f.Since, _ = m["since"].(time.Time)
+	f.Until, _ = m["until"].(time.Time)
+	f.Target, _ = m["target"].(string)
+	f.Actor, _ = m["actor"].(string)
+	f.Action, _ = m["action"].(string)
+	return f
+}

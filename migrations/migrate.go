@@ -1,0 +1,228 @@
+package migrations
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"devgraph/graph"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Step carries a file from version From to From+1 inside one transaction.
+type Step struct {
+	From  int
+	Name  string
+	Apply func(tx *bolt.Tx) error
+}
+
+// Steps are every migration, in order. Steps[i].From == i+1.
+var Steps = []Step{
+	{From: 1, Name: "store changelog events in the compact binary record with deflated bodies", Apply: v1ToV2},
+}
+
+// StatusReport describes a file's schema state.
+type StatusReport struct {
+	Path    string   `json:"path"`
+	Version int      `json:"version"` // 0 for a new, empty file
+	Current int      `json:"current"` // what this build writes
+	Pending []string `json:"pending,omitempty"`
+	Newer   bool     `json:"newer,omitempty"` // written by a newer devgraph
+}
+
+// Options for Prepare.
+type Options struct {
+	Now      func() time.Time
+	NoBackup bool // skip the backup copy before migrating (tests, scratch files)
+	ReadOnly bool // refuse to migrate; only check
+	// Version stamps a brand-new file with this version instead of CurrentVersion
+	// (used only to write old-format fixtures).
+	Version int
+}
+
+// Prepare makes db ready for this build: a new, empty file gets every bucket and the
+// current version; an older file is backed up beside path and migrated; a newer file or one
+// that is not a devgraph database is refused with EINVALID. It returns the version the
+// file is at afterwards and the backup path, if one was written.
+func Prepare(db *bolt.DB, path string, o Options) (version int, backup string, err error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	version, empty, err := readVersion(db, path)
+	if err != nil {
+		return 0, "", err
+	}
+	if empty {
+		if o.ReadOnly {
+			return 0, "", graph.Errorf(graph.EINVALID, "database %s is empty and was opened read-only; open it read-write once to create it", path)
+		}
+		v := CurrentVersion
+		if o.Version != 0 {
+			v = o.Version
+		}
+		err := db.Update(func(tx *bolt.Tx) error { return initFile(tx, v, o.Now()) })
+		if err != nil {
+			return 0, "", fmt.Errorf("initialise %s: %w", path, err)
+		}
+		return v, "", nil
+	}
+	if version > CurrentVersion {
+		return version, "", graph.Errorf(graph.EINVALID, "database %s is at schema version %d, newer than this devgraph understands (%d); upgrade devgraph or open a backup", path, version, CurrentVersion)
+	}
+	if version == CurrentVersion {
+		return version, "", nil
+	}
+	if o.ReadOnly {
+		return version, "", graph.Errorf(graph.EINVALID, "database %s is at schema version %d and needs migrating to %d; open it read-write (devgraph migrate)", path, version, CurrentVersion)
+	}
+	if !o.NoBackup {
+		backup = fmt.Sprintf("%s.bak-v%d-%s", path, version, o.Now().UTC().Format("20060102T150405Z"))
+		err := db.View(func(tx *bolt.Tx) error { return tx.CopyFile(backup, 0o600) })
+		if err != nil {
+			return version, "", fmt.Errorf("back up %s before migrating: %w", path, err)
+		}
+	}
+	for _, s := range Steps {
+		if s.From != version {
+			continue
+		}
+		err := db.Update(func(tx *bolt.Tx) error {
+			if err := s.Apply(tx); err != nil {
+				return err
+			}
+			return tx.Bucket(BucketMeta).Put(KeyVersion, []byte(strconv.Itoa(s.From+1)))
+		})
+		if err != nil {
+			return version, backup, fmt.Errorf("migrate %s from version %d (%s): %w; the file is unchanged at version %d, backup at %s", path, s.From, s.Name, err, version, backup)
+		}
+		version = s.From + 1
+	}
+	return version, backup, nil
+}
+
+// readVersion reports the file's version, or empty for a file with no buckets at all.
+func readVersion(db *bolt.DB, path string) (version int, empty bool, err error) {
+	err = db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(BucketMeta)
+		if meta == nil {
+			n := 0
+			tx.ForEach(func([]byte, *bolt.Bucket) error { n++; return nil })
+			if n == 0 {
+				empty = true
+				return nil
+			}
+			return notDevgraph(path)
+		}
+		if string(meta.Get(KeyFormat)) != FormatName {
+			return notDevgraph(path)
+		}
+		v, err := strconv.Atoi(string(meta.Get(KeyVersion)))
+		if err != nil || v < 1 {
+			return graph.Errorf(graph.EINVALID, "database %s has a damaged schema version %q; restore it from a backup", path, meta.Get(KeyVersion))
+		}
+		version = v
+		return nil
+	})
+	return version, empty, err
+}
+
+func notDevgraph(path string) error {
+	return graph.Errorf(graph.EINVALID, "%s is a bbolt file but not a devgraph database; point --db at a devgraph database or a new path", path)
+}
+
+func initFile(tx *bolt.Tx, version int, now time.Time) error {
+	for _, name := range AllBuckets {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	meta := tx.Bucket(BucketMeta)
+	meta.Put(KeyFormat, []byte(FormatName))
+	meta.Put(KeyCreated, []byte(now.UTC().Format(time.RFC3339Nano)))
+	return meta.Put(KeyVersion, []byte(strconv.Itoa(version)))
+}
+
+// Status opens path read-only and reports its schema state without changing it.
+func Status(path string) (*StatusReport, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, graph.Errorf(graph.ENOTFOUND, "database %s does not exist; any devgraph command that writes creates it", path)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return nil, graph.Errorf(graph.EINVALID, "cannot read %s as a devgraph database: %v", path, err)
+	}
+	defer db.Close()
+	return StatusOf(db, path)
+}
+
+// StatusOf reports the schema state of an open database.
+func StatusOf(db *bolt.DB, path string) (*StatusReport, error) {
+	v, empty, err := readVersion(db, path)
+	if err != nil {
+		return nil, err
+	}
+	r := &StatusReport{Path: path, Version: v, Current: CurrentVersion}
+	if empty {
+		r.Pending = append(r.Pending, fmt.Sprintf("create at version %d", CurrentVersion))
+		return r, nil
+	}
+	r.Newer = v > CurrentVersion
+	for _, s := range Steps {
+		if s.From >= v {
+			r.Pending = append(r.Pending, fmt.Sprintf("%d→%d: %s", s.From, s.From+1, s.Name))
+		}
+	}
+	return r, nil
+}
+
+// v1ToV2 re-encodes every changelog event from JSON to the binary record. The hashes cover
+// the canonical encoding, not the storage one, so the chain is unchanged.
+func v1ToV2(tx *bolt.Tx) error {
+	b := tx.Bucket(BucketEvents)
+	if b == nil {
+		return fmt.Errorf("events bucket missing")
+	}
+	b.FillPercent = 1
+	// bbolt cursors may go astray when the bucket changes under them: re-encode in chunks,
+	// seeking again after each.
+	var from []byte
+	for {
+		type kv struct{ k, v []byte }
+		var chunk []kv
+		c := b.Cursor()
+		k, v := c.First()
+		if from != nil {
+			k, v = c.Seek(from)
+		}
+		for ; k != nil && len(chunk) < 1024; k, v = c.Next() {
+			chunk = append(chunk, kv{append([]byte(nil), k...), v})
+		}
+		if len(chunk) == 0 {
+			return nil
+		}
+		next := append([]byte(nil), k...)
+		var enc [][]byte
+		for _, p := range chunk {
+			e, err := DecodeEventV1(p.v)
+			if err != nil {
+				return fmt.Errorf("event %d: decode v1: %w", ReadU64(p.k), err)
+			}
+			nb, err := EncodeEvent(e)
+			if err != nil {
+				return err
+			}
+			enc = append(enc, nb)
+		}
+		for i, p := range chunk {
+			if err := b.Put(p.k, enc[i]); err != nil {
+				return err
+			}
+		}
+		if k == nil {
+			return nil
+		}
+		from = next
+	}
+}

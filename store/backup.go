@@ -1,0 +1,437 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"devgraph/graph"
+	m "devgraph/migrations"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Stats reports the counters the store keeps.
+func (db *DB) Stats(ctx context.Context) (*graph.Stats, error) {
+	s := &graph.Stats{SchemaVersion: db.version}
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		meta := tx.Bucket(m.BucketMeta)
+		s.Identities = int(m.ReadU64(meta.Get(m.CountIdentities)))
+		s.Devices = int(m.ReadU64(meta.Get(m.CountDevices)))
+		s.Notes = int(m.ReadU64(meta.Get(m.CountNotes)))
+		s.Events = m.ReadU64(meta.Get(m.CountEvents))
+		s.FileBytes = tx.Size()
+		return nil
+	})
+	return s, err
+}
+
+// Backup writes a consistent copy of the file to w from one read transaction, while
+// writers keep going.
+func (db *DB) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	var n int64
+	err := db.view(ctx, func(tx *bolt.Tx) (err error) {
+		n, err = tx.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return n, internal("backup", err)
+	}
+	return n, nil
+}
+
+// Compact copies the database at src into a new file dst, leaving out free pages and
+// filling pages fully. src must not be held by another process; dst must not exist.
+func Compact(src, dst string) error {
+	if _, err := os.Stat(dst); err == nil {
+		return graph.FieldErrorf(graph.EINVALID, "dst", "%s already exists; compact into a new path", dst)
+	}
+	sdb, err := openBolt(src, Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer sdb.Close()
+	if _, err := m.StatusOf(sdb, src); err != nil {
+		return err
+	}
+	ddb, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: time.Second, NoSync: true})
+	if err != nil {
+		return graph.Errorf(graph.EINVALID, "create %s: %v", dst, err)
+	}
+	if err := bolt.Compact(ddb, sdb, 64<<20); err != nil {
+		ddb.Close()
+		os.Remove(dst)
+		return fmt.Errorf("compact %s: %w", src, err)
+	}
+	if err := ddb.Sync(); err != nil {
+		ddb.Close()
+		return err
+	}
+	return ddb.Close()
+}
+
+// ---- export / import ------------------------------------------------------------------
+
+// exportLine is one JSON line of an export. Type is one of header, identity, device, note,
+// robot, event; events carry the other targets they are indexed under in Also.
+type exportLine struct {
+	Type       string             `json:"type"`
+	Format     string             `json:"format,omitempty"`
+	Version    int                `json:"version,omitempty"`
+	Exported   *time.Time         `json:"exported_at,omitempty"`
+	Checkpoint *exportHead        `json:"checkpoint,omitempty"`
+	Identity   *graph.Identity    `json:"identity,omitempty"`
+	Device     *graph.Device      `json:"device,omitempty"`
+	Note       *graph.Note        `json:"note,omitempty"`
+	Robot      *graph.RobotRecord `json:"robot,omitempty"`
+	Event      *graph.Event       `json:"event,omitempty"`
+	Also       []string           `json:"also,omitempty"`
+}
+
+type exportHead struct {
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// Export writes the header, every record, then the changelog oldest first, as JSON lines,
+// all from one read transaction.
+func (db *DB) Export(ctx context.Context, w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		now := db.now().UTC()
+		hdr := exportLine{Type: "header", Format: m.FormatName, Version: db.version, Exported: &now}
+		if cp, ok := m.DecodeHead(tx.Bucket(m.BucketMeta).Get(m.KeyCheckpoint)); ok {
+			hdr.Checkpoint = &exportHead{cp.Seq, hex.EncodeToString(cp.Hash[:])}
+		}
+		if err := enc.Encode(hdr); err != nil {
+			return err
+		}
+		each := func(bucket []byte, fn func(v []byte) (exportLine, error)) error {
+			c := tx.Bucket(bucket).Cursor()
+			n := 0
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				if n++; n%4096 == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				l, err := fn(v)
+				if err != nil {
+					return fmt.Errorf("export %s %q: %w", bucket, k, err)
+				}
+				if err := enc.Encode(l); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := each(m.BucketIdentities, func(v []byte) (exportLine, error) {
+			var x graph.Identity
+			return exportLine{Type: "identity", Identity: &x}, json.Unmarshal(v, &x)
+		}); err != nil {
+			return err
+		}
+		if err := each(m.BucketDevices, func(v []byte) (exportLine, error) {
+			var x graph.Device
+			return exportLine{Type: "device", Device: &x}, json.Unmarshal(v, &x)
+		}); err != nil {
+			return err
+		}
+		if err := each(m.BucketNotes, func(v []byte) (exportLine, error) {
+			var x graph.Note
+			return exportLine{Type: "note", Note: &x}, json.Unmarshal(v, &x)
+		}); err != nil {
+			return err
+		}
+		if err := each(m.BucketRobots, func(v []byte) (exportLine, error) {
+			var x graph.RobotRecord
+			return exportLine{Type: "robot", Robot: &x}, json.Unmarshal(v, &x)
+		}); err != nil {
+			return err
+		}
+		// the extra targets each event is indexed under
+		also := map[uint64][]string{}
+		ic := tx.Bucket(m.BucketEvTarget).Cursor()
+		for k, _ := ic.First(); k != nil; k, _ = ic.Next() {
+			if len(k) < 9 {
+				continue
+			}
+			seq := m.ReadU64(k[len(k)-8:])
+			also[seq] = append(also[seq], string(k[:len(k)-9]))
+		}
+		c := tx.Bucket(m.BucketEvents).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			e, err := m.DecodeEvent(m.ReadU64(k), v)
+			if err != nil {
+				return err
+			}
+			l := exportLine{Type: "event", Event: e}
+			for _, t := range also[e.Seq] {
+				if t != e.Target {
+					l.Also = append(l.Also, t)
+				}
+			}
+			if err := enc.Encode(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+const importBatch = 20000
+
+// Import reads Export's lines in batched transactions. Into an empty database it writes
+// the records as they are and the changelog byte for byte (each event's hash checked);
+// into a non-empty one it creates identities (with hints and tags), devices and notes
+// through the ordinary paths, recording its own events, and skips the file's changelog.
+// A clash (an identity that exists) stops the import with ECONFLICT; batches before it
+// stay.
+func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int)) (*graph.ImportStats, error) {
+	st := &graph.ImportStats{}
+	empty := true
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{m.BucketIdentities, m.BucketDevices, m.BucketNotes, m.BucketEvents, m.BucketRobots} {
+			if k, _ := tx.Bucket(b).Cursor().First(); k != nil {
+				empty = false
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.KeptLog = empty
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var batch []exportLine
+	line := 0
+	sawHeader := false
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		lines := batch
+		batch = nil
+		var recs, evs int
+		_, err := db.update(ctx, func(w *wtx) error {
+			recs, evs = 0, 0
+			for _, l := range lines {
+				n, e, err := w.importLine(l, empty)
+				if err != nil {
+					return err
+				}
+				recs += n
+				evs += e
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		st.Records += recs
+		st.Events += evs
+		if progress != nil {
+			progress(st.Records + st.Events)
+		}
+		return nil
+	}
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var l exportLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return st, graph.Errorf(graph.EINVALID, "import line %d is not an export record: %v", line, err)
+		}
+		if !sawHeader {
+			if l.Type != "header" || l.Format != m.FormatName {
+				return st, graph.Errorf(graph.EINVALID, "import line %d: not a devgraph export (it must start with a header line); make one with devgraph export", line)
+			}
+			sawHeader = true
+			if l.Checkpoint != nil && empty {
+				cp, err := hex.DecodeString(l.Checkpoint.Hash)
+				if err != nil || len(cp) != 32 {
+					return st, graph.Errorf(graph.EINVALID, "import line %d: bad checkpoint hash", line)
+				}
+				batch = append(batch, l)
+			}
+			continue
+		}
+		batch = append(batch, l)
+		if len(batch) >= importBatch {
+			if err := flush(); err != nil {
+				return st, fmt.Errorf("import (up to line %d): %w", line, err)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return st, graph.Errorf(graph.EINVALID, "read import at line %d: %v", line, err)
+	}
+	if !sawHeader {
+		return st, graph.Errorf(graph.EINVALID, "the import is empty; give a file made by devgraph export")
+	}
+	if err := flush(); err != nil {
+		return st, fmt.Errorf("import (up to line %d): %w", line, err)
+	}
+	return st, nil
+}
+
+// importLine writes one line; it returns how many records and events it wrote.
+func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
+	switch l.Type {
+	case "header":
+		cp, _ := hex.DecodeString(l.Checkpoint.Hash)
+		var h m.Head
+		h.Seq = l.Checkpoint.Seq
+		copy(h.Hash[:], cp)
+		w.head = h
+		return 0, 0, w.b(m.BucketMeta).Put(m.KeyCheckpoint, m.EncodeHead(h))
+	case "identity":
+		id := l.Identity
+		if id == nil || graph.KindOf(id.ID) != graph.KindIdentity || graph.ValidateSlug(slugOf(id.ID)) != nil {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: an identity record without a valid id")
+		}
+		if !raw {
+			_, err := w.createIdentity(graph.IdentityCreate{Name: id.Name, Slug: slugOf(id.ID), Data: id.Data, Hints: id.Hints, Tags: id.Tags})
+			return 1, 0, err
+		}
+		id.Notes, id.Devices = nil, nil
+		if err := w.putIdentity(id); err != nil {
+			return 0, 0, err
+		}
+		if err := w.b(m.BucketNames).Put(nameKey(id.Name, slugOf(id.ID)), nil); err != nil {
+			return 0, 0, err
+		}
+		for _, f := range id.Hints {
+			if err := w.b(m.BucketHints).Put(joinKey(string(f.Kind), f.Value, id.ID), nil); err != nil {
+				return 0, 0, err
+			}
+		}
+		if err := w.indexTags(id.ID, id.Tags); err != nil {
+			return 0, 0, err
+		}
+		w.count(m.CountIdentities, 1)
+		return 1, 0, nil
+	case "device":
+		d := l.Device
+		if d == nil || d.Key == "" {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: a device record without a key")
+		}
+		if !raw {
+			if w.b(m.BucketDevices).Get([]byte(d.Key)) != nil {
+				return 0, 0, nil // known here already; this database's own record wins
+			}
+			if d.IdentityID != "" && w.b(m.BucketIdentities).Get([]byte(slugOf(d.IdentityID))) == nil {
+				d.IdentityID = ""
+			}
+		}
+		d.ID = graph.DeviceID(d.Key)
+		tags := d.Tags
+		wasPresent := d.Present
+		d.Present = false
+		if err := w.setPresent(d, wasPresent); err != nil {
+			return 0, 0, err
+		}
+		if err := w.putDevice(d); err != nil {
+			return 0, 0, err
+		}
+		refs := w.b(m.BucketRefs)
+		for _, r := range append(append([]string(nil), d.Aliases...), d.Ref) {
+			if r != "" {
+				if err := refs.Put([]byte(r), []byte(d.Key)); err != nil {
+					return 0, 0, err
+				}
+			}
+		}
+		if d.IdentityID != "" {
+			if err := w.b(m.BucketBindings).Put(joinKey(d.IdentityID, d.Key), nil); err != nil {
+				return 0, 0, err
+			}
+		}
+		if err := w.indexTags(d.ID, tags); err != nil {
+			return 0, 0, err
+		}
+		w.count(m.CountDevices, 1)
+		if !raw {
+			return 1, 0, w.emit(graph.ActDeviceAppear, d.ID, nil, deviceJSON(d), d.IdentityID)
+		}
+		return 1, 0, nil
+	case "note":
+		n := l.Note
+		if n == nil || graph.KindOf(n.ID) != graph.KindNote {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: a note record without a valid id")
+		}
+		if !raw {
+			if _, err := resolve(w.tx, n.Target); err != nil {
+				return 0, 0, nil // its target was not imported
+			}
+		}
+		if err := w.putNote(n); err != nil {
+			return 0, 0, err
+		}
+		if err := w.b(m.BucketNotesBy).Put(joinKey(n.Target, noteLocal(n.ID)), nil); err != nil {
+			return 0, 0, err
+		}
+		w.count(m.CountNotes, 1)
+		if !raw {
+			return 1, 0, w.emit(graph.ActNoteAdd, n.ID, nil, n, n.Target, ownerOf(w.tx, n.Target))
+		}
+		return 1, 0, nil
+	case "robot":
+		if l.Robot == nil || l.Robot.Ref == "" {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: a robot record without a ref")
+		}
+		b, _ := json.Marshal(l.Robot)
+		return 1, 0, w.b(m.BucketRobots).Put([]byte(l.Robot.Ref), b)
+	case "event":
+		if !raw {
+			return 0, 0, nil // a non-empty database records its own events instead
+		}
+		e := l.Event
+		if e == nil {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: an event line without an event")
+		}
+		if e.Seq != w.head.Seq+1 {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: event %d does not follow event %d; the export's changelog is incomplete", e.Seq, w.head.Seq)
+		}
+		if e.PrevHash != hex.EncodeToString(w.head.Hash[:]) {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: event %d does not link to the one before it; the export was altered", e.Seq)
+		}
+		e.Time = e.Time.UTC()
+		sum := sha256.Sum256(append(append([]byte(nil), w.head.Hash[:]...), m.CanonicalEvent(e)...))
+		if hex.EncodeToString(sum[:]) != e.Hash {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: event %d (%s) does not match its hash; the export was altered", e.Seq, e.ID)
+		}
+		if err := w.putEvent(e, l.Also...); err != nil {
+			return 0, 0, err
+		}
+		w.head = m.Head{Seq: e.Seq, Hash: sum}
+		return 0, 1, nil
+	}
+	return 0, 0, graph.Errorf(graph.EINVALID, "import: unknown record type %q", l.Type)
+}
+
+func (w *wtx) indexTags(node string, tags []string) error {
+	for _, t := range tags {
+		if err := w.b(m.BucketTags).Put(joinKey(t, node), nil); err != nil {
+			return err
+		}
+		if err := w.bumpTag(t, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,484 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"devgraph/graph"
+	m "devgraph/migrations"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func devKey(id string) string { return strings.TrimPrefix(id, "device:") }
+
+func getDevice(tx *bolt.Tx, key string) (*graph.Device, error) {
+	v := tx.Bucket(m.BucketDevices).Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	var d graph.Device
+	if err := json.Unmarshal(v, &d); err != nil {
+		return nil, internal("decode device "+key, err)
+	}
+	return &d, nil
+}
+
+func deviceJSON(d *graph.Device) json.RawMessage {
+	b, _ := json.Marshal(d)
+	return b
+}
+
+func (w *wtx) putDevice(d *graph.Device) error {
+	return w.b(m.BucketDevices).Put([]byte(d.Key), deviceJSON(d))
+}
+
+// boundKeys lists the keys of the devices bound to an identity.
+func boundKeys(tx *bolt.Tx, identity string) []string {
+	var out []string
+	p := prefixKey(identity)
+	c := tx.Bucket(m.BucketBindings).Cursor()
+	for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
+		out = append(out, string(k[len(p):]))
+	}
+	return out
+}
+
+// bind records the device → identity edge (device.bind), replacing any earlier one.
+func (w *wtx) bind(key, identity string) error {
+	d, err := getDevice(w.tx, key)
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		return graph.Errorf(graph.ENOTFOUND, "device:%s not found", key)
+	}
+	if d.IdentityID == identity {
+		return nil
+	}
+	before := deviceJSON(d)
+	old := d.IdentityID
+	idx := w.b(m.BucketBindings)
+	if old != "" {
+		if err := idx.Delete(joinKey(old, key)); err != nil {
+			return err
+		}
+	}
+	d.IdentityID = identity
+	if err := idx.Put(joinKey(identity, key), nil); err != nil {
+		return err
+	}
+	if err := w.putDevice(d); err != nil {
+		return err
+	}
+	return w.emit(graph.ActDeviceBind, d.ID, before, deviceJSON(d), identity, old)
+}
+
+// unbind removes the device's binding (device.unbind).
+func (w *wtx) unbind(key string) (*graph.Device, error) {
+	d, err := getDevice(w.tx, key)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, graph.Errorf(graph.ENOTFOUND, "device:%s not found", key)
+	}
+	if d.IdentityID == "" {
+		return nil, graph.Errorf(graph.EINVALID, "%s (%s) is not bound to an identity; nothing to unbind", d.ID, d.Ref)
+	}
+	before := deviceJSON(d)
+	old := d.IdentityID
+	if err := w.b(m.BucketBindings).Delete(joinKey(old, key)); err != nil {
+		return nil, err
+	}
+	d.IdentityID = ""
+	if err := w.putDevice(d); err != nil {
+		return nil, err
+	}
+	return d, w.emit(graph.ActDeviceUnbind, d.ID, before, deviceJSON(d), old)
+}
+
+func (w *wtx) setPresent(d *graph.Device, present bool) error {
+	if d.Present == present {
+		return nil
+	}
+	d.Present = present
+	if present {
+		w.count(m.CountPresent, 1)
+		return w.b(m.BucketPresent).Put([]byte(d.Key), nil)
+	}
+	w.count(m.CountPresent, -1)
+	return w.b(m.BucketPresent).Delete([]byte(d.Key))
+}
+
+// ObserveDevices reconciles a snapshot with the stored devices. See graph.Store.
+func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*graph.Event, error) {
+	if snap == nil {
+		return nil, graph.FieldErrorf(graph.EINVALID, "snapshot", "no snapshot given")
+	}
+	for _, od := range snap.Devices {
+		if od == nil || od.Key == "" || strings.IndexByte(od.Key, 0) >= 0 {
+			return nil, graph.FieldErrorf(graph.EINVALID, "key", "an observed device has an empty or invalid key")
+		}
+	}
+	return db.update(ctx, func(w *wtx) error {
+		taken := snap.Taken.UTC()
+		if snap.Taken.IsZero() {
+			taken = w.now
+		}
+		seen := map[string]bool{}
+		refs := w.b(m.BucketRefs)
+		for _, od := range snap.Devices {
+			if seen[od.Key] {
+				continue
+			}
+			seen[od.Key] = true
+			d, err := getDevice(w.tx, od.Key)
+			if err != nil {
+				return err
+			}
+			isNew := d == nil
+			var before json.RawMessage
+			if isNew {
+				d = &graph.Device{ID: graph.DeviceID(od.Key), Key: od.Key, FirstSeen: taken}
+				w.count(m.CountDevices, 1)
+			} else {
+				before = deviceJSON(d)
+			}
+			wasPresent := d.Present
+			if d.Ref != od.Ref && d.Ref != "" && !contains(d.Aliases, d.Ref) {
+				d.Aliases = append(d.Aliases, d.Ref)
+			}
+			d.Aliases = removeStr(d.Aliases, od.Ref)
+			if len(d.Aliases) == 0 {
+				d.Aliases = nil
+			}
+			d.Ref, d.Source, d.Sources, d.Name = od.Ref, od.Source, od.Sources, od.Name
+			d.Fingerprints, d.Attrs, d.Infra, d.LastSeen = od.Fingerprints, od.Attrs, od.Infra, taken
+			if od.Ref != "" {
+				if err := refs.Put([]byte(od.Ref), []byte(od.Key)); err != nil {
+					return err
+				}
+			}
+			if err := w.setPresent(d, true); err != nil {
+				return err
+			}
+			if err := w.putDevice(d); err != nil {
+				return err
+			}
+			if isNew || !wasPresent {
+				if err := w.emit(graph.ActDeviceAppear, d.ID, before, deviceJSON(d), d.IdentityID); err != nil {
+					return err
+				}
+			}
+		}
+		var gone []string
+		c := w.b(m.BucketPresent).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if !seen[string(k)] {
+				gone = append(gone, string(k))
+			}
+		}
+		for _, key := range gone {
+			d, err := getDevice(w.tx, key)
+			if err != nil {
+				return err
+			}
+			if d == nil {
+				continue
+			}
+			srcs := d.Sources
+			if len(srcs) == 0 && d.Source != "" {
+				srcs = []string{d.Source}
+			}
+			answered := len(srcs) > 0
+			for _, s := range srcs {
+				if !snap.SourceOK(s) {
+					answered = false
+				}
+			}
+			if !answered {
+				continue // a source that saw it did not answer: it may still be there
+			}
+			before := deviceJSON(d)
+			if err := w.setPresent(d, false); err != nil {
+				return err
+			}
+			if err := w.putDevice(d); err != nil {
+				return err
+			}
+			if err := w.emit(graph.ActDeviceDisappear, d.ID, before, deviceJSON(d), d.IdentityID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (db *DB) FindDeviceByID(ctx context.Context, idOrRef string) (*graph.Device, error) {
+	var out *graph.Device
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		full, err := resolve(tx, idOrRef, graph.KindDevice)
+		if err != nil {
+			return err
+		}
+		out, err = getDevice(tx, devKey(full))
+		return err
+	})
+	return out, err
+}
+
+// FindDevices pages devices sorted by key; present ones only unless f.All.
+func (db *DB) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.Device, int, string, error) {
+	first := graph.ClampFirst(f.First)
+	after := devKey(f.After)
+	out := []*graph.Device{}
+	var total int
+	var next string
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		tags, err := normalizeTags(f.Tags)
+		if err != nil {
+			return err
+		}
+		var keys []string
+		counted := false
+		switch {
+		case f.IdentityID != "":
+			full, err := resolve(tx, f.IdentityID, graph.KindIdentity)
+			if err != nil {
+				return err
+			}
+			keys = boundKeys(tx, full)
+			sort.Strings(keys)
+		case len(tags) > 0:
+			p := prefixKey(tags[0], "device:")
+			c := tx.Bucket(m.BucketTags).Cursor()
+			for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
+				keys = append(keys, string(k[len(p):]))
+			}
+		default:
+			b := tx.Bucket(m.BucketPresent)
+			if f.All {
+				b = tx.Bucket(m.BucketDevices)
+			}
+			if f.Source == "" {
+				counted = true
+				if f.All {
+					total = int(m.ReadU64(tx.Bucket(m.BucketMeta).Get(m.CountDevices)))
+				} else {
+					total = int(m.ReadU64(tx.Bucket(m.BucketMeta).Get(m.CountPresent)))
+				}
+				// page straight off the index
+				c := b.Cursor()
+				k, _ := c.First()
+				if after != "" {
+					k, _ = c.Seek([]byte(after))
+					if k != nil && string(k) == after {
+						k, _ = c.Next()
+					}
+				}
+				for ; k != nil; k, _ = c.Next() {
+					if len(out) == first {
+						next = out[len(out)-1].ID
+						break
+					}
+					d, err := getDevice(tx, string(k))
+					if err != nil {
+						return err
+					}
+					if d != nil {
+						out = append(out, d)
+					}
+				}
+				return nil
+			}
+			c := b.Cursor()
+			for k, _ := c.First(); k != nil; k, _ = c.Next() {
+				keys = append(keys, string(k))
+			}
+		}
+		_ = counted
+		for _, k := range keys {
+			d, err := getDevice(tx, k)
+			if err != nil {
+				return err
+			}
+			if d == nil || (!f.All && !d.Present) || (f.Source != "" && d.Source != f.Source && !contains(d.Sources, f.Source)) {
+				continue
+			}
+			ok := true
+			for _, t := range tags {
+				ok = ok && contains(d.Tags, t)
+			}
+			if !ok {
+				continue
+			}
+			total++
+			if after != "" && k <= after {
+				continue
+			}
+			if len(out) < first {
+				out = append(out, d)
+			} else if next == "" {
+				next = out[len(out)-1].ID
+			}
+		}
+		return nil
+	})
+	return out, total, next, err
+}
+
+// BindDevice binds a device to an existing or new identity, copying hints it lacks, in one
+// transaction (identity.create?, hint.add/hint.move ×n, device.bind). DryRun does the same
+// and rolls back, reporting conflicts instead of failing on them.
+func (db *DB) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindResult, error) {
+	var res *graph.BindResult
+	fn := func(w *wtx) error {
+		res = &graph.BindResult{DryRun: r.DryRun, HintsAdded: []graph.Fingerprint{}}
+		full, err := resolve(w.tx, r.DeviceID, graph.KindDevice)
+		if err != nil {
+			return err
+		}
+		d, err := getDevice(w.tx, devKey(full))
+		if err != nil {
+			return err
+		}
+		if d.Infra {
+			return graph.FieldErrorf(graph.EINVALID, "device", "%s (%s) is infrastructure (a hub or controller); bind the devices behind it instead", d.ID, d.Ref)
+		}
+		var id *graph.Identity
+		switch {
+		case r.New != nil && r.IdentityID != "":
+			return graph.FieldErrorf(graph.EINVALID, "identity", "give either an existing identity or a new one, not both")
+		case r.New != nil:
+			if id, err = w.createIdentity(*r.New); err != nil {
+				return err
+			}
+			res.Created = true
+		case r.IdentityID != "":
+			if id, err = w.mustIdentity(r.IdentityID); err != nil {
+				return err
+			}
+		default:
+			return graph.FieldErrorf(graph.EINVALID, "identity", "name the identity to bind to, or ask for a new one (--new NAME)")
+		}
+		hints := r.Hints
+		if hints == nil {
+			hints = d.Fingerprints
+		}
+		hints, err = normalizeHints(dedupe(hints))
+		if err != nil {
+			return err
+		}
+		var lack []graph.Fingerprint
+		for _, f := range hints {
+			if !graph.ContainsFingerprint(id.Hints, f) {
+				lack = append(lack, f)
+			}
+		}
+		moved, conflicts, err := w.addHints(id, lack, r.Move, r.DryRun)
+		if err != nil {
+			return err
+		}
+		for _, f := range lack {
+			if graph.ContainsFingerprint(id.Hints, f) && !graph.ContainsFingerprint(moved, f) {
+				res.HintsAdded = append(res.HintsAdded, f)
+			}
+		}
+		res.HintsMoved, res.Conflicts = moved, conflicts
+		if err := w.putIdentity(id); err != nil {
+			return err
+		}
+		if err := w.hook("bind.hints"); err != nil {
+			return err
+		}
+		if err := w.bind(d.Key, id.ID); err != nil {
+			return err
+		}
+		d.IdentityID = id.ID
+		res.Device, res.Identity = d, id
+		res.Events = len(w.r.events)
+		return nil
+	}
+	if r.DryRun {
+		if err := db.dryRun(ctx, fn); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	_, err := db.update(ctx, fn)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func dedupe(fps []graph.Fingerprint) []graph.Fingerprint {
+	var out []graph.Fingerprint
+	for _, f := range fps {
+		if !graph.ContainsFingerprint(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (db *DB) UnbindDevice(ctx context.Context, deviceID string) (*graph.Device, error) {
+	var out *graph.Device
+	_, err := db.update(ctx, func(w *wtx) error {
+		full, err := resolve(w.tx, deviceID, graph.KindDevice)
+		if err != nil {
+			return err
+		}
+		out, err = w.unbind(devKey(full))
+		return err
+	})
+	return out, err
+}
+
+// ---- robots ---------------------------------------------------------------------------
+
+func (db *DB) FindRobotRecords(ctx context.Context) ([]*graph.RobotRecord, error) {
+	out := []*graph.RobotRecord{}
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(m.BucketRobots).ForEach(func(k, v []byte) error {
+			var r graph.RobotRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return internal("decode robot "+string(k), err)
+			}
+			out = append(out, &r)
+			return nil
+		})
+	})
+	return out, err
+}
+
+func (db *DB) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action string, before, after any) error {
+	if rec == nil || rec.Ref == "" {
+		return graph.FieldErrorf(graph.EINVALID, "ref", "robot record without a ref")
+	}
+	if action != "" && !strings.HasPrefix(action, "robot.") {
+		return graph.FieldErrorf(graph.EINVALID, "action", "robot action %q: want robot.*", action)
+	}
+	_, err := db.update(ctx, func(w *wtx) error {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if err := w.b(m.BucketRobots).Put([]byte(rec.Ref), b); err != nil {
+			return err
+		}
+		if action == "" {
+			return nil
+		}
+		target := graph.DeviceID("robot:" + rec.Serial)
+		if k := w.b(m.BucketRefs).Get([]byte(rec.Ref)); k != nil {
+			target = graph.DeviceID(string(k))
+		}
+		return w.emit(action, target, before, after, ownerOf(w.tx, target))
+	})
+	return err
+}

@@ -1,0 +1,40 @@
+// Package store keeps devgraph's graph in one bbolt file and implements graph.Store and
+// graph.Notifier.
+//
+// Layout. The buckets and record encodings are owned by package migrations (which also
+// carries a file from older schema versions to the current one). Identities, notes,
+// devices and robots are JSON records; every secondary index (name, hint kind+value →
+// identities, tag ↔ nodes with counts, target → notes, identity → bound devices, ref →
+// device key, present devices, target → events) is written in the same transaction as its
+// record, and counters in the meta bucket give totals without scanning.
+//
+// Changelog. Every write records its events in the same transaction as the change: one
+// event per node changed, all sharing the request id from the context (one is made per
+// call when the context has none), the actor and the optional message. Conventions:
+//
+//   - identity.create/restore carry the identity without hints and tags; each hint and tag
+//     it starts with is its own hint.add / tag.add event targeting the identity. So a bind
+//     that creates an identity with three hints writes identity.create, hint.add ×3,
+//     device.bind.
+//   - Hints and tags are not nodes: hint.* and tag.* events target the node that holds them
+//     and carry the hint ({"kind","value"}) or tag ({"tag"}) as before/after. hint.move
+//     (a unit hint taken from another identity) targets the new holder and is also indexed
+//     under the old one; its before/after name the holder ("identity").
+//   - identity.delete carries the whole identity (hints and tags included) as before, after
+//     one hint.remove, tag.remove, note.delete and device.unbind per item it takes along;
+//     identity.restore brings back that before.
+//   - Merge writes hint.move and tag.add on the surviving identity, note.move per note and
+//     device.bind per device moved, identity.merge on the survivor and identity.delete on
+//     the merged-away one.
+//   - Events about notes and devices are indexed under the identity they belong to as well
+//     as under their own id, so a target filter on an identity shows its whole history.
+//
+// The hash chain is documented at migrations.CanonicalEvent. The head (last seq and hash)
+// lives in the meta bucket, so a cut-off tail is caught; a prune leaves a checkpoint.
+//
+// Writes go through a group-commit queue: a lone writer commits at once; writers that
+// arrive while a commit is in flight are gathered into the next bbolt transaction, and a
+// failing write is dropped from its group and the rest re-run, so one bad request never
+// takes others down. Reads use their own read transactions and never hold one while
+// writing.
+package store

@@ -1,0 +1,812 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"devgraph/graph"
+	m "devgraph/migrations"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// hintBody and tagBody are the before/after of hint.* and tag.* events.
+type hintBody struct {
+	Kind     graph.FingerprintKind `json:"kind"`
+	Value    string                `json:"value"`
+	Identity string                `json:"identity,omitempty"` // hint.move: the holder
+}
+
+type tagBody struct {
+	Tag string `json:"tag"`
+}
+
+func slugOf(id string) string { return strings.TrimPrefix(id, "identity:") }
+
+// getIdentity reads an identity record by slug; nil when absent.
+func getIdentity(tx *bolt.Tx, slug string) (*graph.Identity, error) {
+	v := tx.Bucket(m.BucketIdentities).Get([]byte(slug))
+	if v == nil {
+		return nil, nil
+	}
+	var id graph.Identity
+	if err := json.Unmarshal(v, &id); err != nil {
+		return nil, internal("decode identity "+slug, err)
+	}
+	if id.Hints == nil {
+		id.Hints = []graph.Fingerprint{}
+	}
+	if id.Tags == nil {
+		id.Tags = []string{}
+	}
+	return &id, nil
+}
+
+// identityJSON is the node's JSON as events carry it (no notes or devices).
+func identityJSON(id *graph.Identity) json.RawMessage {
+	c := *id
+	c.Notes, c.Devices = nil, nil
+	if c.Hints == nil {
+		c.Hints = []graph.Fingerprint{}
+	}
+	if c.Tags == nil {
+		c.Tags = []string{}
+	}
+	b, _ := json.Marshal(&c)
+	return b
+}
+
+func (w *wtx) putIdentity(id *graph.Identity) error {
+	return w.b(m.BucketIdentities).Put([]byte(slugOf(id.ID)), identityJSON(id))
+}
+
+// mustIdentity resolves text to an existing identity inside the transaction.
+func (w *wtx) mustIdentity(text string) (*graph.Identity, error) {
+	full, err := resolve(w.tx, text, graph.KindIdentity)
+	if err != nil {
+		return nil, err
+	}
+	return getIdentity(w.tx, slugOf(full))
+}
+
+func nameKey(name, slug string) []byte { return joinKey(strings.ToLower(name), slug) }
+
+func validateData(d json.RawMessage) (json.RawMessage, error) {
+	if len(d) == 0 {
+		return nil, nil
+	}
+	if len(d) > graph.MaxDataLen {
+		return nil, graph.FieldErrorf(graph.EINVALID, "data", "data is %d bytes; the limit is %d", len(d), graph.MaxDataLen)
+	}
+	if err := graph.ValidateText("data", string(d), 1, graph.MaxDataLen); err != nil {
+		return nil, err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(d, &obj); err != nil || obj == nil {
+		return nil, graph.FieldErrorf(graph.EINVALID, "data", "data must be a JSON object, e.g. {\"room\":\"studio\"}")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, d); err != nil {
+		return nil, graph.FieldErrorf(graph.EINVALID, "data", "data must be a JSON object: %v", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// normalizeHints validates fingerprints and rejects duplicates within the input.
+func normalizeHints(fps []graph.Fingerprint) ([]graph.Fingerprint, error) {
+	out := make([]graph.Fingerprint, 0, len(fps))
+	for _, f := range fps {
+		n, err := graph.NormalizeFingerprint(f.Kind, f.Value)
+		if err != nil {
+			return nil, err
+		}
+		if graph.ContainsFingerprint(out, n) {
+			return nil, graph.FieldErrorf(graph.EINVALID, "hints", "hint %s is given twice; give each hint once", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func normalizeTags(tags []string) ([]string, error) {
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		n, err := graph.NormalizeTag(t)
+		if err != nil {
+			return nil, err
+		}
+		if !contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// createIdentity creates an identity with its hints and tags, writing identity.create and
+// one hint.add / tag.add per item.
+func (w *wtx) createIdentity(c graph.IdentityCreate) (*graph.Identity, error) {
+	name := strings.TrimSpace(c.Name)
+	if err := graph.ValidateText("name", name, 1, graph.MaxNameLen); err != nil {
+		return nil, err
+	}
+	slug := c.Slug
+	if slug == "" {
+		slug = graph.Slugify(name)
+		if slug == "" {
+			return nil, graph.FieldErrorf(graph.EINVALID, "slug", "cannot make a slug from the name %q; give one with --slug (a-z 0-9 . _ -)", name)
+		}
+	} else if err := graph.ValidateSlug(slug); err != nil {
+		return nil, err
+	}
+	data, err := validateData(c.Data)
+	if err != nil {
+		return nil, err
+	}
+	hints, err := normalizeHints(c.Hints)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := normalizeTags(c.Tags)
+	if err != nil {
+		return nil, err
+	}
+	if w.b(m.BucketIdentities).Get([]byte(slug)) != nil {
+		return nil, graph.FieldErrorf(graph.ECONFLICT, "slug", "identity:%s already exists; choose another slug (--slug) or use the existing identity", slug)
+	}
+	id := &graph.Identity{ID: graph.IdentityID(slug), Name: name, Data: data, Hints: []graph.Fingerprint{}, Tags: []string{}, CreatedAt: w.now, UpdatedAt: w.now}
+	if err := w.putIdentity(id); err != nil {
+		return nil, err
+	}
+	if err := w.b(m.BucketNames).Put(nameKey(name, slug), nil); err != nil {
+		return nil, err
+	}
+	w.count(m.CountIdentities, 1)
+	if err := w.emit(graph.ActIdentityCreate, id.ID, nil, identityJSON(id)); err != nil {
+		return nil, err
+	}
+	if err := w.hook("identity.created"); err != nil {
+		return nil, err
+	}
+	if _, _, err := w.addHints(id, hints, false, false); err != nil {
+		return nil, err
+	}
+	if err := w.addTags(id.ID, &id.Tags, tags); err != nil {
+		return nil, err
+	}
+	if len(hints)+len(tags) > 0 {
+		if err := w.putIdentity(id); err != nil {
+			return nil, err
+		}
+	}
+	return id, nil
+}
+
+// holders returns the identity ids holding f, from the hint index.
+func holders(tx *bolt.Tx, f graph.Fingerprint) []string {
+	var out []string
+	p := prefixKey(string(f.Kind), f.Value)
+	c := tx.Bucket(m.BucketHints).Cursor()
+	for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
+		out = append(out, string(k[len(p):]))
+	}
+	return out
+}
+
+// addHints adds hints to id (the caller saves id). A unit hint held elsewhere is ECONFLICT
+// unless move; with collect (dry runs) conflicts are returned instead of failing.
+func (w *wtx) addHints(id *graph.Identity, fps []graph.Fingerprint, move, collect bool) (moved []graph.Fingerprint, conflicts []string, err error) {
+	idx := w.b(m.BucketHints)
+	for _, f := range fps {
+		if graph.ContainsFingerprint(id.Hints, f) {
+			return nil, nil, graph.FieldErrorf(graph.EINVALID, "hints", "%s already holds hint %s (duplicate); nothing to add", id.ID, f)
+		}
+		var from string
+		if f.Class() == graph.ClassUnit {
+			for _, h := range holders(w.tx, f) {
+				if h == id.ID {
+					continue
+				}
+				if !move {
+					msg := "hint " + f.String() + " is held by " + h + "; a unit fingerprint belongs to one identity: remove it there, merge the identities, or pass move (--move) to move it here"
+					if collect {
+						conflicts = append(conflicts, msg)
+						continue
+					}
+					return nil, nil, graph.FieldErrorf(graph.ECONFLICT, "hints", "%s", msg)
+				}
+				holder, err := getIdentity(w.tx, slugOf(h))
+				if err != nil {
+					return nil, nil, err
+				}
+				if holder != nil {
+					holder.Hints = removeFP(holder.Hints, f)
+					holder.UpdatedAt = w.now
+					if err := w.putIdentity(holder); err != nil {
+						return nil, nil, err
+					}
+				}
+				if err := idx.Delete(joinKey(string(f.Kind), f.Value, h)); err != nil {
+					return nil, nil, err
+				}
+				from = h
+			}
+		}
+		id.Hints = append(id.Hints, f)
+		if err := idx.Put(joinKey(string(f.Kind), f.Value, id.ID), nil); err != nil {
+			return nil, nil, err
+		}
+		if from != "" {
+			moved = append(moved, f)
+			err = w.emit(graph.ActHintMove, id.ID, hintBody{f.Kind, f.Value, from}, hintBody{f.Kind, f.Value, id.ID}, from)
+		} else {
+			err = w.emit(graph.ActHintAdd, id.ID, nil, hintBody{Kind: f.Kind, Value: f.Value})
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	graph.SortFingerprints(id.Hints)
+	id.UpdatedAt = w.now
+	return moved, conflicts, nil
+}
+
+func removeFP(fps []graph.Fingerprint, f graph.Fingerprint) []graph.Fingerprint {
+	out := fps[:0:0]
+	for _, x := range fps {
+		if x != f {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func removeStr(ss []string, s string) []string {
+	out := ss[:0:0]
+	for _, x := range ss {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (w *wtx) removeHint(id *graph.Identity, f graph.Fingerprint) error {
+	id.Hints = removeFP(id.Hints, f)
+	id.UpdatedAt = w.now
+	if err := w.b(m.BucketHints).Delete(joinKey(string(f.Kind), f.Value, id.ID)); err != nil {
+		return err
+	}
+	return w.emit(graph.ActHintRemove, id.ID, hintBody{Kind: f.Kind, Value: f.Value}, nil)
+}
+
+// addTags adds normalised tags to a node's tag list (the caller saves the node), indexing
+// them and writing tag.add for each new one.
+func (w *wtx) addTags(node string, tags *[]string, add []string) error {
+	for _, t := range add {
+		if contains(*tags, t) {
+			continue
+		}
+		*tags = append(*tags, t)
+		if err := w.b(m.BucketTags).Put(joinKey(t, node), nil); err != nil {
+			return err
+		}
+		if err := w.bumpTag(t, 1); err != nil {
+			return err
+		}
+		if err := w.emit(graph.ActTagAdd, node, nil, tagBody{t}); err != nil {
+			return err
+		}
+	}
+	sort.Strings(*tags)
+	return nil
+}
+
+func (w *wtx) removeTags(node string, tags *[]string, remove []string) error {
+	for _, t := range remove {
+		if !contains(*tags, t) {
+			continue
+		}
+		*tags = removeStr(*tags, t)
+		if err := w.b(m.BucketTags).Delete(joinKey(t, node)); err != nil {
+			return err
+		}
+		if err := w.bumpTag(t, -1); err != nil {
+			return err
+		}
+		if err := w.emit(graph.ActTagRemove, node, tagBody{t}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *wtx) bumpTag(t string, d int64) error {
+	b := w.b(m.BucketTagCounts)
+	n := int64(m.ReadU64(b.Get([]byte(t)))) + d
+	if n <= 0 {
+		return b.Delete([]byte(t))
+	}
+	return b.Put([]byte(t), m.U64(uint64(n)))
+}
+
+// ---- public identity methods ------------------------------------------------------------
+
+func (db *DB) CreateIdentity(ctx context.Context, c graph.IdentityCreate) (*graph.Identity, error) {
+	var out *graph.Identity
+	_, err := db.update(ctx, func(w *wtx) (err error) {
+		out, err = w.createIdentity(c)
+		return err
+	})
+	return out, err
+}
+
+func (db *DB) RenameIdentity(ctx context.Context, id, name string) (*graph.Identity, error) {
+	return db.UpdateIdentity(ctx, id, graph.IdentityUpdate{Name: &name})
+}
+
+func (db *DB) UpdateIdentity(ctx context.Context, text string, u graph.IdentityUpdate) (*graph.Identity, error) {
+	var out *graph.Identity
+	_, err := db.update(ctx, func(w *wtx) error {
+		id, err := w.mustIdentity(text)
+		if err != nil {
+			return err
+		}
+		before := identityJSON(id)
+		action := graph.ActIdentityUpdate
+		if u.Name != nil {
+			name := strings.TrimSpace(*u.Name)
+			if err := graph.ValidateText("name", name, 1, graph.MaxNameLen); err != nil {
+				return err
+			}
+			if name != id.Name {
+				if err := w.b(m.BucketNames).Delete(nameKey(id.Name, slugOf(id.ID))); err != nil {
+					return err
+				}
+				if err := w.b(m.BucketNames).Put(nameKey(name, slugOf(id.ID)), nil); err != nil {
+					return err
+				}
+				id.Name = name
+				if u.Data == nil {
+					action = graph.ActIdentityRename
+				}
+			}
+		}
+		if u.Data != nil {
+			d, err := validateData(*u.Data)
+			if err != nil {
+				return err
+			}
+			id.Data = d
+		}
+		after := identityJSON(id)
+		out = id
+		if bytes.Equal(before, after) {
+			return nil // nothing changed: no event
+		}
+		id.UpdatedAt = w.now
+		if err := w.putIdentity(id); err != nil {
+			return err
+		}
+		return w.emit(action, id.ID, before, identityJSON(id))
+	})
+	return out, err
+}
+
+func (db *DB) DeleteIdentity(ctx context.Context, text string) error {
+	_, err := db.update(ctx, func(w *wtx) error {
+		id, err := w.mustIdentity(text)
+		if err != nil {
+			return err
+		}
+		return w.deleteIdentity(id, true)
+	})
+	return err
+}
+
+// deleteIdentity removes id and everything hanging off it, each recorded. With cascade
+// false (merge) the hints, tags, notes and bindings must already have been moved.
+func (w *wtx) deleteIdentity(id *graph.Identity, cascade bool) error {
+	before := identityJSON(id)
+	if cascade {
+		for _, f := range append([]graph.Fingerprint(nil), id.Hints...) {
+			if err := w.removeHint(id, f); err != nil {
+				return err
+			}
+		}
+		if err := w.removeTags(id.ID, &id.Tags, append([]string(nil), id.Tags...)); err != nil {
+			return err
+		}
+		if err := w.hook("identity.delete.cascade"); err != nil {
+			return err
+		}
+		for _, nid := range noteIDs(w.tx, id.ID) {
+			if err := w.deleteNote(nid); err != nil {
+				return err
+			}
+		}
+		for _, key := range boundKeys(w.tx, id.ID) {
+			if _, err := w.unbind(key); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.b(m.BucketIdentities).Delete([]byte(slugOf(id.ID))); err != nil {
+		return err
+	}
+	if err := w.b(m.BucketNames).Delete(nameKey(id.Name, slugOf(id.ID))); err != nil {
+		return err
+	}
+	w.count(m.CountIdentities, -1)
+	return w.emit(graph.ActIdentityDelete, id.ID, before, nil)
+}
+
+func (db *DB) MergeIdentities(ctx context.Context, fromText, intoText string) (*graph.Identity, error) {
+	var out *graph.Identity
+	_, err := db.update(ctx, func(w *wtx) error {
+		from, err := w.mustIdentity(fromText)
+		if err != nil {
+			return err
+		}
+		into, err := w.mustIdentity(intoText)
+		if err != nil {
+			return err
+		}
+		if from.ID == into.ID {
+			return graph.FieldErrorf(graph.EINVALID, "from", "cannot merge %s into itself; name two different identities", from.ID)
+		}
+		intoBefore := identityJSON(into)
+		hidx := w.b(m.BucketHints)
+		for _, f := range from.Hints {
+			if err := hidx.Delete(joinKey(string(f.Kind), f.Value, from.ID)); err != nil {
+				return err
+			}
+			if graph.ContainsFingerprint(into.Hints, f) {
+				continue
+			}
+			into.Hints = append(into.Hints, f)
+			if err := hidx.Put(joinKey(string(f.Kind), f.Value, into.ID), nil); err != nil {
+				return err
+			}
+			if err := w.emit(graph.ActHintMove, into.ID, hintBody{f.Kind, f.Value, from.ID}, hintBody{f.Kind, f.Value, into.ID}, from.ID); err != nil {
+				return err
+			}
+		}
+		graph.SortFingerprints(into.Hints)
+		from.Hints = []graph.Fingerprint{}
+		var newTags []string
+		for _, t := range from.Tags {
+			if !contains(into.Tags, t) {
+				newTags = append(newTags, t)
+			}
+		}
+		// from's tags leave quietly (from is deleted below, its before lists them no more)
+		tidx := w.b(m.BucketTags)
+		for _, t := range from.Tags {
+			if err := tidx.Delete(joinKey(t, from.ID)); err != nil {
+				return err
+			}
+			if err := w.bumpTag(t, -1); err != nil {
+				return err
+			}
+		}
+		from.Tags = []string{}
+		if err := w.addTags(into.ID, &into.Tags, newTags); err != nil {
+			return err
+		}
+		if err := w.hook("identity.merge.moved"); err != nil {
+			return err
+		}
+		for _, nid := range noteIDs(w.tx, from.ID) {
+			if err := w.moveNote(nid, into.ID); err != nil {
+				return err
+			}
+		}
+		for _, key := range boundKeys(w.tx, from.ID) {
+			if err := w.bind(key, into.ID); err != nil {
+				return err
+			}
+		}
+		into.UpdatedAt = w.now
+		if err := w.putIdentity(into); err != nil {
+			return err
+		}
+		if err := w.emit(graph.ActIdentityMerge, into.ID, intoBefore, identityJSON(into), from.ID); err != nil {
+			return err
+		}
+		if err := w.deleteIdentity(from, false); err != nil {
+			return err
+		}
+		out = into
+		return nil
+	})
+	return out, err
+}
+
+func (db *DB) RestoreIdentity(ctx context.Context, text string) (*graph.Identity, error) {
+	var out *graph.Identity
+	_, err := db.update(ctx, func(w *wtx) error {
+		full := text
+		if graph.KindOf(text) == "" {
+			full = graph.IdentityID(text)
+		}
+		if graph.KindOf(full) != graph.KindIdentity {
+			return graph.FieldErrorf(graph.EINVALID, "id", "%q is not an identity id; want identity:<slug>", text)
+		}
+		last, err := lastEvent(w.tx, full, graph.ActIdentityDelete)
+		if err != nil {
+			return err
+		}
+		if w.b(m.BucketIdentities).Get([]byte(slugOf(full))) != nil {
+			if last == nil {
+				return graph.Errorf(graph.ECONFLICT, "%s exists and was never deleted; nothing to restore", full)
+			}
+			return graph.Errorf(graph.ECONFLICT, "%s exists again; rename or delete the current one before restoring the old one", full)
+		}
+		if last == nil || len(last.Before) == 0 {
+			return graph.Errorf(graph.ENOTFOUND, "%s was never deleted (no identity.delete event; it may have been pruned); nothing to restore", full)
+		}
+		var old graph.Identity
+		if err := json.Unmarshal(last.Before, &old); err != nil {
+			return internal("decode deleted identity", err)
+		}
+		id := &graph.Identity{ID: full, Name: old.Name, Data: old.Data, Hints: []graph.Fingerprint{}, Tags: []string{}, CreatedAt: old.CreatedAt, UpdatedAt: w.now}
+		if err := w.putIdentity(id); err != nil {
+			return err
+		}
+		if err := w.b(m.BucketNames).Put(nameKey(id.Name, slugOf(id.ID)), nil); err != nil {
+			return err
+		}
+		w.count(m.CountIdentities, 1)
+		if err := w.emit(graph.ActIdentityRestore, id.ID, nil, identityJSON(id)); err != nil {
+			return err
+		}
+		if _, _, err := w.addHints(id, old.Hints, false, false); err != nil {
+			return err
+		}
+		if err := w.addTags(id.ID, &id.Tags, old.Tags); err != nil {
+			return err
+		}
+		out = id
+		return w.putIdentity(id)
+	})
+	return out, err
+}
+
+func (db *DB) AddHints(ctx context.Context, text string, fps []graph.Fingerprint, move bool) (*graph.Identity, error) {
+	var out *graph.Identity
+	_, err := db.update(ctx, func(w *wtx) error {
+		id, err := w.mustIdentity(text)
+		if err != nil {
+			return err
+		}
+		hints, err := normalizeHints(fps)
+		if err != nil {
+			return err
+		}
+		if len(hints) == 0 {
+			return graph.FieldErrorf(graph.EINVALID, "hints", "no hints given; pass at least one kind=value")
+		}
+		if _, _, err := w.addHints(id, hints, move, false); err != nil {
+			return err
+		}
+		out = id
+		return w.putIdentity(id)
+	})
+	return out, err
+}
+
+func (db *DB) RemoveHints(ctx context.Context, text string, fps []graph.Fingerprint) (*graph.Identity, error) {
+	var out *graph.Identity
+	_, err := db.update(ctx, func(w *wtx) error {
+		id, err := w.mustIdentity(text)
+		if err != nil {
+			return err
+		}
+		hints, err := normalizeHints(fps)
+		if err != nil {
+			return err
+		}
+		if len(hints) == 0 {
+			return graph.FieldErrorf(graph.EINVALID, "hints", "no hints given; pass at least one kind=value")
+		}
+		for _, f := range hints {
+			if !graph.ContainsFingerprint(id.Hints, f) {
+				return graph.FieldErrorf(graph.ENOTFOUND, "hints", "%s has no hint %s; its hints are: %s", id.ID, f, graph.FormatFingerprints(id.Hints))
+			}
+			if err := w.removeHint(id, f); err != nil {
+				return err
+			}
+		}
+		out = id
+		return w.putIdentity(id)
+	})
+	return out, err
+}
+
+func (db *DB) FindHintHolders(ctx context.Context, fps []graph.Fingerprint) (map[graph.Fingerprint][]string, error) {
+	out := make(map[graph.Fingerprint][]string, len(fps))
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		for _, f := range fps {
+			if _, ok := out[f]; ok {
+				continue
+			}
+			out[f] = holders(tx, f)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (db *DB) FindIdentityByID(ctx context.Context, text string, with graph.IdentityParts) (*graph.Identity, error) {
+	var out *graph.Identity
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		full, err := resolve(tx, text, graph.KindIdentity)
+		if err != nil {
+			return err
+		}
+		out, err = readIdentity(tx, slugOf(full), with)
+		return err
+	})
+	return out, err
+}
+
+func readIdentity(tx *bolt.Tx, slug string, with graph.IdentityParts) (*graph.Identity, error) {
+	id, err := getIdentity(tx, slug)
+	if err != nil || id == nil {
+		return id, err
+	}
+	if with.Notes {
+		notes, err := notesOf(tx, id.ID, "", 0)
+		if err != nil {
+			return nil, err
+		}
+		id.Notes = notes
+	}
+	if with.Devices {
+		for _, key := range boundKeys(tx, id.ID) {
+			d, err := getDevice(tx, key)
+			if err != nil {
+				return nil, err
+			}
+			if d != nil {
+				id.Devices = append(id.Devices, d)
+			}
+		}
+	}
+	return id, nil
+}
+
+// FindIdentities pages identities sorted by id. Totals come from the counter when there is
+// no filter, otherwise from the index the filter selects (never a scan of every identity).
+func (db *DB) FindIdentities(ctx context.Context, f graph.IdentityFilter) ([]*graph.Identity, int, string, error) {
+	first := graph.ClampFirst(f.First)
+	after := slugOf(f.After)
+	var out []*graph.Identity
+	var total int
+	var next string
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		tags, err := normalizeTags(f.Tags)
+		if err != nil {
+			return err
+		}
+		var hint *graph.Fingerprint
+		if f.Hint != nil {
+			h, err := graph.NormalizeFingerprint(f.Hint.Kind, f.Hint.Value)
+			if err != nil {
+				return err
+			}
+			hint = &h
+		}
+		name := strings.ToLower(strings.TrimSpace(f.Name))
+		if len(f.IDs) == 0 && hint == nil && len(tags) == 0 && name == "" {
+			total = int(m.ReadU64(tx.Bucket(m.BucketMeta).Get(m.CountIdentities)))
+			c := tx.Bucket(m.BucketIdentities).Cursor()
+			k, _ := c.First()
+			if after != "" {
+				k, _ = c.Seek([]byte(after))
+				if k != nil && string(k) == after {
+					k, _ = c.Next()
+				}
+			}
+			for ; k != nil; k, _ = c.Next() {
+				if len(out) == first {
+					next = graph.IdentityID(slugOf(out[len(out)-1].ID))
+					break
+				}
+				id, err := readIdentity(tx, string(k), f.With)
+				if err != nil {
+					return err
+				}
+				out = append(out, id)
+			}
+			return nil
+		}
+		// candidate slugs from the most selective index the filter names
+		var cands []string
+		switch {
+		case len(f.IDs) > 0:
+			for _, s := range f.IDs {
+				cands = append(cands, slugOf(s))
+			}
+		case hint != nil:
+			for _, h := range holders(tx, *hint) {
+				cands = append(cands, slugOf(h))
+			}
+		case len(tags) > 0:
+			p := prefixKey(tags[0], "identity:")
+			c := tx.Bucket(m.BucketTags).Cursor()
+			for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
+				cands = append(cands, string(k[len(p):]))
+			}
+		default:
+			p := []byte(name)
+			c := tx.Bucket(m.BucketNames).Cursor()
+			for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
+				if i := bytes.LastIndexByte(k, 0); i >= 0 {
+					cands = append(cands, string(k[i+1:]))
+				}
+			}
+		}
+		sort.Strings(cands)
+		var prev string
+		for _, s := range cands {
+			if s == prev {
+				continue
+			}
+			prev = s
+			id, err := getIdentity(tx, s)
+			if err != nil {
+				return err
+			}
+			if id == nil || !identityMatches(id, name, tags, hint) {
+				continue
+			}
+			total++
+			if after != "" && s <= after {
+				continue
+			}
+			if len(out) < first {
+				if f.With.Notes || f.With.Devices {
+					if id, err = readIdentity(tx, s, f.With); err != nil {
+						return err
+					}
+				}
+				out = append(out, id)
+			} else if next == "" {
+				next = out[len(out)-1].ID
+			}
+		}
+		return nil
+	})
+	if out == nil {
+		out = []*graph.Identity{}
+	}
+	return out, total, next, err
+}
+
+func identityMatches(id *graph.Identity, name string, tags []string, hint *graph.Fingerprint) bool {
+	if name != "" && !strings.HasPrefix(strings.ToLower(id.Name), name) {
+		return false
+	}
+	for _, t := range tags {
+		if !contains(id.Tags, t) {
+			return false
+		}
+	}
+	if hint != nil && !graph.ContainsFingerprint(id.Hints, *hint) {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,206 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"devgraph/graph"
+	m "devgraph/migrations"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func (db *DB) ResolveID(ctx context.Context, text string, kinds ...graph.Kind) (string, error) {
+	var out string
+	err := db.view(ctx, func(tx *bolt.Tx) (err error) {
+		out, err = resolve(tx, text, kinds...)
+		return err
+	})
+	return out, err
+}
+
+func allows(kinds []graph.Kind, k graph.Kind) bool {
+	if len(kinds) == 0 {
+		return true
+	}
+	for _, x := range kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve expands a full id, bare slug, device key or device ref into the full id of an
+// existing node of one of kinds (any when none), or ENOTFOUND with the closest suggestion.
+func resolve(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return "", graph.FieldErrorf(graph.EINVALID, "id", "no id given; want e.g. identity:roland-jd-xi, a bare slug, or a device ref such as usb:3-3.2")
+	}
+	if err := graph.ValidateText("id", t, 1, 1024); err != nil {
+		return "", err
+	}
+	if k, local, ok := graph.SplitID(t); ok {
+		if !allows(kinds, k) {
+			return "", graph.FieldErrorf(graph.EINVALID, "id", "%s is a %s id; want %s", t, k, kindWords(kinds))
+		}
+		if exists(tx, k, local) {
+			return t, nil
+		}
+		return "", notFound(tx, t, k, local)
+	}
+	if graph.IsRef(t) && allows(kinds, graph.KindDevice) {
+		if key := tx.Bucket(m.BucketRefs).Get([]byte(t)); key != nil {
+			return graph.DeviceID(string(key)), nil
+		}
+		if exists(tx, graph.KindDevice, t) { // robot:<serial> keys look like refs
+			return graph.DeviceID(t), nil
+		}
+		return "", notFound(tx, t, graph.KindDevice, t)
+	}
+	if allows(kinds, graph.KindIdentity) && exists(tx, graph.KindIdentity, t) {
+		return graph.IdentityID(t), nil
+	}
+	if allows(kinds, graph.KindDevice) && exists(tx, graph.KindDevice, t) {
+		return graph.DeviceID(t), nil
+	}
+	if allows(kinds, graph.KindNote) && exists(tx, graph.KindNote, t) {
+		return "note:" + t, nil
+	}
+	k := graph.KindIdentity
+	if !allows(kinds, k) && len(kinds) > 0 {
+		k = kinds[0]
+	}
+	return "", notFound(tx, t, k, t)
+}
+
+func kindWords(kinds []graph.Kind) string {
+	if len(kinds) == 0 {
+		return "any node"
+	}
+	ss := make([]string, len(kinds))
+	for i, k := range kinds {
+		ss[i] = "a " + string(k)
+	}
+	return strings.Join(ss, " or ")
+}
+
+func exists(tx *bolt.Tx, k graph.Kind, local string) bool {
+	switch k {
+	case graph.KindIdentity:
+		return tx.Bucket(m.BucketIdentities).Get([]byte(local)) != nil
+	case graph.KindDevice:
+		return tx.Bucket(m.BucketDevices).Get([]byte(local)) != nil
+	case graph.KindNote:
+		return tx.Bucket(m.BucketNotes).Get([]byte(local)) != nil
+	case graph.KindTag:
+		return tx.Bucket(m.BucketTagCounts).Get([]byte(local)) != nil
+	}
+	return false
+}
+
+func notFound(tx *bolt.Tx, text string, k graph.Kind, local string) error {
+	msg := fmt.Sprintf("unknown %s %q", k, text)
+	if s := suggest(tx, k, local); s != "" {
+		msg += fmt.Sprintf("; did you mean %s?", s)
+	}
+	switch k {
+	case graph.KindDevice:
+		msg += " (list devices with `devgraph devices --all` or graph_find)"
+	case graph.KindIdentity:
+		msg += " (list identities with `devgraph identities` or graph_find)"
+	}
+	return graph.FieldErrorf(graph.ENOTFOUND, "id", "%s", msg)
+}
+
+// suggestBudget bounds how many keys a suggestion looks at.
+const suggestBudget = 2000
+
+// suggest returns the closest existing id of kind k to local: keys sharing the longest
+// prefix (found by seeking) and, within a bounded scan, the smallest edit distance.
+func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
+	var buckets [][]byte
+	prefix := string(k) + ":"
+	switch k {
+	case graph.KindIdentity:
+		buckets = [][]byte{m.BucketIdentities}
+	case graph.KindDevice:
+		buckets = [][]byte{m.BucketDevices, m.BucketRefs}
+	case graph.KindNote:
+		buckets = [][]byte{m.BucketNotes}
+	default:
+		return ""
+	}
+	best, bestD := "", 1<<30
+	consider := func(b []byte, key []byte) {
+		cand := string(key)
+		d := editDistance(local, cand, bestD)
+		if strings.HasPrefix(cand, local) || strings.HasPrefix(local, cand) {
+			d-- // a shared prefix is a strong hint
+		}
+		if d < bestD {
+			full := prefix + cand
+			if bytes.Equal(b, m.BucketRefs) {
+				full = cand // a ref is itself a valid way to name a device
+			}
+			best, bestD = full, d
+		}
+	}
+	for _, name := range buckets {
+		bk := tx.Bucket(name)
+		c := bk.Cursor()
+		// neighbours of where local would sort
+		key, _ := c.Seek([]byte(local))
+		for i := 0; i < 5 && key != nil; i++ {
+			consider(name, key)
+			key, _ = c.Next()
+		}
+		c.Seek([]byte(local))
+		key, _ = c.Prev()
+		for i := 0; i < 5 && key != nil; i++ {
+			consider(name, key)
+			key, _ = c.Prev()
+		}
+		n := 0
+		for key, _ := c.First(); key != nil && n < suggestBudget; key, _ = c.Next() {
+			consider(name, key)
+			n++
+		}
+	}
+	if bestD > len(local)/2+2 {
+		return ""
+	}
+	return best
+}
+
+// editDistance is Levenshtein distance, giving up (returning max) once it cannot be below max.
+func editDistance(a, b string, max int) int {
+	if d := len(a) - len(b); d >= max || -d >= max {
+		return max
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin >= max {
+			return max
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

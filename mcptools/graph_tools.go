@@ -63,7 +63,7 @@ func (s *Server) findTool() *toolDef {
 		},
 		out: outputSchema(
 			outProp{"results", "array", "matches: id, kind, name, ref, present, identity_id, tags", true},
-			outProp{"total", "integer", "matches in all pages", true},
+			outProp{"total", "integer", "matches found (the index stops counting at 500)", true},
 			outProp{"next_cursor", "string", "pass as cursor for the next page; empty on the last", false},
 		),
 		readOnly: true, idempotent: true,
@@ -93,14 +93,24 @@ func (s *Server) find(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.findAll(ctx, text, tags, kind)
-	if err != nil {
-		return nil, err
+	var page []findHit
+	var total int
+	var next string
+	if f := s.finder(); f != nil {
+		if page, total, next, err = s.findIndexed(ctx, f, text, tags, kind, off, limit); err != nil {
+			return nil, err
+		}
+	} else {
+		hits, err := s.findAll(ctx, text, tags, kind)
+		if err != nil {
+			return nil, err
+		}
+		total = len(hits)
+		page, next = pageOf(hits, off, limit)
 	}
-	page, next := pageOf(hits, off, limit)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d match(es)", len(hits))
-	if len(page) < len(hits) {
+	fmt.Fprintf(&b, "%d match(es)", total)
+	if len(page) < total {
 		fmt.Fprintf(&b, ", showing %d", len(page))
 	}
 	b.WriteString(":\n")
@@ -117,7 +127,7 @@ func (s *Server) find(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	if next != "" {
 		b.WriteString("More: call again with cursor=" + next + "\n")
 	}
-	return result(map[string]any{"results": nonNil(page), "total": len(hits), "next_cursor": next}, b.String())
+	return result(map[string]any{"results": nonNil(page), "total": total, "next_cursor": next}, b.String())
 }
 
 // findAll collects every match, identities first, then devices, each ranked by how

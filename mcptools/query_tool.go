@@ -2,11 +2,19 @@ package mcptools
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"devgraph/graph"
+	"devgraph/query"
 )
+
+// maxQueryText bounds the text rendering of a graph_query result; the structured
+// result carries all of it (the executor's own limits bound that).
+const maxQueryText = 8 << 10
 
 func (s *Server) queryTool() *toolDef {
 	return &toolDef{
@@ -16,7 +24,7 @@ func (s *Server) queryTool() *toolDef {
 			"find, match). The schema is the resource devgraph://schema. Use it for questions the other tools do not answer directly, " +
 			"e.g. { identities(filter: {tags: [\"role:synth\"]}, first: 20) { edges { node { id name tags devices { ref present } } } } }. " +
 			"Mutations are refused here: use the graph_* write tools. Lists are connections (first ≤ 500, after cursor); depth, alias, " +
-			"complexity, size and time limits apply.",
+			"complexity, size and time limits apply, and a query over them gets an error saying which.",
 		params: []param{
 			{name: "query", typ: "string", required: true, maxLen: 64 * 1024, desc: "the GraphQL document", example: `"{ robots { ref state battery } }"`},
 			{name: "variables", typ: "object", desc: "variables for the document", example: `{"id": "identity:jdxi"}`},
@@ -24,15 +32,102 @@ func (s *Server) queryTool() *toolDef {
 		},
 		out: outputSchema(
 			outProp{"data", "object|null", "the query's result", false},
-			outProp{"errors", "array", "GraphQL errors with extensions.code", false},
+			outProp{"errors", "array", "GraphQL errors: message, path, extensions.code (INVALID, NOT_FOUND, LIMIT, FORBIDDEN…)", false},
 		),
 		readOnly: true, idempotent: true,
-		handler: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-			return nil, graph.Errorf(graph.EUNAVAILABLE, "GraphQL is not available on this server; use graph_find and graph_browse")
-		},
+		handler: s.runQuery,
 	}
 }
 
+func (s *Server) runQuery(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	if s.opts.Exec == nil {
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "GraphQL is not available on this server; use graph_find and graph_browse")
+	}
+	resp := s.opts.Exec.Execute(ctx, query.Request{
+		Query: c.str("query"), Variables: c.object("variables"), OperationName: c.str("operation_name"),
+	}, true)
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil, fmt.Errorf("encode graphql response: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode graphql response: %w", err)
+	}
+	if resp.Data == nil && len(resp.Errors) > 0 {
+		// Nothing ran: the document itself is at fault (syntax, validation, limits,
+		// a mutation). The model fixes the document.
+		var msgs []string
+		for _, e := range resp.Errors {
+			m := e.Message
+			if code, _ := e.Extensions["code"].(string); code != "" {
+				m += " [" + code + "]"
+			}
+			msgs = append(msgs, m)
+		}
+		hint := " Check the document against devgraph://schema."
+		res := mcp.NewToolResultError("graph_query: " + strings.Join(msgs, "; ") + hint)
+		res.StructuredContent = out
+		return res, nil
+	}
+	text := string(b)
+	if len(text) > maxQueryText {
+		text = text[:maxQueryText] + fmt.Sprintf("… (%d bytes in all; the structured result has everything — ask for fewer fields or a smaller first)", len(b))
+	}
+	return mcp.NewToolResultStructured(out, text), nil
+}
+
 func (s *Server) schemaSDL() (string, error) {
-	return "", graph.Errorf(graph.EUNAVAILABLE, "the GraphQL schema is not available on this server")
+	if s.opts.Exec == nil {
+		return "", graph.Errorf(graph.EUNAVAILABLE, "the GraphQL schema is not available on this server")
+	}
+	return s.opts.Exec.SDL(), nil
+}
+
+// finder is the fuzzy name index graph_find uses, when there is one.
+func (s *Server) finder() *query.Finder {
+	if s.opts.Finder != nil {
+		return s.opts.Finder
+	}
+	if s.opts.Exec != nil {
+		return s.opts.Exec.Finder()
+	}
+	return nil
+}
+
+// findIndexed answers graph_find from the Finder: it asks for one page past the
+// cursor's offset and fills each hit of the page with its ref, presence and tags.
+func (s *Server) findIndexed(ctx context.Context, f *query.Finder, text string, tags []string, kind string, off, limit int) ([]findHit, int, string, error) {
+	if kind == "any" {
+		kind = ""
+	}
+	want := off + limit + 1
+	if want > graph.MaxPageSize {
+		want = graph.MaxPageSize
+	}
+	hits, err := f.Find(ctx, query.FindQuery{Text: text, Tags: tags, Kind: kind, First: want})
+	if err != nil {
+		return nil, 0, "", err
+	}
+	page, next := pageOf(hits, off, limit)
+	if off+limit >= graph.MaxPageSize {
+		next = ""
+	}
+	out := make([]findHit, 0, len(page))
+	for _, h := range page {
+		fh := findHit{ID: h.ID, Kind: h.Kind, Name: h.Name, Tags: []string{}}
+		switch graph.KindOf(h.ID) {
+		case graph.KindIdentity:
+			if id, err := s.svc.FindIdentityByID(ctx, h.ID, graph.IdentityParts{}); err == nil {
+				fh.Tags = nonNil(id.Tags)
+			}
+		case graph.KindDevice:
+			if d, err := s.svc.FindDeviceByID(ctx, h.ID); err == nil {
+				present := d.Present
+				fh.Ref, fh.Present, fh.IdentityID, fh.Tags = d.Ref, &present, d.IdentityID, nonNil(d.Tags)
+			}
+		}
+		out = append(out, fh)
+	}
+	return out, len(hits), next, nil
 }

@@ -314,13 +314,13 @@ var paramFields = []struct {
 	name, desc string
 	min, max   float64
 }{
-	{"max_speed", "top speed, m/s", 0.01, 5},
-	{"max_turn_rate", "top turn rate, rad/s", 0.01, 10},
-	{"max_accel", "acceleration limit, m/s²", 0.01, 10},
-	{"arrival_threshold", "how close counts as arrived, m", 0.01, 5},
-	{"low_battery", "battery % below which navigation ends", 0, 100},
-	{"detect_range", "sensor range, m", 0.1, 100},
-	{"grasp_reach", "how far the gripper reaches, m", 0.01, 5},
+	{"max_speed", "top speed, m/s", 0, 3},
+	{"max_turn_rate", "top turn rate, rad/s", 0, 6},
+	{"max_accel", "acceleration limit, m/s²", 0, 5},
+	{"arrival_threshold", "how close counts as arrived, m", 0.05, 5},
+	{"low_battery", "battery % below which navigation ends", 0, 50},
+	{"detect_range", "sensor range, m", 0, 50},
+	{"grasp_reach", "how far the gripper reaches, m", 0, 2},
 }
 
 func (s *Server) parametersTool() *toolDef {
@@ -343,9 +343,9 @@ func (s *Server) parametersTool() *toolDef {
 	return &toolDef{
 		name:  "robot_parameters",
 		title: "Read or set robot parameters",
-		desc: "Read a robot's parameters, or set some of them: give only the ones to change. max_speed m/s (0.01-5), max_turn_rate rad/s " +
-			"(0.01-10), max_accel m/s² (0.01-10), arrival_threshold m (0.01-5), low_battery % (0-100), detect_range m (0.1-100), grasp_reach " +
-			"m (0.01-5), geofence as \"x,y\" points. Values out of range are refused and nothing changes. " + robotForms,
+		desc: "Read a robot's parameters, or set some of them: give only the ones to change. max_speed m/s (above 0, at most 3), " +
+			"max_turn_rate rad/s (above 0, at most 6), max_accel m/s² (above 0, at most 5), arrival_threshold m (0.05-5), low_battery % (0-50), " +
+			"detect_range m (above 0, at most 50), grasp_reach m (above 0, at most 2), geofence as \"x,y\" points. Values out of range are refused and nothing changes. " + robotForms,
 		params:   ps,
 		out:      robotStateOut(),
 		write:    true,

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"devgraph/graph"
+	"devgraph/query"
 )
 
 // Options configure a Server.
@@ -26,7 +27,12 @@ type Options struct {
 	// ReadOnly leaves out every tool that writes to the graph or moves a robot
 	// (robot_parameters stays, reading only).
 	ReadOnly bool
-	// TODO(query): Exec *query.Executor and Finder once query lands.
+	// Exec runs graph_query and serves devgraph://schema. Without it graph_query
+	// answers that GraphQL is not available on this server.
+	Exec *query.Executor
+	// Finder answers graph_find's name search (default: Exec's finder; without
+	// either, a scan of identity and device names).
+	Finder *query.Finder
 	// Notifier tells the server about committed changes, which become
 	// notifications/resources/updated for subscribers.
 	Notifier graph.Notifier
@@ -58,8 +64,9 @@ type Server struct {
 
 	subs *subscriptions
 
-	httpOnce sync.Once
-	http     *server.StreamableHTTPServer
+	httpOnce    sync.Once
+	http        *server.StreamableHTTPServer
+	httpHandler http.Handler
 
 	closeOnce sync.Once
 	cancels   []func()
@@ -167,9 +174,14 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithStreamableHTTPLogger(s.log),
 			server.WithHeartbeatInterval(30*time.Second),
 		)
+		// mcp-go reads whole bodies into memory; bound them.
+		s.httpHandler = http.MaxBytesHandler(s.http, maxHTTPBody)
 	})
-	return s.http
+	return s.httpHandler
 }
+
+// maxHTTPBody bounds one POST to /mcp.
+const maxHTTPBody = 8 << 20
 
 // ToolNames lists the registered tools, sorted.
 func (s *Server) ToolNames() []string {

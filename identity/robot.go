@@ -1,0 +1,239 @@
+package identity
+
+import (
+	"context"
+	"strings"
+
+	"devgraph/graph"
+)
+
+const robotPrefix = "robot:"
+
+func (s *Service) fleet() (graph.Fleet, error) {
+	if s.Fleet == nil {
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "no robots in this process; start `devgraph serve` (robots live in the serving process) and run this again, or use --demo for the simulated fleet")
+	}
+	return s.Fleet, nil
+}
+
+// resolveRobot turns a robot named by identity id, device id or ref (or a bare robot name)
+// into the fleet's ref, and the identity it is, when known.
+func (s *Service) resolveRobot(ctx context.Context, name string) (ref, identity string, err error) {
+	f, err := s.fleet()
+	if err != nil {
+		return "", "", err
+	}
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", "", graph.FieldErrorf(graph.EINVALID, "robot", "no robot named; give a robot ref such as robot:scout, or its identity")
+	}
+	if strings.HasPrefix(name, robotPrefix) {
+		return name, "", nil
+	}
+	if _, err := s.sync(ctx); err != nil {
+		return "", "", err
+	}
+	full, rerr := s.Store.ResolveID(ctx, name, graph.KindIdentity, graph.KindDevice)
+	switch {
+	case rerr == nil && graph.KindOf(full) == graph.KindDevice:
+		d, err := s.Store.FindDeviceByID(ctx, full)
+		if err != nil {
+			return "", "", err
+		}
+		if !strings.HasPrefix(d.Ref, robotPrefix) {
+			return "", "", graph.FieldErrorf(graph.EINVALID, "robot", "%s (%s) is not a robot; run `devgraph robot status` to list robots", d.ID, d.Ref)
+		}
+		return d.Ref, d.IdentityID, nil
+	case rerr == nil:
+		ref, err := s.robotOfIdentity(ctx, f, full)
+		return ref, full, err
+	case graph.ErrorCode(rerr) != graph.ENOTFOUND:
+		return "", "", rerr
+	}
+	// A bare robot name ("scout").
+	if _, err := f.Status(ctx, robotPrefix+name); err == nil {
+		return robotPrefix + name, "", nil
+	}
+	return "", "", graph.FieldErrorf(graph.ENOTFOUND, "robot", "unknown robot %q%s; name it by ref, device or identity", name, s.robotList(ctx, f))
+}
+
+// robotOfIdentity finds the robot an identity is: a robot device bound to it, else a
+// robot whose serial the identity holds as a hint.
+func (s *Service) robotOfIdentity(ctx context.Context, f graph.Fleet, id string) (string, error) {
+	devs, err := s.allDevices(ctx, graph.DeviceFilter{IdentityID: id, All: true})
+	if err != nil {
+		return "", err
+	}
+	for _, d := range devs {
+		if strings.HasPrefix(d.Ref, robotPrefix) {
+			return d.Ref, nil
+		}
+	}
+	robots, err := f.Robots(ctx)
+	if err != nil {
+		return "", err
+	}
+	holders, err := s.serialHolders(ctx, robots)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range robots {
+		if hs := holders[r.Ref]; len(hs) == 1 && hs[0] == id {
+			return r.Ref, nil
+		}
+	}
+	return "", graph.FieldErrorf(graph.ENOTFOUND, "robot", "%s is not a robot: no robot device is bound to it; bind one (`devgraph bind robot:<name> %s`)%s", id, strings.TrimPrefix(id, "identity:"), s.robotList(ctx, f))
+}
+
+// serialHolders looks each robot's serial up in the hint index: ref → identity ids.
+func (s *Service) serialHolders(ctx context.Context, robots []*graph.RobotState) (map[string][]string, error) {
+	var fps []graph.Fingerprint
+	byRef := map[string]graph.Fingerprint{}
+	for _, r := range robots {
+		if r == nil || r.Serial == "" {
+			continue
+		}
+		fp := graph.Fingerprint{Kind: graph.FPRobotSerial, Value: r.Serial}
+		fps = append(fps, fp)
+		byRef[r.Ref] = fp
+	}
+	out := map[string][]string{}
+	if len(fps) == 0 {
+		return out, nil
+	}
+	h, err := s.Store.FindHintHolders(ctx, fps)
+	if err != nil {
+		return nil, err
+	}
+	for ref, fp := range byRef {
+		out[ref] = h[fp]
+	}
+	return out, nil
+}
+
+func (s *Service) robotList(ctx context.Context, f graph.Fleet) string {
+	robots, err := f.Robots(ctx)
+	if err != nil || len(robots) == 0 {
+		return ""
+	}
+	refs := make([]string, 0, len(robots))
+	for _, r := range robots {
+		refs = append(refs, r.Ref)
+	}
+	return "; robots: " + strings.Join(refs, ", ")
+}
+
+// annotate fills the identity and device a robot's state belongs to, when the fleet
+// does not know them.
+func (s *Service) annotate(ctx context.Context, states []*graph.RobotState, identity string) {
+	var need []*graph.RobotState
+	for _, st := range states {
+		if st == nil {
+			continue
+		}
+		if st.IdentityID == "" && identity != "" && len(states) == 1 {
+			st.IdentityID = identity
+		}
+		if st.DeviceID == "" || st.IdentityID == "" {
+			if d, err := s.Store.FindDeviceByID(ctx, st.Ref); err == nil {
+				if st.DeviceID == "" {
+					st.DeviceID = d.ID
+				}
+				if st.IdentityID == "" {
+					st.IdentityID = d.IdentityID
+				}
+			}
+		}
+		if st.IdentityID == "" {
+			need = append(need, st)
+		}
+	}
+	if len(need) == 0 {
+		return
+	}
+	holders, err := s.serialHolders(ctx, need)
+	if err != nil {
+		return
+	}
+	for _, st := range need {
+		if hs := holders[st.Ref]; len(hs) == 1 {
+			st.IdentityID = hs[0]
+		}
+	}
+}
+
+func (s *Service) Robots(ctx context.Context) ([]*graph.RobotState, error) {
+	f, err := s.fleet()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.sync(ctx); err != nil {
+		return nil, err
+	}
+	rs, err := f.Robots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.annotate(ctx, rs, "")
+	return rs, nil
+}
+
+// robotState runs one fleet call on the named robot and annotates its result.
+func (s *Service) robotState(ctx context.Context, robot string, call func(f graph.Fleet, ref string) (*graph.RobotState, error)) (*graph.RobotState, error) {
+	ref, id, err := s.resolveRobot(ctx, robot)
+	if err != nil {
+		return nil, err
+	}
+	st, err := call(s.Fleet, ref)
+	if err != nil {
+		return nil, err
+	}
+	s.annotate(ctx, []*graph.RobotState{st}, id)
+	return st, nil
+}
+
+func (s *Service) Robot(ctx context.Context, robot string) (*graph.RobotState, error) {
+	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Status(ctx, ref) })
+}
+
+func (s *Service) RobotNavigate(ctx context.Context, robot string, goal graph.Goal, progress func(graph.NavProgress)) (*graph.NavResult, error) {
+	ref, _, err := s.resolveRobot(ctx, robot)
+	if err != nil {
+		return nil, err
+	}
+	return s.Fleet.Navigate(ctx, ref, goal, progress)
+}
+
+func (s *Service) RobotStop(ctx context.Context, robot string) (*graph.RobotState, error) {
+	// Stop goes straight to the fleet when named by ref, so it is answered even while the
+	// store is busy.
+	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Stop(ctx, ref) })
+}
+
+func (s *Service) RobotArm(ctx context.Context, robot string) (*graph.RobotState, error) {
+	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Arm(ctx, ref) })
+}
+
+func (s *Service) RobotDisarm(ctx context.Context, robot string) (*graph.RobotState, error) {
+	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Disarm(ctx, ref) })
+}
+
+func (s *Service) RobotDetect(ctx context.Context, robot string) ([]graph.DetectedObject, error) {
+	ref, _, err := s.resolveRobot(ctx, robot)
+	if err != nil {
+		return nil, err
+	}
+	return s.Fleet.Detect(ctx, ref)
+}
+
+func (s *Service) RobotGrasp(ctx context.Context, robot, objectID string) (*graph.RobotState, error) {
+	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Grasp(ctx, ref, objectID) })
+}
+
+func (s *Service) RobotRelease(ctx context.Context, robot string) (*graph.RobotState, error) {
+	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Release(ctx, ref) })
+}
+
+func (s *Service) RobotSetParameters(ctx context.Context, robot string, u graph.RobotParamsUpdate) (*graph.RobotState, error) {
+	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.SetParameters(ctx, ref, u) })
+}

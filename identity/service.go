@@ -1,0 +1,620 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"devgraph/graph"
+)
+
+var (
+	_ graph.Service  = (*Service)(nil)
+	_ graph.Notifier = (*Service)(nil)
+)
+
+// Service is graph.Service over a local store: the embedded Store answers every
+// graph.Store method; Live, Fleet and the matcher add devices with their matches,
+// binding and robots. Configure the fields, then Open; Close stops the poll loop.
+type Service struct {
+	graph.Store
+	Live  graph.Live  // nil: no hardware (device lists come from the store alone)
+	Fleet graph.Fleet // nil: robots unavailable in this process
+	Now   func() time.Time
+	// PollInterval is how often the background loop reads the sources and records
+	// appear/disappear events; 0 disables it (requests still observe their snapshot).
+	PollInterval time.Duration
+	// AutoBind binds devices whose match is high and unambiguous, as discovery:<source>.
+	AutoBind bool
+	Logger   *slog.Logger
+
+	syncMu   sync.Mutex
+	observed *graph.Snapshot // the last snapshot reconciled into the store
+
+	lifeMu sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns a Service over st, reading hardware from live (may be nil) and driving
+// robots through fleet (may be nil). Set the other fields before Open.
+func New(st graph.Store, live graph.Live, fleet graph.Fleet) *Service {
+	return &Service{Store: st, Live: live, Fleet: fleet}
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Open starts the background poll loop when PollInterval > 0 and Live is set.
+func (s *Service) Open() error {
+	if s.Store == nil {
+		return graph.Errorf(graph.EINVALID, "identity.Service needs a Store")
+	}
+	s.lifeMu.Lock()
+	defer s.lifeMu.Unlock()
+	if s.cancel != nil || s.PollInterval <= 0 || s.Live == nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel, s.done = cancel, make(chan struct{})
+	go s.poll(ctx, s.done)
+	return nil
+}
+
+// Close stops the poll loop and waits for it. Safe to call twice; it does not close
+// the Store, which the caller owns.
+func (s *Service) Close() error {
+	s.lifeMu.Lock()
+	cancel, done := s.cancel, s.done
+	s.cancel, s.done = nil, nil
+	s.lifeMu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	return nil
+}
+
+func (s *Service) poll(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(s.PollInterval)
+	defer t.Stop()
+	for {
+		if _, err := s.sync(ctx); err != nil && ctx.Err() == nil {
+			s.logger().Warn("poll sources", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Subscribe forwards to the store when it tells of committed changes (graph.Notifier);
+// otherwise nobody is ever told and cancel does nothing.
+func (s *Service) Subscribe(fn func(events []*graph.Event)) (cancel func()) {
+	if n, ok := s.Store.(graph.Notifier); ok {
+		return n.Subscribe(fn)
+	}
+	return func() {}
+}
+
+// Observe takes a snapshot and reconciles it into the store; see sync.
+func (s *Service) Observe(ctx context.Context) (*graph.Snapshot, error) { return s.sync(ctx) }
+
+// sync takes a snapshot (Live shares recent ones) and, unless it is the one already
+// reconciled, records it with Store.ObserveDevices under actor discovery:<source>. It
+// returns the snapshot reads should use, nil without hardware.
+func (s *Service) sync(ctx context.Context) (*graph.Snapshot, error) {
+	if s.Live == nil {
+		return nil, nil
+	}
+	snap, err := s.Live.Snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if snap == nil {
+		return nil, nil
+	}
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if snap == s.observed {
+		return snap, nil
+	}
+	if s.observed != nil && snap.Taken.Before(s.observed.Taken) {
+		return s.observed, nil // a newer reading is already in the store
+	}
+	if err := s.observe(ctx, snap); err != nil {
+		return nil, err
+	}
+	s.observed = snap
+	return snap, nil
+}
+
+func (s *Service) observe(ctx context.Context, snap *graph.Snapshot) error {
+	if snap.Taken.IsZero() {
+		cp := *snap
+		cp.Taken = s.now().UTC()
+		snap = &cp
+	}
+	present, err := s.allDevices(ctx, graph.DeviceFilter{})
+	if err != nil {
+		return err
+	}
+	// The actor names the source whose devices came or went (usually one per poll:
+	// a re-plug is one device); several at once are joined with "+".
+	was := map[string]*graph.Device{}
+	for _, d := range present {
+		was[d.Key] = d
+	}
+	changed := map[string]bool{}
+	seen := map[string]bool{}
+	for _, od := range snap.Devices {
+		if od == nil {
+			continue
+		}
+		seen[od.Key] = true
+		if was[od.Key] == nil {
+			changed[od.Source] = true
+		}
+	}
+	for _, d := range present {
+		if !seen[d.Key] {
+			changed[d.Source] = true
+		}
+	}
+	actor := discoveryActor(changed, snap)
+	dctx := graph.WithMessage(graph.WithRequestID(graph.WithActor(ctx, actor), graph.NewRequestID()), "")
+	evs, err := s.Store.ObserveDevices(dctx, snap)
+	if err != nil {
+		return fmt.Errorf("observe devices: %w", err)
+	}
+	if len(evs) > 0 {
+		s.logger().Info("devices changed", "actor", actor, "events", len(evs))
+	}
+	if s.AutoBind {
+		if err := s.autoBind(ctx, snap); err != nil {
+			return fmt.Errorf("auto-bind: %w", err)
+		}
+	}
+	return nil
+}
+
+func discoveryActor(changed map[string]bool, snap *graph.Snapshot) string {
+	var names []string
+	for n := range changed {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		for _, st := range snap.Sources {
+			if st.OK {
+				names = append(names, st.Name)
+				break
+			}
+		}
+	}
+	if len(names) == 0 {
+		names = []string{"live"}
+	}
+	sort.Strings(names)
+	return "discovery:" + strings.Join(names, "+")
+}
+
+// autoBind binds present, unbound devices whose match is high and unambiguous.
+func (s *Service) autoBind(ctx context.Context, snap *graph.Snapshot) error {
+	devs, err := s.allDevices(ctx, graph.DeviceFilter{})
+	if err != nil {
+		return err
+	}
+	views, err := s.views(ctx, NewScene(snap), devs)
+	if err != nil {
+		return err
+	}
+	for _, v := range views {
+		if v.Infra || v.IdentityID != "" || v.BoundBy != "match" {
+			continue
+		}
+		bctx := graph.WithRequestID(graph.WithActor(ctx, "discovery:"+v.Source), graph.NewRequestID())
+		bctx = graph.WithMessage(bctx, "auto-bind: "+v.Match.Summary)
+		if _, err := s.Store.BindDevice(bctx, graph.BindRequest{DeviceID: v.ID, IdentityID: v.BoundTo, Hints: v.Fingerprints}); err != nil {
+			if graph.ErrorCode(err) == graph.EINTERNAL {
+				return err
+			}
+			s.logger().Warn("auto-bind skipped", "device", v.Ref, "identity", v.BoundTo, "why", graph.ErrorMessage(err))
+		}
+	}
+	return nil
+}
+
+// allDevices pages through the store's devices.
+func (s *Service) allDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.Device, error) {
+	var out []*graph.Device
+	f.First, f.After = graph.MaxPageSize, ""
+	for {
+		page, _, next, err := s.Store.FindDevices(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if next == "" || len(page) == 0 {
+			return out, nil
+		}
+		f.After = next
+	}
+}
+
+// views matches devices in the scene and says what each is bound to.
+func (s *Service) views(ctx context.Context, scene *Scene, devs []*graph.Device) ([]*graph.DeviceView, error) {
+	var subjects []Subject
+	var idx []int
+	for i, d := range devs {
+		if d.Infra {
+			continue
+		}
+		subjects = append(subjects, Subject{Fingerprints: append([]graph.Fingerprint(nil), d.Fingerprints...), InScene: d.Present && scene.InScene(d.Key)})
+		idx = append(idx, i)
+	}
+	m := Matcher{Store: s.Store}
+	matches, err := m.MatchSubjects(ctx, scene, subjects)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*graph.DeviceView, len(devs))
+	for i, d := range devs {
+		out[i] = &graph.DeviceView{Device: *d}
+	}
+	names := map[string]string{}
+	var need []string
+	for j, i := range idx {
+		v := out[i]
+		v.Match = matches[j]
+		if v.Match.IdentityID != "" && v.Match.Name != "" {
+			names[v.Match.IdentityID] = v.Match.Name
+		}
+		switch {
+		case v.IdentityID != "":
+			v.BoundTo, v.BoundBy = v.IdentityID, "explicit"
+		case v.Match.Confidence == graph.High && !v.Match.Ambiguous:
+			v.BoundTo, v.BoundBy = v.Match.IdentityID, "match"
+		}
+		if v.BoundTo != "" && names[v.BoundTo] == "" {
+			need = append(need, v.BoundTo)
+		}
+	}
+	for _, v := range out {
+		if v.BoundTo == "" && v.IdentityID != "" { // infra bound by hand long ago
+			v.BoundTo, v.BoundBy = v.IdentityID, "explicit"
+			need = append(need, v.IdentityID)
+		}
+	}
+	if len(need) > 0 {
+		loaded, err := loadIdentities(ctx, s.Store, uniq(need))
+		if err != nil {
+			return nil, err
+		}
+		for id, x := range loaded {
+			names[id] = x.Name
+		}
+	}
+	for _, v := range out {
+		v.Identity = names[v.BoundTo]
+	}
+	return out, nil
+}
+
+func (s *Service) scene(ctx context.Context) (*Scene, error) {
+	snap, err := s.sync(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if snap == nil {
+		// No hardware in this process: the store's present devices are the scene.
+		devs, err := s.allDevices(ctx, graph.DeviceFilter{})
+		if err != nil {
+			return nil, err
+		}
+		snap = &graph.Snapshot{}
+		for _, d := range devs {
+			snap.Devices = append(snap.Devices, &graph.ObservedDevice{Key: d.Key, Ref: d.Ref, Source: d.Source, Fingerprints: d.Fingerprints, Infra: d.Infra})
+		}
+	}
+	return NewScene(snap), nil
+}
+
+// Devices lists devices with their match (present only unless f.All). With
+// f.IdentityID it lists the devices bound to that identity explicitly or by a high,
+// unambiguous match.
+func (s *Service) Devices(ctx context.Context, f graph.DeviceFilter) ([]*graph.DeviceView, int, string, error) {
+	sc, err := s.scene(ctx)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if f.IdentityID == "" {
+		devs, total, next, err := s.Store.FindDevices(ctx, f)
+		if err != nil {
+			return nil, 0, "", err
+		}
+		views, err := s.views(ctx, sc, devs)
+		return views, total, next, err
+	}
+	id, err := s.Store.ResolveID(ctx, f.IdentityID, graph.KindIdentity)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	g := f
+	g.IdentityID = ""
+	devs, err := s.allDevices(ctx, g)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	views, err := s.views(ctx, sc, devs)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	var bound []*graph.DeviceView
+	for _, v := range views {
+		if v.BoundTo == id {
+			bound = append(bound, v)
+		}
+	}
+	sort.Slice(bound, func(i, j int) bool { return bound[i].ID < bound[j].ID })
+	first := graph.ClampFirst(f.First)
+	out := []*graph.DeviceView{}
+	next := ""
+	for _, v := range bound {
+		if f.After != "" && v.ID <= f.After {
+			continue
+		}
+		if len(out) == first {
+			next = out[len(out)-1].ID
+			break
+		}
+		out = append(out, v)
+	}
+	return out, len(bound), next, nil
+}
+
+// Device finds one device by id or ref, with its match.
+func (s *Service) Device(ctx context.Context, idOrRef string) (*graph.DeviceView, error) {
+	sc, err := s.scene(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.findDevice(ctx, idOrRef)
+	if err != nil {
+		return nil, err
+	}
+	views, err := s.views(ctx, sc, []*graph.Device{d})
+	if err != nil {
+		return nil, err
+	}
+	return views[0], nil
+}
+
+// Unbound lists present, non-infrastructure devices with neither an explicit binding nor
+// a high, unambiguous match, each with its best candidate and explanation.
+func (s *Service) Unbound(ctx context.Context) ([]*graph.DeviceView, error) {
+	sc, err := s.scene(ctx)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := s.allDevices(ctx, graph.DeviceFilter{})
+	if err != nil {
+		return nil, err
+	}
+	views, err := s.views(ctx, sc, devs)
+	if err != nil {
+		return nil, err
+	}
+	out := []*graph.DeviceView{}
+	for _, v := range views {
+		if !v.Infra && v.BoundTo == "" {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// Match reads fingerprints against the identities, in the context of the devices
+// present now (so evidence two present devices show counts as twins').
+func (s *Service) Match(ctx context.Context, fps []graph.Fingerprint) (*graph.Match, error) {
+	if len(fps) == 0 {
+		return nil, graph.FieldErrorf(graph.EINVALID, "fingerprints", "no fingerprints given; pass at least one kind=value, e.g. usb_id=0582:01a9")
+	}
+	norm := make([]graph.Fingerprint, len(fps))
+	for i, f := range fps {
+		n, err := graph.NormalizeFingerprint(f.Kind, f.Value)
+		if err != nil {
+			return nil, err
+		}
+		norm[i] = n
+	}
+	sc, err := s.scene(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := Matcher{Store: s.Store}
+	ms, err := m.MatchSubjects(ctx, sc, []Subject{{Fingerprints: norm, InScene: true}})
+	if err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// Bind binds the device at in.Ref to an existing identity or a new one, copying the
+// device's fingerprints in as hints, in one transaction with its events. With DryRun it
+// reports what would change — hints added, conflicts, and how the match would read —
+// and writes nothing.
+func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResult, error) {
+	in.Ref = strings.TrimSpace(in.Ref)
+	in.IdentityID = strings.TrimSpace(in.IdentityID)
+	in.NewName = strings.TrimSpace(in.NewName)
+	in.Slug = strings.TrimSpace(in.Slug)
+	switch {
+	case in.Ref == "":
+		return nil, graph.FieldErrorf(graph.EINVALID, "ref", "no device ref given; run `devgraph unbound` to see refs such as usb:3-3.2")
+	case in.IdentityID != "" && in.NewName != "":
+		return nil, graph.FieldErrorf(graph.EINVALID, "identity", "give an existing identity or --new NAME, not both")
+	case in.IdentityID == "" && in.NewName == "":
+		return nil, graph.FieldErrorf(graph.EINVALID, "identity", "name the identity to bind %s to, or create one with --new NAME", in.Ref)
+	case in.Slug != "" && in.NewName == "":
+		return nil, graph.FieldErrorf(graph.EINVALID, "slug", "slug only applies with --new NAME")
+	}
+	req := graph.BindRequest{Move: in.Move, DryRun: in.DryRun}
+	if in.NewName != "" {
+		if err := graph.ValidateText("new_name", in.NewName, 1, graph.MaxNameLen); err != nil {
+			return nil, err
+		}
+		if in.Slug != "" {
+			if err := graph.ValidateSlug(in.Slug); err != nil {
+				return nil, err
+			}
+		}
+		req.New = &graph.IdentityCreate{Name: in.NewName, Slug: in.Slug}
+	}
+	sc, err := s.scene(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.findDevice(ctx, in.Ref)
+	if err != nil {
+		return nil, err
+	}
+	if d.Infra {
+		return nil, graph.FieldErrorf(graph.EINVALID, "ref", "%s is infrastructure (a hub or controller): shown, never bound; bind the devices behind it", d.Ref)
+	}
+	if in.IdentityID != "" {
+		id, err := s.Store.ResolveID(ctx, in.IdentityID, graph.KindIdentity)
+		if err != nil {
+			return nil, err
+		}
+		req.IdentityID = id
+	}
+	req.DeviceID = d.ID
+	req.Hints = append([]graph.Fingerprint(nil), d.Fingerprints...)
+	res, err := s.Store.BindDevice(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	subject := []Subject{{Fingerprints: append([]graph.Fingerprint(nil), d.Fingerprints...), InScene: d.Present && sc.InScene(d.Key)}}
+	m := Matcher{Store: s.Store}
+	var ov *overlay
+	if in.DryRun && res.Identity != nil {
+		ov = &overlay{ident: res.Identity, moved: map[graph.Fingerprint]bool{}}
+		for _, f := range d.Fingerprints {
+			if graph.ContainsFingerprint(res.Identity.Hints, f) {
+				ov.add = append(ov.add, f)
+			}
+		}
+		for _, f := range res.HintsMoved {
+			ov.moved[f] = true
+		}
+	}
+	ms, err := m.match(ctx, sc, subject, ov)
+	if err != nil {
+		return nil, err
+	}
+	res.Match = ms[0]
+	return res, nil
+}
+
+// Unbind removes the explicit binding of the device at ref.
+func (s *Service) Unbind(ctx context.Context, ref string) (*graph.Device, error) {
+	if strings.TrimSpace(ref) == "" {
+		return nil, graph.FieldErrorf(graph.EINVALID, "ref", "no device ref given; run `devgraph devices` to see refs")
+	}
+	if _, err := s.sync(ctx); err != nil {
+		return nil, err
+	}
+	d, err := s.findDevice(ctx, strings.TrimSpace(ref))
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.UnbindDevice(ctx, d.ID)
+}
+
+// Sources reports each source's status from the latest snapshot (none without hardware).
+func (s *Service) Sources(ctx context.Context) ([]graph.SourceStatus, error) {
+	snap, err := s.sync(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if snap == nil {
+		return []graph.SourceStatus{}, nil
+	}
+	return append([]graph.SourceStatus(nil), snap.Sources...), nil
+}
+
+// findDevice finds a device by id, key or ref; a miss suggests the closest present ref.
+func (s *Service) findDevice(ctx context.Context, idOrRef string) (*graph.Device, error) {
+	d, err := s.Store.FindDeviceByID(ctx, idOrRef)
+	if err == nil {
+		return d, nil
+	}
+	if graph.ErrorCode(err) != graph.ENOTFOUND {
+		return nil, err
+	}
+	devs, lerr := s.allDevices(ctx, graph.DeviceFilter{})
+	if lerr != nil {
+		return nil, errors.Join(err, lerr)
+	}
+	best, bestD := "", 1<<30
+	for _, d := range devs {
+		if d.Infra {
+			continue
+		}
+		for _, r := range []string{d.Ref, d.ID} {
+			if dist := levenshtein(idOrRef, r); dist < bestD {
+				best, bestD = d.Ref, dist
+			}
+		}
+	}
+	what := "device ref"
+	if !graph.IsRef(idOrRef) {
+		what = "device"
+	}
+	if best == "" {
+		return nil, graph.FieldErrorf(graph.ENOTFOUND, "ref", "unknown %s %s; no devices are present — plug one in, or run `devgraph devices --all` for unplugged ones", what, idOrRef)
+	}
+	return nil, graph.FieldErrorf(graph.ENOTFOUND, "ref", "unknown %s %s; did you mean %s? run `devgraph unbound`", what, idOrRef, best)
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -254,7 +254,7 @@ func (db *DB) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.D
 			keys = boundKeys(tx, full)
 			sort.Strings(keys)
 		case len(tags) > 0:
-			p := prefixKey(tags[0], "device:")
+			p := joinKey(tags[0], "device:")
 			c := tx.Bucket(m.BucketTags).Cursor()
 			for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
 				keys = append(keys, string(k[len(p):]))

@@ -745,7 +745,7 @@ func (db *DB) FindIdentities(ctx context.Context, f graph.IdentityFilter) ([]*gr
 				cands = append(cands, slugOf(h))
 			}
 		case len(tags) > 0:
-			p := prefixKey(tags[0], "identity:")
+			p := joinKey(tags[0], "identity:")
 			c := tx.Bucket(m.BucketTags).Cursor()
 			for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
 				cands = append(cands, string(k[len(p):]))

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"devgraph/graph"
 )
 
 // alsaCard is one card of /proc/asound/cards with its cardN/ files.
@@ -86,7 +84,7 @@ func parseCards(data []byte) ([]*alsaCard, []string) {
 			cur.parseLongName()
 			continue
 		}
-		notes = append(notes, fmt.Sprintf("cards line %d: unreadable %q", i+1, clip(graph.EscapeHardwareText([]byte(line)), 60)))
+		notes = append(notes, fmt.Sprintf("cards line %d: unreadable %q", i+1, clip(line, 60)))
 		cur = nil
 	}
 	return cards, notes
@@ -181,7 +179,7 @@ func parseSeqClients(data []byte) ([]*seqClient, []string) {
 			continue
 		}
 		if strings.HasPrefix(line, "Client") && !strings.HasPrefix(line, "Client info") {
-			notes = append(notes, fmt.Sprintf("seq/clients line %d: unreadable %q", i+1, clip(graph.EscapeHardwareText([]byte(line)), 60)))
+			notes = append(notes, fmt.Sprintf("seq/clients line %d: unreadable %q", i+1, clip(line, 60)))
 			cur = nil
 		}
 		// Everything else — the header, pool statistics, connections, UMP details — is
@@ -242,7 +240,7 @@ func readCardFiles(dir string, c *alsaCard) []string {
 		if ok && hex4Re.MatchString(vid) && hex4Re.MatchString(pid) {
 			c.VID, c.PID = strings.ToLower(vid), strings.ToLower(pid)
 		} else {
-			notes = append(notes, fmt.Sprintf("%s/usbid %q is not vid:pid; ignored", name, clip(graph.EscapeHardwareText([]byte(v)), 40)))
+			notes = append(notes, fmt.Sprintf("%s/usbid %q is not vid:pid; ignored", name, clip(v, 40)))
 		}
 	}
 	if b, err := readSmallFile(filepath.Join(dir, "usbbus"), maxAttrSize); err == nil {
@@ -253,7 +251,7 @@ func readCardFiles(dir string, c *alsaCard) []string {
 		if ok && err1 == nil && err2 == nil && bus > 0 && dev > 0 && bus < 1000 && dev < 128 {
 			c.Bus, c.Devnum = bus, dev
 		} else {
-			notes = append(notes, fmt.Sprintf("%s/usbbus %q is not bus/device; ignored", name, clip(graph.EscapeHardwareText([]byte(v)), 40)))
+			notes = append(notes, fmt.Sprintf("%s/usbbus %q is not bus/device; ignored", name, clip(v, 40)))
 		}
 	}
 	if ents, err := os.ReadDir(dir); err == nil {

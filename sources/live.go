@@ -232,9 +232,7 @@ func (l *Live) Scan(ctx context.Context) *graph.Snapshot {
 					res.status.Devices++
 				}
 			}
-			if res.status.Name == SourceUSB {
-				res.notes = append(res.notes, mergeNotes...)
-			}
+			res.notes = append(res.notes, mergeNotes[res.status.Name]...)
 			res.status.Error = warnings(res.status.Name, res.notes)
 		}
 		snap.Sources = append(snap.Sources, res.status)

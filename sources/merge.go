@@ -28,8 +28,26 @@ type evidence struct {
 type merger struct {
 	items  []evidence
 	parent []int
-	usbOf  []int // per root: the usb item in its group, -1 when none
-	notes  []string
+	usbOf  []int               // per root: the usb item in its group, -1 when none
+	notes  map[string][]string // by source name
+}
+
+// note records something merging skipped, under the source whose evidence it concerns.
+func (m *merger) note(source, format string, args ...any) {
+	if m.notes == nil {
+		m.notes = map[string][]string{}
+	}
+	m.notes[source] = append(m.notes[source], fmt.Sprintf(format, args...))
+}
+
+func (e evidence) source() string {
+	switch {
+	case e.usb != nil:
+		return SourceUSB
+	case e.card != nil, e.client != nil:
+		return SourceALSA
+	}
+	return SourcePipeWire
 }
 
 func (m *merger) add(e evidence) int {
@@ -60,7 +78,7 @@ func (m *merger) union(a, b int, why string) bool {
 		return true
 	}
 	if ua, ub := m.usbOf[ra], m.usbOf[rb]; ua >= 0 && ub >= 0 {
-		m.notes = append(m.notes, fmt.Sprintf("not linking %s: it would join usb %s and usb %s", why, m.items[ua].usb.Path, m.items[ub].usb.Path))
+		m.note(m.items[b].source(), "not linking %s: it would join usb %s and usb %s", why, m.items[ua].usb.Path, m.items[ub].usb.Path)
 		return false
 	}
 	m.parent[rb] = ra
@@ -73,7 +91,7 @@ func (m *merger) union(a, b int, why string) bool {
 // merge turns what the sources read into one ObservedDevice per physical device. Any of
 // the readings may be nil (that source failed); the others still give their devices,
 // and a device keeps the same key as long as one source that knows its USB place sees it.
-func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.ObservedDevice, []string) {
+func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.ObservedDevice, map[string][]string) {
 	m := &merger{}
 	byPath := map[string]int{}
 	byBusDev := map[[2]int]int{}
@@ -115,7 +133,7 @@ func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.Observe
 		case c.Bus > 0 && c.Devnum > 0 && hasKey(byBusDev, [2]int{c.Bus, c.Devnum}):
 			u := byBusDev[[2]int{c.Bus, c.Devnum}]
 			if d := m.items[u].usb; c.VID != "" && (d.VID != c.VID || d.PID != c.PID) {
-				m.notes = append(m.notes, fmt.Sprintf("card %d: usbbus names usb %s but usbid %s:%s disagrees; not linked", c.Number, d.Path, c.VID, c.PID))
+				m.note(SourceALSA, "card %d: usbbus names usb %s but usbid %s:%s disagrees; not linked", c.Number, d.Path, c.VID, c.PID)
 				break
 			}
 			m.union(u, i, why)
@@ -132,9 +150,16 @@ func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.Observe
 		if cl.Number < 16 || !cl.Kernel {
 			continue // global clients (System, Midi Through) and applications are not devices
 		}
+		c := linkClientCard(cl.Number, cl.Name, cl.Card, cards)
+		if c < 0 && cl.Card < 0 && cl.Number < 128 && !hasKey(cardItem, (cl.Number-16)/4) {
+			// A static client whose card the cards file does not list (it was cut short):
+			// on its own it would show the card's device a second time.
+			m.note(SourceALSA, "client %d (%s): its card %d is not in the cards file; skipped", cl.Number, cl.Name, (cl.Number-16)/4)
+			continue
+		}
 		i := m.add(evidence{client: cl})
 		clientItem[cl.Number] = i
-		if c := linkClientCard(cl.Number, cl.Name, cl.Card, cards); c >= 0 {
+		if c >= 0 {
 			m.union(cardItem[c], i, fmt.Sprintf("client %d", cl.Number))
 		}
 	}
@@ -213,7 +238,8 @@ func (c *alsaCard) usbPath() string { return strconv.Itoa(c.Bus) + "-" + c.DevPa
 
 // linkClientCard finds the card of a kernel sequencer client: by an explicit card=N,
 // else by the kernel's static numbering (client 16 + 4 × card for cards 0..27) when the
-// names agree, else by a name exactly one card carries. -1 when none.
+// names agree or that card has a rawmidi, else by a name exactly one card carries. -1
+// when none.
 func linkClientCard(num int, name string, card int, cards []*alsaCard) int {
 	byNum := map[int]*alsaCard{}
 	for _, c := range cards {
@@ -234,7 +260,9 @@ func linkClientCard(num int, name string, card int, cards []*alsaCard) int {
 		return containsString(c.MIDI, name)
 	}
 	if num >= 16 && num < 128 {
-		if c, ok := byNum[(num-16)/4]; ok && agrees(c) {
+		// The kernel gives a card's rawmidi exactly this client; names only guard against
+		// a cards file and a clients file that disagree.
+		if c, ok := byNum[(num-16)/4]; ok && (agrees(c) || len(c.MIDI) > 0) {
 			return c.Number
 		}
 	}
@@ -497,13 +525,20 @@ func (m *merger) uniqueKeys(devs []*graph.ObservedDevice) {
 		}
 		vid, pid, path := d.Attrs["vendor_id"], d.Attrs["product_id"], strings.TrimPrefix(d.Ref, "usb:")
 		if strings.HasPrefix(d.Key, "sn:") && vid != "" && strings.HasPrefix(d.Ref, "usb:") {
-			m.notes = append(m.notes, fmt.Sprintf("usb %s shares serial key %s with another device; keyed by its path", path, d.Key))
+			m.note(d.Source, "usb %s shares serial key %s with another device; keyed by its path", path, d.Key)
 			d.Key = "path:" + vid + ":" + pid + ":" + path
 			continue
 		}
-		m.notes = append(m.notes, fmt.Sprintf("%s shares key %s with another device; keyed by its ref", d.Ref, d.Key))
+		m.note(d.Source, "%s shares key %s with another device; keyed by its ref", d.Ref, d.Key)
 		d.Key = d.Key + "@" + d.Ref
 	}
+}
+
+// fpSource is the source a fingerprint kind comes from, for notes.
+var fpSource = map[graph.FingerprintKind]string{
+	graph.FPUSBSerial: SourceUSB, graph.FPUSBID: SourceUSB, graph.FPUSBPath: SourceUSB,
+	graph.FPALSACardID: SourceALSA, graph.FPALSALongname: SourceALSA, graph.FPMIDIClient: SourceALSA,
+	graph.FPPipeWireDevice: SourcePipeWire,
 }
 
 // fpSet collects normalised, de-duplicated fingerprints.
@@ -512,7 +547,7 @@ type fpSet []graph.Fingerprint
 func (s *fpSet) add(m *merger, kind graph.FingerprintKind, value string) {
 	f, err := graph.NormalizeFingerprint(kind, value)
 	if err != nil {
-		m.notes = append(m.notes, fmt.Sprintf("dropped fingerprint %s=%q: %s", kind, clip(value, 60), graph.ErrorMessage(err)))
+		m.note(fpSource[kind], "dropped fingerprint %s=%q: %s", kind, clip(value, 60), graph.ErrorMessage(err))
 		return
 	}
 	if !graph.ContainsFingerprint(*s, f) {

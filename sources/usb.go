@@ -57,7 +57,7 @@ func readUSB(sysRoot string) ([]*usbDevice, []string, error) {
 			continue // interfaces and root hubs
 		}
 		if !usbPathRe.MatchString(name) {
-			notes = append(notes, fmt.Sprintf("skipped %q: not a bus-port path", graph.EscapeHardwareText([]byte(name))))
+			notes = append(notes, fmt.Sprintf("skipped %q: not a bus-port path", name))
 			continue
 		}
 		devDir, err := resolveEntry(dir, name)
@@ -203,14 +203,14 @@ func parseUSBAttrs(name string, attrs map[string][]byte) (*usbDevice, error) {
 		return nil, errors.New("no idVendor attribute")
 	}
 	if d.VID = attrLine(vid); !hex4Re.MatchString(d.VID) {
-		return nil, fmt.Errorf("idVendor %q is not 4 hex digits", graph.EscapeHardwareText([]byte(d.VID)))
+		return nil, fmt.Errorf("idVendor %q is not 4 hex digits", d.VID)
 	}
 	pid, ok := attrs["idProduct"]
 	if !ok {
 		return nil, errors.New("no idProduct attribute")
 	}
 	if d.PID = attrLine(pid); !hex4Re.MatchString(d.PID) {
-		return nil, fmt.Errorf("idProduct %q is not 4 hex digits", graph.EscapeHardwareText([]byte(d.PID)))
+		return nil, fmt.Errorf("idProduct %q is not 4 hex digits", d.PID)
 	}
 	d.VID, d.PID = strings.ToLower(d.VID), strings.ToLower(d.PID)
 	d.Serial = hwText(attrs["serial"])
@@ -223,7 +223,7 @@ func parseUSBAttrs(name string, attrs map[string][]byte) (*usbDevice, error) {
 	if b, ok := attrs["busnum"]; ok {
 		n, err := strconv.Atoi(attrLine(b))
 		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("busnum %q is not a bus number", graph.EscapeHardwareText([]byte(attrLine(b))))
+			return nil, fmt.Errorf("busnum %q is not a bus number", attrLine(b))
 		}
 		if n != d.Bus {
 			return nil, fmt.Errorf("busnum %d disagrees with the entry name %s", n, name)
@@ -232,13 +232,13 @@ func parseUSBAttrs(name string, attrs map[string][]byte) (*usbDevice, error) {
 	if b, ok := attrs["devnum"]; ok {
 		n, err := strconv.Atoi(attrLine(b))
 		if err != nil || n <= 0 || n > 127 {
-			return nil, fmt.Errorf("devnum %q is not a device number", graph.EscapeHardwareText([]byte(attrLine(b))))
+			return nil, fmt.Errorf("devnum %q is not a device number", attrLine(b))
 		}
 		d.Devnum = n
 	}
 	if b, ok := attrs["devpath"]; ok {
 		if v := attrLine(b); v != dp {
-			return nil, fmt.Errorf("devpath %q disagrees with the entry name %s", graph.EscapeHardwareText([]byte(v)), name)
+			return nil, fmt.Errorf("devpath %q disagrees with the entry name %s", v, name)
 		}
 	}
 	if b, ok := attrs["speed"]; ok {
@@ -250,7 +250,7 @@ func parseUSBAttrs(name string, attrs map[string][]byte) (*usbDevice, error) {
 	if b, ok := attrs["bDeviceClass"]; ok {
 		c, ok := parseHexByte(b)
 		if !ok {
-			return nil, fmt.Errorf("bDeviceClass %q is not a hex byte", graph.EscapeHardwareText([]byte(attrLine(b))))
+			return nil, fmt.Errorf("bDeviceClass %q is not a hex byte", attrLine(b))
 		}
 		d.Class = c
 		d.Infra = c == "09"

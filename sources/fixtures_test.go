@@ -1,0 +1,324 @@
+package sources
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"devgraph/sources/fixture"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/demo and testdata/scenarios from the fixture generator")
+
+// scenario is a fixture tree in testdata/scenarios/<name>: a rig, then a change a real
+// machine can show (garbage, truncation, loops, files missing or half-removed…).
+type scenario struct {
+	name   string
+	rig    func() *fixture.Rig
+	mutate func(t testing.TB, dir string)
+}
+
+// smallRig is the demo studio cut down to a hub, the JD-Xi behind it, one
+// nanoKONTROL2 and the keyboard: enough to show every source, small enough to copy.
+func smallRig() *fixture.Rig {
+	r := fixture.DemoRig()
+	for _, p := range []string{"3-2", "3-4", "3-3.1", "3-7"} {
+		if err := r.Remove(p); err != nil {
+			panic(err)
+		}
+	}
+	cards := r.Cards[:0]
+	for _, c := range r.Cards {
+		if c.USB != "" {
+			cards = append(cards, c)
+		}
+	}
+	r.Cards = cards
+	return r
+}
+
+func dev(path string) string { return fixture.DevDir(path) }
+
+var scenarios = []scenario{
+	{name: "garbage", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		put(t, dir, dev("3-1")+"/idVendor", "zz\x00\xff\n")
+		put(t, dir, dev("3-6")+"/busnum", "banana\n")
+		appendTo(t, dir, "proc/asound/cards", "this is not a card line\n\xff\xfe\x00\n")
+		put(t, dir, "proc/asound/card3/usbbus", "what/ever\n")
+		replaceIn(t, dir, "proc/asound/seq/clients", "Client  20 :", "Client XX : \"broken\nClient  20 :")
+	}},
+	{name: "truncated-cards", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		b := get(t, dir, "proc/asound/cards")
+		i := bytes.Index(b, []byte("at usb-"))
+		put(t, dir, "proc/asound/cards", string(b[:i+9]))
+	}},
+	{name: "truncated-pwdump", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		b := get(t, dir, "pw-dump.json")
+		put(t, dir, "pw-dump.json", string(b[:len(b)*6/10]))
+	}},
+	{name: "symlink-loop", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		link(t, dir, "sys/bus/usb/devices/3-9", "3-9")
+		link(t, dir, "sys/devices/loop", "loop")
+		link(t, dir, "sys/bus/usb/devices/3-8", "../../../devices/loop/3-8")
+		link(t, dir, "sys/bus/usb/devices/3-5", "3-3")
+	}},
+	{name: "half-removed", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		rm(t, dir, dev("3-6"))
+		for _, a := range []string{"idVendor", "idProduct", "manufacturer", "product", "busnum", "devnum", "devpath", "speed", "bDeviceClass"} {
+			rm(t, dir, dev("3-1")+"/"+a)
+		}
+		rm(t, dir, "proc/asound/card3")
+	}},
+	{name: "missing-files", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		rm(t, dir, "proc/asound/seq")
+		rm(t, dir, "proc/asound/card1/usbbus")
+		rm(t, dir, "proc/asound/card1/usbid")
+		for _, a := range []string{"devnum", "devpath", "busnum", "speed", "bDeviceClass"} {
+			rm(t, dir, dev("3-3.2")+"/"+a)
+		}
+		rm(t, dir, "pw-dump.json")
+	}},
+	{name: "non-utf8", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		put(t, dir, dev("3-3.2")+"/product", "JD-Xi \xff\xfe\n")
+		put(t, dir, dev("3-3.2")+"/manufacturer", "Rol\xe4nd\n")
+		replaceIn(t, dir, "proc/asound/cards", "USB-Audio - JD-Xi", "USB-Audio - JD-Xi\xff")
+		put(t, dir, "proc/asound/card1/id", "JD\xffXi\n")
+		replaceIn(t, dir, "proc/asound/seq/clients", `"JD-Xi" [`, "\"JD-Xi\xc3\" [")
+	}},
+	{name: "old-kernel", rig: func() *fixture.Rig { r := smallRig(); r.OldKernel = true; return r }},
+	{name: "newer-kernel", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		put(t, dir, "proc/asound/seq/clients", `Client info
+  cur  clients : 5
+  peak clients : 6
+  max  clients : 192
+
+Client   0 : "System" [Kernel Legacy]
+  Port   0 : "Timer" (Rwe-) [In/Out]
+  Port   1 : "Announce" (R-e-) [In/Out]
+Client  14 : "Midi Through" [Kernel Legacy]
+  Port   0 : "Midi Through Port-0" (RWe-) [In/Out]
+Client  20 : "JD-Xi" [Kernel UMP MIDI1] card=1
+  UMP Endpoint: "JD-Xi"
+  UMP Block 0: "Group 1 (JD-Xi MIDI 1)" [Active]
+    Groups: 1-1
+    Is MIDI1: Yes
+  Port   0 : "MIDI 2.0" (RWeX) [In/Out]
+    Connecting To: 128:0
+  Port   1 : "Group 1 (JD-Xi MIDI 1)" (RWeX) [In/Out]
+Client  28 : "nanoKONTROL2" [Kernel Legacy, card=3]
+  Port   0 : "nanoKONTROL2 nanoKONTROL2 _ CTRL" (RWeX) [In/Out]
+Client 128 : "PipeWire-System" [User UMP MIDI2]
+  Port   0 : "input" (-We-) [In]
+    Connected From: 20:0
+  Output pool :
+    Pool size          : 500
+    Cells in use       : 0
+`)
+	}},
+	{name: "pw-coerce", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		var objs []map[string]any
+		if err := json.Unmarshal(get(t, dir, "pw-dump.json"), &objs); err != nil {
+			t.Fatal(err)
+		}
+		var out []any
+		for _, o := range objs {
+			info, _ := o["info"].(map[string]any)
+			props, _ := info["props"].(map[string]any)
+			switch o["type"] {
+			case "PipeWire:Interface:Device":
+				o["id"] = fmt.Sprint(o["id"]) // a string id
+				props["api.alsa.card"] = fmt.Sprint(props["api.alsa.card"])
+				props["device.vendor.id"] = 1410 // 0x0582 as a number
+				props["device.product.id"] = "425"
+				props["device.description"] = 12345
+			case "PipeWire:Interface:Port":
+				delete(props, "port.alias")
+				props["port.id"] = "0"
+			}
+			out = append(out, o)
+		}
+		out = append(out, 42, "text", nil, []any{1, 2},
+			map[string]any{"id": 999, "type": "PipeWire:Interface:Device", "info": nil},
+			map[string]any{"id": 998, "type": []any{"x"}, "info": map[string]any{}},
+			map[string]any{"id": 997, "type": "PipeWire:Interface:Device", "info": "oops"},
+			map[string]any{"id": 996, "type": "PipeWire:Interface:Device", "info": map[string]any{"props": map[string]any{"device.api": "v4l2"}}},
+			map[string]any{"id": 995, "type": "PipeWire:Interface:Node", "info": map[string]any{"props": map[string]any{"device.id": "bogus"}}})
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(t, dir, "pw-dump.json", string(b)+"\n")
+	}},
+	{name: "unreadable", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		rm(t, dir, dev("3-3.2")+"/idProduct")
+		mkdir(t, dir, dev("3-3.2")+"/idProduct")
+		rm(t, dir, "proc/asound/cards")
+		mkdir(t, dir, "proc/asound/cards")
+		rm(t, dir, "pw-dump.json")
+		mkdir(t, dir, "pw-dump.json")
+	}},
+	{name: "empty", rig: nil},
+}
+
+func writeScenario(t testing.TB, s scenario, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if s.rig != nil {
+		if err := s.rig().Write(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.mutate != nil {
+		s.mutate(t, dir)
+	}
+	put(t, dir, "README", "Generated by TestFixtures in sources/fixtures_test.go (scenario "+s.name+"); regenerate with\n  go test ./sources -run TestFixtures -update\n")
+}
+
+// TestFixtures keeps testdata/demo and testdata/scenarios/* equal to what the generator
+// writes; -update rewrites them.
+func TestFixtures(t *testing.T) {
+	all := append([]scenario{{name: "demo", rig: fixture.DemoRig}}, scenarios...)
+	for _, s := range all {
+		t.Run(s.name, func(t *testing.T) {
+			committed := filepath.Join("testdata", "scenarios", s.name)
+			if s.name == "demo" {
+				committed = filepath.Join("testdata", "demo")
+			}
+			if *update {
+				if err := os.RemoveAll(committed); err != nil {
+					t.Fatal(err)
+				}
+				writeScenario(t, s, committed)
+				return
+			}
+			fresh := t.TempDir()
+			writeScenario(t, s, fresh)
+			got, want := treeOf(t, committed), treeOf(t, fresh)
+			if diff := diffTrees(got, want); diff != "" {
+				t.Fatalf("%s differs from the generator (%s); run: go test ./sources -run TestFixtures -update", committed, diff)
+			}
+		})
+	}
+}
+
+func treeOf(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			out[rel] = "link:" + l
+			return err
+		case d.IsDir():
+			out[rel] = "dir"
+		default:
+			b, err := os.ReadFile(p)
+			out[rel] = "file:" + string(b)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk %s: %v", root, err)
+	}
+	return out
+}
+
+func diffTrees(got, want map[string]string) string {
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	for k := range want {
+		if _, ok := got[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g, ok1 := got[k]
+		w, ok2 := want[k]
+		switch {
+		case !ok1:
+			return "missing " + k
+		case !ok2:
+			return "extra " + k
+		case g != w:
+			return fmt.Sprintf("%s: %.60q, want %.60q", k, g, w)
+		}
+	}
+	return ""
+}
+
+func put(t testing.TB, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t testing.TB, dir, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func appendTo(t testing.TB, dir, rel, content string) {
+	t.Helper()
+	put(t, dir, rel, string(get(t, dir, rel))+content)
+}
+
+func replaceIn(t testing.TB, dir, rel, old, new string) {
+	t.Helper()
+	b := string(get(t, dir, rel))
+	if !strings.Contains(b, old) {
+		t.Fatalf("%s does not contain %q", rel, old)
+	}
+	put(t, dir, rel, strings.Replace(b, old, new, 1))
+}
+
+func rm(t testing.TB, dir, rel string) {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(dir, rel)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mkdir(t testing.TB, dir, rel string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func link(t testing.TB, dir, rel, target string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
+}

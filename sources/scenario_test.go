@@ -1,0 +1,183 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"devgraph/graph"
+)
+
+// summary renders a snapshot as one line per source and per device.
+func summary(s *graph.Snapshot) []string {
+	var out []string
+	for _, st := range s.Sources {
+		ok := "ok"
+		if !st.OK {
+			ok = "FAIL"
+		}
+		out = append(out, fmt.Sprintf("source %s %s %d", st.Name, ok, st.Devices))
+	}
+	for _, d := range s.Devices {
+		infra := ""
+		if d.Infra {
+			infra = " infra"
+		}
+		out = append(out, fmt.Sprintf("%s %s [%s] %q%s", d.Ref, d.Key, strings.Join(d.Sources, ","), d.Name, infra))
+	}
+	return out
+}
+
+func scanDir(t testing.TB, dir string) *graph.Snapshot {
+	t.Helper()
+	snap, err := Demo(dir).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+// checkInvariants holds for every snapshot, however broken the input: hardware text is
+// valid UTF-8, every fingerprint is in canonical form, keys are unique, and no
+// fingerprint carries a per-boot number.
+func checkInvariants(t testing.TB, snap *graph.Snapshot) {
+	t.Helper()
+	keys := map[string]bool{}
+	for _, d := range snap.Devices {
+		if keys[d.Key] {
+			t.Errorf("key %q used twice", d.Key)
+		}
+		keys[d.Key] = true
+		if d.Key == "" || d.Ref == "" || d.Source == "" || len(d.Sources) == 0 || d.Sources[0] != d.Source {
+			t.Errorf("device %+v: key, ref, source and sources must be set, source first", d)
+		}
+		if !graph.IsRef(d.Ref) {
+			t.Errorf("ref %q is not a device ref", d.Ref)
+		}
+		for _, s := range append([]string{d.Name, d.Key, d.Ref}, attrValues(d)...) {
+			if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+				t.Errorf("device %s: text %q is not clean UTF-8", d.Ref, s)
+			}
+		}
+		for _, f := range d.Fingerprints {
+			n, err := graph.NormalizeFingerprint(f.Kind, f.Value)
+			if err != nil || n != f {
+				t.Errorf("device %s: fingerprint %s is not canonical (%v)", d.Ref, f, err)
+			}
+		}
+	}
+}
+
+func attrValues(d *graph.ObservedDevice) []string {
+	var out []string
+	for k, v := range d.Attrs {
+		out = append(out, k, v)
+	}
+	return out
+}
+
+func TestScenarios(t *testing.T) {
+	smallOK := []string{
+		"source usb ok 4", "source alsa ok 2", "source pipewire ok 2",
+		`usb:3-1 path:0944:0117:3-1 [usb,alsa,pipewire] "nanoKONTROL2"`,
+		`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+		`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
+		`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+	}
+	tests := []struct {
+		name string
+		want []string
+		errs map[string]string // source → substring of its Error ("" source: none may have one)
+	}{
+		{name: "old-kernel", want: smallOK},
+		{name: "newer-kernel", want: smallOK},
+		{name: "symlink-loop", want: smallOK, errs: map[string]string{
+			"usb": "skipped 3-5: symlink points at another symlink",
+		}},
+		{name: "garbage", want: []string{
+			"source usb ok 2", "source alsa ok 2", "source pipewire ok 2",
+			// 3-1's sysfs entry is garbage and its usbbus too: ALSA and PipeWire still see it.
+			`alsa:card:nanoKONTROL2 alsa:nanoKONTROL2 [alsa,pipewire] "nanoKONTROL2"`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
+		}, errs: map[string]string{
+			"usb":  `skipped 3-1: idVendor "zz\x00\xff" is not 4 hex digits; skipped 3-6: busnum "banana" is not a bus number`,
+			"alsa": `cards line 5: unreadable "this is not a card line"`,
+		}},
+		{name: "truncated-cards", want: []string{
+			"source usb ok 4", "source alsa ok 1", "source pipewire ok 1",
+			`usb:3-1 path:0944:0117:3-1 [usb] "nanoKONTROL2"`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+		}, errs: map[string]string{"alsa": "client 28 (nanoKONTROL2): its card 3 is not in the cards file"}},
+		{name: "truncated-pwdump", want: []string{
+			"source usb ok 4", "source alsa ok 2", "source pipewire FAIL 0",
+			`usb:3-1 path:0944:0117:3-1 [usb,alsa] "nanoKONTROL2"`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa] "JD-Xi"`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+		}, errs: map[string]string{"pipewire": "pipewire: pw-dump output is not valid JSON at byte"}},
+		{name: "half-removed", want: []string{
+			"source usb ok 2", "source alsa ok 2", "source pipewire ok 2",
+			`alsa:card:nanoKONTROL2 alsa:nanoKONTROL2 [alsa,pipewire] "nanoKONTROL2"`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
+		}, errs: map[string]string{"usb": "skipped 3-1: no idVendor attribute; skipped 3-6: link target no such file or directory"}},
+		{name: "missing-files", want: []string{
+			"source usb ok 4", "source alsa ok 2", "source pipewire FAIL 0",
+			`usb:3-1 path:0944:0117:3-1 [usb,alsa] "nanoKONTROL2"`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			// No usbbus, usbid, devnum or devpath: the long name's devpath still finds it.
+			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa] "JD-Xi"`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+		}, errs: map[string]string{"pipewire": "pw-dump.json: no such file or directory"}},
+		{name: "non-utf8", want: []string{
+			"source usb ok 4", "source alsa ok 2", "source pipewire ok 2",
+			`usb:3-1 path:0944:0117:3-1 [usb,alsa,pipewire] "nanoKONTROL2"`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi \\xff\\xfe"`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+		}},
+		{name: "pw-coerce", want: smallOK, errs: map[string]string{"pipewire": "pw-dump object 13 is not an object; skipped"}},
+		{name: "unreadable", want: []string{
+			"source usb ok 3", "source alsa FAIL 0", "source pipewire FAIL 0",
+			`usb:3-1 path:0944:0117:3-1 [usb] "nanoKONTROL2"`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+		}, errs: map[string]string{
+			"usb":      "skipped 3-3.2: idProduct: is a directory",
+			"alsa":     "alsa: testdata/scenarios/unreadable/proc/asound/cards: is a directory",
+			"pipewire": "pipewire: testdata/scenarios/unreadable/pw-dump.json: is a directory",
+		}},
+		{name: "empty", want: []string{"source usb FAIL 0", "source alsa FAIL 0", "source pipewire FAIL 0"}, errs: map[string]string{
+			"usb":      "usb: testdata/scenarios/empty/sys/bus/usb/devices: no such file or directory",
+			"alsa":     "alsa: testdata/scenarios/empty/proc/asound/cards: no such file or directory",
+			"pipewire": "pipewire: testdata/scenarios/empty/pw-dump.json: no such file or directory",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := scanDir(t, "testdata/scenarios/"+tt.name)
+			checkInvariants(t, snap)
+			got := summary(snap)
+			if g, w := strings.Join(got, "\n"), strings.Join(tt.want, "\n"); g != w {
+				t.Fatalf("snapshot:\n%s\nwant:\n%s", g, w)
+			}
+			for _, st := range snap.Sources {
+				want := tt.errs[st.Name]
+				if want == "" && st.Error != "" {
+					t.Errorf("source %s: unexpected error %q", st.Name, st.Error)
+				}
+				if !strings.Contains(st.Error, want) {
+					t.Errorf("source %s: error %q, want it to contain %q", st.Name, st.Error, want)
+				}
+				if st.Root == "" {
+					t.Errorf("source %s: no root", st.Name)
+				}
+			}
+		})
+	}
+}

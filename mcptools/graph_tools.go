@@ -78,7 +78,7 @@ func (s *Server) find(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	}
 	var tags []string
 	for _, t := range c.list("tags") {
-		n, err := graph.NormalizeTag(t)
+		n, err := graph.NormalizeTag(tidyTag(t))
 		if err != nil {
 			return nil, err
 		}
@@ -652,8 +652,9 @@ func (s *Server) tag(ctx context.Context, c *call) (*mcp.CallToolResult, error) 
 		return nil, graph.FieldErrorf(graph.EINVALID, "add", "graph_tag needs add or remove (arrays of namespace:value tags), e.g. \"add\": [\"role:synth\"]")
 	}
 	for _, list := range [][]string{add, remove} {
-		for _, t := range list {
-			if _, err := graph.NormalizeTag(t); err != nil {
+		for i, t := range list {
+			list[i] = tidyTag(t)
+			if _, err := graph.NormalizeTag(list[i]); err != nil {
 				return nil, err
 			}
 		}
@@ -953,4 +954,15 @@ func structOf(v any) map[string]any {
 		_ = json.Unmarshal(b, &m)
 	}
 	return m
+}
+
+// tidyTag trims the spaces models put around the colon ("Role: Synth"): graph's
+// NormalizeTag turns inner spaces into dashes before it splits namespace from value,
+// which would make that "role:-synth".
+func tidyTag(t string) string {
+	ns, val, ok := strings.Cut(t, ":")
+	if !ok {
+		return t
+	}
+	return strings.TrimSpace(ns) + ":" + strings.TrimSpace(val)
 }

@@ -22,7 +22,7 @@ func (s *Server) queryTool() *toolDef {
 		title: "Run a GraphQL query",
 		desc: "Run a read-only GraphQL query over the whole graph (identities, devices with their match, robots, tags, notes, changelog, " +
 			"find, match). The schema is the resource devgraph://schema. Use it for questions the other tools do not answer directly, " +
-			"e.g. { identities(filter: {tags: [\"role:synth\"]}, first: 20) { edges { node { id name tags devices { ref present } } } } }. " +
+			"e.g. { identities(filter: {tags: [\"role:synth\"]}, first: 20) { edges { node { id name tags { name } devices { ref present } } } } }. " +
 			"Mutations are refused here: use the graph_* write tools. Lists are connections (first ≤ 500, after cursor); depth, alias, " +
 			"complexity, size and time limits apply, and a query over them gets an error saying which.",
 		params: []param{

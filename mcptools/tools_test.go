@@ -1,0 +1,138 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+var (
+	allTools = []string{
+		"graph_bind", "graph_browse", "graph_changelog", "graph_find", "graph_identity", "graph_note", "graph_query",
+		"graph_suggest_tags", "graph_tag", "graph_unbind", "graph_unbound",
+		"robot_arm", "robot_detect", "robot_disarm", "robot_grasp", "robot_navigate", "robot_parameters",
+		"robot_release", "robot_status", "robot_stop",
+	}
+	readOnlyTools = []string{
+		"graph_browse", "graph_changelog", "graph_find", "graph_query", "graph_suggest_tags", "graph_unbound",
+		"robot_detect", "robot_parameters", "robot_status",
+	}
+)
+
+func TestServer_Registration(t *testing.T) {
+	for _, ro := range []bool{false, true} {
+		t.Run(fmt.Sprintf("readOnly=%v", ro), func(t *testing.T) {
+			e := newEnv(t, envOpts{readOnly: ro})
+			want := allTools
+			if ro {
+				want = readOnlyTools
+			}
+			if got := e.srv.ToolNames(); !slices.Equal(got, want) {
+				t.Fatalf("tools=%v\nwant %v", got, want)
+			}
+			// And as a client sees them, with every annotation set honestly.
+			cn := e.dial("inprocess", false, "registration")
+			list, err := cn.c.ListTools(context.Background(), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Tools) != len(want) {
+				t.Fatalf("listed %d tools, want %d", len(list.Tools), len(want))
+			}
+			for _, tool := range list.Tools {
+				a := tool.Annotations
+				if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+					t.Errorf("%s: not all four annotations set: %+v", tool.Name, a)
+					continue
+				}
+				if ro && !*a.ReadOnlyHint {
+					t.Errorf("%s: read-only server lists a tool with readOnlyHint=false", tool.Name)
+				}
+				if *a.ReadOnlyHint && *a.DestructiveHint {
+					t.Errorf("%s: read-only and destructive at once", tool.Name)
+				}
+				if strings.HasPrefix(tool.Name, "robot_") != *a.OpenWorldHint {
+					t.Errorf("%s: openWorldHint=%v; robots act in the physical world, graph tools do not", tool.Name, *a.OpenWorldHint)
+				}
+				if len(tool.Description) < 80 {
+					t.Errorf("%s: description too thin to say when to use it: %q", tool.Name, tool.Description)
+				}
+				if tool.OutputSchema.Type != "object" || len(tool.OutputSchema.Properties) == 0 {
+					t.Errorf("%s: no output schema", tool.Name)
+				}
+				if tool.InputSchema.Type != "object" {
+					t.Errorf("%s: input schema type %q", tool.Name, tool.InputSchema.Type)
+				}
+			}
+			// The write tools are exactly the ones that are not read-only (robot_parameters
+			// reads and writes; the read-only server keeps a reading variant).
+			for _, tool := range list.Tools {
+				if !ro && tool.Name != "robot_parameters" && slices.Contains(readOnlyTools, tool.Name) != *tool.Annotations.ReadOnlyHint {
+					t.Errorf("%s: readOnlyHint=%v disagrees with the read-only tool set", tool.Name, *tool.Annotations.ReadOnlyHint)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckArgs_Sentences(t *testing.T) {
+	params := []param{
+		{name: "ref", typ: "string", required: true, desc: "the device ref", example: `"usb:3-3.2"`},
+		{name: "limit", typ: "integer", min: f64(1), max: f64(100), desc: "page size"},
+		{name: "tags", typ: "array", desc: "tags"},
+		{name: "kind", typ: "string", enum: []string{"a", "b"}, desc: "kind"},
+	}
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want []string
+	}{
+		{"Missing", map[string]any{}, []string{`needs the argument "ref"`, "a string", `"ref": "usb:3-3.2"`}},
+		{"WrongType", map[string]any{"ref": 42.0}, []string{`argument "ref" must be a string, but got the number 42`}},
+		{"NotInteger", map[string]any{"ref": "x", "limit": 2.5}, []string{`"limit" must be a whole number`}},
+		{"StringForInteger", map[string]any{"ref": "x", "limit": "ten"}, []string{`"limit" must be an integer, but got the string "ten"`}},
+		{"HugeLimit", map[string]any{"ref": "x", "limit": 1e9}, []string{`"limit" is 1e+09, above the maximum of 100`, "cursor"}},
+		{"Enum", map[string]any{"ref": "x", "kind": "c"}, []string{`"kind" is "c", but must be one of a, b`}},
+		{"ArrayItem", map[string]any{"ref": "x", "tags": []any{"a", 3.0}}, []string{`item 1 is the number 3`}},
+		{"Unknown", map[string]any{"ref": "x", "colour": "red"}, []string{`does not take the argument "colour"`, "ref (required), limit, tags, kind"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := checkArgs("tool_x", params, tc.args)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nlacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "&{") || strings.Contains(err.Error(), "map[") {
+				t.Errorf("error reads like a Go dump: %q", err)
+			}
+		})
+	}
+	a, err := checkArgs("tool_x", params, map[string]any{"ref": "usb:1-1", "limit": 5.0, "tags": "role:synth"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.str("ref") != "usb:1-1" || a.integer("limit", 0) != 5 || !slices.Equal(a.list("tags"), []string{"role:synth"}) {
+		t.Fatalf("args=%v", a)
+	}
+}
+
+func TestCleanClientName(t *testing.T) {
+	for in, want := range map[string]string{
+		"Claude Desktop": "Claude-Desktop",
+		"":               "unknown",
+		"a*b?[c]":        "abc",
+		"x\x00y":         "xy",
+	} {
+		if got := cleanClientName(in); got != want {
+			t.Errorf("cleanClientName(%q)=%q, want %q", in, got, want)
+		}
+	}
+}

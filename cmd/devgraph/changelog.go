@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"devgraph/graph"
+)
+
+func runChangelog(ctx context.Context, e *env, args []string) error {
+	sub, rest := subcommand(args)
+	switch sub {
+	case "verify":
+		return changelogVerify(ctx, e, rest)
+	case "prune":
+		return changelogPrune(ctx, e, rest)
+	}
+	fs := e.newFlags("changelog", "[--since 24h|RFC3339] [--until T] [--target ID] [--actor GLOB] [--action GLOB] [--limit N] [--after CURSOR] [--json] | verify | prune --before T")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print JSON")
+	since := fs.String("since", "", "only events at or after this: a duration back from now (24h, 90m) or a time (RFC 3339, or 2006-01-02)")
+	until := fs.String("until", "", "only events before this (same forms as --since)")
+	target := fs.String("target", "", "only events on this node (id, slug or device ref)")
+	actor := fs.String("actor", "", "only events by actors matching this glob, e.g. 'mcp:*'")
+	action := fs.String("action", "", "only actions matching this glob, e.g. 'hint.*'")
+	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
+	after := fs.String("after", "", "continue after this cursor")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 0); err != nil {
+		return err
+	}
+	now := time.Now()
+	f := graph.EventFilter{Actor: *actor, Action: *action, First: graph.ClampFirst(*limit), After: *after}
+	if f.Since, err = parseWhen("since", *since, now); err != nil {
+		return err
+	}
+	if f.Until, err = parseWhen("until", *until, now); err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		if *target != "" {
+			id, err := svc.ResolveID(ctx, *target)
+			if err != nil {
+				// Deleted nodes still have history: take the id as typed.
+				if graph.ErrorCode(err) != graph.ENOTFOUND || graph.KindOf(*target) == "" {
+					return err
+				}
+				id = *target
+			}
+			f.Target = id
+		}
+		evs, next, err := svc.FindEvents(ctx, f)
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, list[*graph.Event]{Items: nonNil(evs), Total: len(evs), Next: next})
+		}
+		t := newTable(e.stdout, "SEQ", "TIME", "ACTOR", "ACTION", "TARGET", "MESSAGE")
+		for _, ev := range evs {
+			t.row(ev.Seq, fmtTime(ev.Time), ev.Actor, ev.Action, ev.Target, clip(ev.Message, 50))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		if next != "" {
+			fmt.Fprintf(e.stderr, "more: --after %s\n", next)
+		}
+		return nil
+	})
+}
+
+// parseWhen reads a --since/--until value: a duration back from now, an RFC 3339 time or
+// a date.
+func parseWhen(field, s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			d = -d
+		}
+		return now.Add(-d), nil
+	}
+	if strings.HasSuffix(s, "d") {
+		var n int
+		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil && n >= 0 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, graph.FieldErrorf(graph.EINVALID, field, "--%s %q: want a duration back from now (24h, 90m, 7d) or a time (2006-01-02T15:04:05Z, 2006-01-02)", field, s)
+}
+
+func changelogVerify(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("changelog verify", "[--json]")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 0); err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		r, err := svc.VerifyChangelog(ctx)
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			if err := writeJSON(e.stdout, r); err != nil {
+				return err
+			}
+		} else if r.OK {
+			fmt.Fprintf(e.stdout, "changelog ok: %d events checked (seq %d..%d), head %s\n", r.Checked, r.FirstSeq, r.HeadSeq, short(r.HeadHash))
+		}
+		if !r.OK {
+			return graph.Errorf(graph.ECONFLICT, "changelog broken at seq %d (event %s): %s", r.BrokenSeq, r.BrokenID, r.Problem)
+		}
+		return nil
+	})
+}
+
+func short(h string) string {
+	if len(h) > 16 {
+		return h[:16]
+	}
+	return h
+}
+
+func changelogPrune(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("changelog prune", "--before T [-m WHY]")
+	var c common
+	c.register(fs, false)
+	before := fs.String("before", "", "drop events older than this (a duration back from now, or a time)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 0); err != nil {
+		return err
+	}
+	if *before == "" {
+		return usagef("changelog prune: --before is required (e.g. --before 720h or --before 2026-01-01)")
+	}
+	t, err := parseWhen("before", *before, time.Now())
+	if err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		n, err := svc.PruneChangelog(ctx, t)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "pruned %s before %s; the rest stays verifiable from the checkpoint\n", plural(n, "event", "events"), fmtTime(t))
+		return nil
+	})
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"os"
+	"path/filepath"
+	"time"
+
+	"devgraph/graph"
+	"devgraph/remote"
+)
+
+// common are the flags every verb that touches the database takes.
+type common struct {
+	db       string
+	demo     bool
+	message  string
+	sysRoot  string
+	procRoot string
+	pwDump   string
+}
+
+func (c *common) register(fs *flag.FlagSet, sources bool) {
+	fs.StringVar(&c.db, "db", "", "database file (default $DEVGRAPH_DB, else $XDG_DATA_HOME/devgraph/devgraph.db)")
+	fs.BoolVar(&c.demo, "demo", false, "use the demo rig and its own database (demo.db) unless --db is given")
+	fs.StringVar(&c.message, "message", "", "why: recorded on the changelog events this command writes")
+	fs.StringVar(&c.message, "m", "", "short for --message")
+	if sources {
+		fs.StringVar(&c.sysRoot, "sys-root", "", "read sysfs from this root instead of /sys")
+		fs.StringVar(&c.procRoot, "proc-root", "", "read procfs from this root instead of /proc")
+		fs.StringVar(&c.pwDump, "pw-dump-file", "", "read pw-dump JSON from this file instead of running pw-dump")
+	}
+}
+
+// dataDir is $XDG_DATA_HOME/devgraph (~/.local/share/devgraph).
+func (e *env) dataDir() string {
+	if d := e.getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "devgraph")
+	}
+	home := e.getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".local", "share", "devgraph")
+}
+
+// dbPath resolves the database: --db, else (with --demo) the demo database, else
+// $DEVGRAPH_DB, else the default under $XDG_DATA_HOME. The demo never falls back to the
+// user's real database.
+func (e *env) dbPath(c *common) string {
+	p := c.db
+	switch {
+	case p != "":
+	case c.demo:
+		p = filepath.Join(e.dataDir(), "demo.db")
+	case e.getenv("DEVGRAPH_DB") != "":
+		p = e.getenv("DEVGRAPH_DB")
+	default:
+		p = filepath.Join(e.dataDir(), "devgraph.db")
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p
+}
+
+// demoRigDir is where --demo writes the demo rig for the database at db: a cache
+// directory of its own per database, so two demos never rewrite each other's files.
+func (e *env) demoRigDir(db string) string {
+	base := e.getenv("XDG_CACHE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		home := e.getenv("HOME")
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	sum := sha256.Sum256([]byte(db))
+	return filepath.Join(base, "devgraph", "demo-rig-"+hex.EncodeToString(sum[:])[:12])
+}
+
+// withCaller puts the CLI's actor, a fresh request id and the --message on ctx.
+func (c *common) withCaller(ctx context.Context) context.Context {
+	ctx = graph.WithActor(ctx, cliActor())
+	ctx = graph.WithRequestID(ctx, graph.NewRequestID())
+	if c.message != "" {
+		ctx = graph.WithMessage(ctx, c.message)
+	}
+	return ctx
+}
+
+// openMode says what a verb needs of the database.
+type openMode int
+
+const (
+	openAny       openMode = iota // through a running server, else the file
+	openLocalOnly                 // the file itself, exclusively (compact, migrate)
+	openServer                    // only through a running server (robots)
+)
+
+// session is an open graph.Service: the running server's, or our own over the file.
+type session struct {
+	svc    graph.Service
+	db     string
+	client *remote.Client // set when a server answers
+	closer func() error
+}
+
+func (s *session) Close() error {
+	if s.closer != nil {
+		f := s.closer
+		s.closer = nil
+		return f()
+	}
+	return nil
+}
+
+// dialServer returns a client when a server holding db answers on its socket.
+func dialServer(ctx context.Context, db string) *remote.Client {
+	path := remote.SocketPath(db)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	c, _, err := remote.Dial(ctx, path, 2*time.Second)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// open returns the service for the verb: through a running server's socket whenever one
+// holds the database (the same results and events as opening the file), else by opening
+// the file itself with the sources and no background polling.
+func (e *env) open(ctx context.Context, c *common, mode openMode) (*session, error) {
+	db := e.dbPath(c)
+	if mode != openLocalOnly {
+		if cl := dialServer(ctx, db); cl != nil {
+			return &session{svc: cl, db: db, client: cl, closer: cl.Close}, nil
+		}
+	}
+	if mode == openServer {
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "no devgraph server is running for %s; start one with `devgraph serve%s`", db, demoHint(c))
+	}
+	s, err := e.openLocal(ctx, c, db)
+	if err != nil {
+		if graph.ErrorCode(err) == graph.ELOCKED && mode != openLocalOnly {
+			// A server may have come up between our look and our open.
+			if cl := dialServer(ctx, db); cl != nil {
+				return &session{svc: cl, db: db, client: cl, closer: cl.Close}, nil
+			}
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func demoHint(c *common) string {
+	switch {
+	case c.db != "":
+		return " --db " + c.db
+	case c.demo:
+		return " --demo"
+	}
+	return ""
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"devgraph/graph"
+)
+
+type flagT = flag.Flag
+
+func runHint(ctx context.Context, e *env, args []string) error {
+	sub, rest := subcommand(args)
+	switch sub {
+	case "add", "remove":
+	case "":
+		return usagef("hint: missing subcommand; want add or remove")
+	default:
+		return usagef("hint: unknown subcommand %q; want add or remove", sub)
+	}
+	fs := e.newFlags("hint "+sub, "ID KIND=VALUE… [--move] [-m WHY] [--json]")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print the identity as JSON")
+	move := false
+	if sub == "add" {
+		fs.BoolVar(&move, "move", false, "move a unit hint (serial, mac) another identity holds instead of failing")
+	}
+	pos, err := parseArgs(fs, args0(rest))
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 2, -1); err != nil {
+		return err
+	}
+	fps, err := parseFingerprints(pos[1:])
+	if err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		var id *graph.Identity
+		if sub == "add" {
+			id, err = svc.AddHints(ctx, pos[0], fps, move)
+		} else {
+			id, err = svc.RemoveHints(ctx, pos[0], fps)
+		}
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, id)
+		}
+		verb := map[string]string{"add": "added", "remove": "removed"}[sub]
+		fmt.Fprintf(e.stdout, "%s %s on %s; it holds %s\n", verb, plural(len(fps), "hint", "hints"), id.ID, plural(len(id.Hints), "hint", "hints"))
+		return nil
+	})
+}
+
+func args0(a []string) []string { return a }

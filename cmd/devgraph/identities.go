@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"devgraph/graph"
+)
+
+// withService opens the service for a verb, runs fn with the CLI's caller context and
+// closes it.
+func (e *env) withService(ctx context.Context, c *common, mode openMode, fn func(ctx context.Context, svc graph.Service) error) error {
+	s, err := e.open(ctx, c, mode)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(c.withCaller(ctx), s.svc)
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return fmt.Sprint([]string(*l)) }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+func runIdentities(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("identities", "[--name PREFIX] [--tag NS:VALUE]… [--limit N] [--after CURSOR] [--json]")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print JSON")
+	name := fs.String("name", "", "only names starting with this (case-insensitive)")
+	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
+	after := fs.String("after", "", "continue after this cursor (printed at the end of the previous page)")
+	var tags stringList
+	fs.Var(&tags, "tag", "only identities carrying this tag (repeatable: all of them)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 0); err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		ids, total, next, err := svc.FindIdentities(ctx, graph.IdentityFilter{Name: *name, Tags: tags, First: graph.ClampFirst(*limit), After: *after})
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, list[*graph.Identity]{Items: nonNil(ids), Total: total, Next: next})
+		}
+		t := newTable(e.stdout, "ID", "NAME", "HINTS", "TAGS")
+		for _, id := range ids {
+			t.row(id.ID, clip(id.Name, 40), len(id.Hints), joinOr(id.Tags, "-"))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		e.footer(len(ids), total, next)
+		return nil
+	})
+}
+
+// footer tells a person on stderr that the list goes on.
+func (e *env) footer(shown, total int, next string) {
+	if next != "" {
+		fmt.Fprintf(e.stderr, "showing %d of %d; next page: --after %s\n", shown, total, next)
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

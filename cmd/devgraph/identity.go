@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"devgraph/graph"
+)
+
+func runIdentity(ctx context.Context, e *env, args []string) error {
+	sub, rest := subcommand(args)
+	switch sub {
+	case "create":
+		return identityCreate(ctx, e, rest)
+	case "rename":
+		return identitySimple(ctx, e, "rename", "ID NAME", rest, 2, func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
+			id, err := svc.RenameIdentity(ctx, p[0], p[1])
+			return id, "renamed", err
+		})
+	case "update":
+		return identityUpdate(ctx, e, rest)
+	case "delete":
+		return identitySimple(ctx, e, "delete", "ID", rest, 1, func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
+			id, err := svc.ResolveID(ctx, p[0], graph.KindIdentity)
+			if err != nil {
+				return nil, "", err
+			}
+			before, err := svc.FindIdentityByID(ctx, id, graph.IdentityParts{})
+			if err != nil {
+				return nil, "", err
+			}
+			return before, "deleted", svc.DeleteIdentity(ctx, id)
+		})
+	case "merge":
+		return identitySimple(ctx, e, "merge", "FROM INTO", rest, 2, func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
+			id, err := svc.MergeIdentities(ctx, p[0], p[1])
+			return id, "merged " + p[0] + " into", err
+		})
+	case "restore":
+		return identitySimple(ctx, e, "restore", "ID", rest, 1, func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
+			id, err := svc.RestoreIdentity(ctx, p[0])
+			return id, "restored", err
+		})
+	case "":
+		return usagef("identity: missing subcommand; want create, rename, update, delete, merge or restore")
+	}
+	return usagef("identity: unknown subcommand %q; want create, rename, update, delete, merge or restore", sub)
+}
+
+// subcommand splits off the first positional argument, leaving flags before it in place.
+func subcommand(args []string) (string, []string) {
+	for i, a := range args {
+		if !isFlagArg(a) {
+			rest := append(append([]string{}, args[:i]...), args[i+1:]...)
+			return a, rest
+		}
+	}
+	return "", args
+}
+
+func identitySimple(ctx context.Context, e *env, name, usage string, args []string, n int,
+	fn func(ctx context.Context, svc graph.Service, pos []string) (*graph.Identity, string, error)) error {
+	fs := e.newFlags("identity "+name, usage+" [-m WHY] [--json]")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print the identity as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, n, n); err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		id, verb, err := fn(ctx, svc, pos)
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, id)
+		}
+		fmt.Fprintf(e.stdout, "%s %s (%s)\n", verb, id.ID, id.Name)
+		return nil
+	})
+}
+
+func identityCreate(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("identity create", "NAME [--slug S] [--data JSON] [--hint KIND=VALUE]… [--tag NS:VALUE]… [-m WHY] [--json]")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print the identity as JSON")
+	slug := fs.String("slug", "", "the id's slug (default: made from the name)")
+	data := fs.String("data", "", "free-form JSON object")
+	var hints, tags stringList
+	fs.Var(&hints, "hint", "a hint, kind=value (repeatable)")
+	fs.Var(&tags, "tag", "a tag, ns:value (repeatable)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 1, 1); err != nil {
+		return err
+	}
+	in := graph.IdentityCreate{Name: pos[0], Slug: *slug, Tags: tags}
+	if *data != "" {
+		if !json.Valid([]byte(*data)) {
+			return graph.FieldErrorf(graph.EINVALID, "data", "--data is not valid JSON; give an object such as '{\"room\":\"studio\"}'")
+		}
+		in.Data = json.RawMessage(*data)
+	}
+	if in.Hints, err = parseFingerprints(hints); err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		id, err := svc.CreateIdentity(ctx, in)
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, id)
+		}
+		fmt.Fprintf(e.stdout, "created %s (%s)\n", id.ID, id.Name)
+		return nil
+	})
+}
+
+func identityUpdate(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("identity update", "ID [--name NAME] [--data JSON] [-m WHY] [--json]")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print the identity as JSON")
+	name := fs.String("name", "", "new name")
+	data := fs.String("data", "", "replace the data with this JSON object")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 1, 1); err != nil {
+		return err
+	}
+	var u graph.IdentityUpdate
+	set := map[string]bool{}
+	fs.Visit(func(f *flagT) { set[f.Name] = true })
+	if set["name"] {
+		u.Name = name
+	}
+	if set["data"] {
+		if !json.Valid([]byte(*data)) {
+			return graph.FieldErrorf(graph.EINVALID, "data", "--data is not valid JSON; give an object such as '{\"room\":\"studio\"}'")
+		}
+		raw := json.RawMessage(*data)
+		u.Data = &raw
+	}
+	if u.Name == nil && u.Data == nil {
+		return usagef("identity update: nothing to change; give --name or --data")
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		id, err := svc.UpdateIdentity(ctx, pos[0], u)
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, id)
+		}
+		fmt.Fprintf(e.stdout, "updated %s (%s)\n", id.ID, id.Name)
+		return nil
+	})
+}
+
+func parseFingerprints(ss []string) ([]graph.Fingerprint, error) {
+	var out []graph.Fingerprint
+	for _, s := range ss {
+		f, err := graph.ParseFingerprint(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}

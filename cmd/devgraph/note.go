@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"devgraph/graph"
+)
+
+func runNote(ctx context.Context, e *env, args []string) error {
+	sub, rest := subcommand(args)
+	switch sub {
+	case "add":
+		fs := e.newFlags("note add", `TARGET "MESSAGE" [--kind info|success|warning|danger] [-m WHY] [--json]`)
+		var c common
+		c.register(fs, false)
+		jsonOut := fs.Bool("json", false, "print the note as JSON")
+		kind := fs.String("kind", "info", "info, success, warning or danger")
+		pos, err := parseArgs(fs, rest)
+		if err != nil {
+			return err
+		}
+		if err := nargs(fs, pos, 2, 2); err != nil {
+			return err
+		}
+		return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+			target, err := svc.ResolveID(ctx, pos[0], graph.KindIdentity, graph.KindDevice)
+			if err != nil {
+				return err
+			}
+			n, err := svc.AddNote(ctx, graph.NoteCreate{Target: target, Kind: *kind, Body: pos[1]})
+			if err != nil {
+				return err
+			}
+			if *jsonOut {
+				return writeJSON(e.stdout, n)
+			}
+			fmt.Fprintf(e.stdout, "added %s on %s\n", n.ID, n.Target)
+			return nil
+		})
+	case "delete":
+		fs := e.newFlags("note delete", "NOTE-ID [-m WHY]")
+		var c common
+		c.register(fs, false)
+		pos, err := parseArgs(fs, rest)
+		if err != nil {
+			return err
+		}
+		if err := nargs(fs, pos, 1, 1); err != nil {
+			return err
+		}
+		return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+			if err := svc.DeleteNote(ctx, pos[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "deleted %s\n", pos[0])
+			return nil
+		})
+	case "":
+		return usagef("note: missing subcommand; want add or delete (list them with `devgraph notes TARGET`)")
+	}
+	return usagef("note: unknown subcommand %q; want add or delete", sub)
+}
+
+func runNotes(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("notes", "TARGET [--kind K] [--limit N] [--after CURSOR] [--json]")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print JSON")
+	kind := fs.String("kind", "", "only notes of this kind")
+	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
+	after := fs.String("after", "", "continue after this cursor")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 1, 1); err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		target, err := svc.ResolveID(ctx, pos[0], graph.KindIdentity, graph.KindDevice)
+		if err != nil {
+			return err
+		}
+		notes, total, next, err := svc.FindNotes(ctx, graph.NoteFilter{Target: target, Kind: *kind, First: graph.ClampFirst(*limit), After: *after})
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, list[*graph.Note]{Items: nonNil(notes), Total: total, Next: next})
+		}
+		if err := printNotes(e.stdout, notes); err != nil {
+			return err
+		}
+		e.footer(len(notes), total, next)
+		return nil
+	})
+}
+
+func printNotes(w io.Writer, notes []*graph.Note) error {
+	t := newTable(w, "NOTE", "TIME", "KIND", "AUTHOR", "BODY")
+	for _, n := range notes {
+		t.row(n.ID, fmtTime(n.Time), n.Kind, n.Author, clip(n.Body, 60))
+	}
+	return t.flush()
+}

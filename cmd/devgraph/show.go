@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"devgraph/graph"
+)
+
+func runShow(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("show", "ID|REF [--json]")
+	var c common
+	c.register(fs, true)
+	jsonOut := fs.Bool("json", false, "print JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 1, 1); err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		id, err := svc.ResolveID(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		switch graph.KindOf(id) {
+		case graph.KindIdentity:
+			ident, err := svc.FindIdentityByID(ctx, id, graph.IdentityParts{Notes: true, Devices: true})
+			if err != nil {
+				return err
+			}
+			if *jsonOut {
+				return writeJSON(e.stdout, ident)
+			}
+			return printIdentity(e.stdout, ident)
+		case graph.KindDevice:
+			dv, err := svc.Device(ctx, id)
+			if err != nil {
+				return err
+			}
+			if *jsonOut {
+				return writeJSON(e.stdout, dv)
+			}
+			return printDevice(e.stdout, dv)
+		}
+		return graph.Errorf(graph.EINVALID, "%s is not an identity or a device; `devgraph show` takes identity ids and device refs (notes: `devgraph notes TARGET`)", id)
+	})
+}
+
+func printIdentity(w io.Writer, id *graph.Identity) error {
+	t := newTable(w, "IDENTITY", id.ID)
+	t.row("name", id.Name)
+	if len(id.Data) > 0 && string(id.Data) != "null" {
+		t.row("data", string(id.Data))
+	}
+	t.row("tags", joinOr(id.Tags, "-"))
+	t.row("created", fmtTime(id.CreatedAt))
+	t.row("updated", fmtTime(id.UpdatedAt))
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	h := newTable(w, "HINT", "VALUE", "CLASS")
+	for _, f := range id.Hints {
+		h.row(f.Kind, f.Value, f.Class())
+	}
+	if len(id.Hints) == 0 {
+		h.row("(none)", "", "")
+	}
+	if err := h.flush(); err != nil {
+		return err
+	}
+	if len(id.Devices) > 0 {
+		fmt.Fprintln(w)
+		d := newTable(w, "DEVICE", "REF", "PRESENT", "NAME")
+		for _, dev := range id.Devices {
+			d.row(dev.ID, dev.Ref, yesNo(dev.Present), clip(dev.Name, 40))
+		}
+		if err := d.flush(); err != nil {
+			return err
+		}
+	}
+	if len(id.Notes) > 0 {
+		fmt.Fprintln(w)
+		return printNotes(w, id.Notes)
+	}
+	return nil
+}
+
+func printDevice(w io.Writer, dv *graph.DeviceView) error {
+	t := newTable(w, "DEVICE", dv.ID)
+	t.row("ref", dv.Ref)
+	t.row("name", dv.Name)
+	t.row("sources", joinOr(dv.Sources, dv.Source))
+	t.row("present", yesNo(dv.Present))
+	if dv.Infra {
+		t.row("infrastructure", "yes (hubs are shown, never bound)")
+	}
+	bound := "-"
+	if dv.BoundTo != "" {
+		bound = dv.BoundTo + " (" + dv.BoundBy + ")"
+	}
+	t.row("bound to", bound)
+	t.row("match", fmtScore(dv.Match))
+	t.row("tags", joinOr(dv.Tags, "-"))
+	t.row("first seen", fmtTime(dv.FirstSeen))
+	t.row("last seen", fmtTime(dv.LastSeen))
+	if len(dv.Aliases) > 0 {
+		t.row("aliases", strings.Join(dv.Aliases, " "))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	f := newTable(w, "FINGERPRINT", "VALUE", "CLASS")
+	for _, fp := range dv.Fingerprints {
+		f.row(fp.Kind, fp.Value, fp.Class())
+	}
+	if err := f.flush(); err != nil {
+		return err
+	}
+	if dv.Match != nil {
+		fmt.Fprintln(w)
+		printExplanation(w, dv.Match)
+	}
+	return nil
+}
+
+// printExplanation writes a match's summary and each reason that counted.
+func printExplanation(w io.Writer, m *graph.Match) {
+	if m.Summary != "" {
+		fmt.Fprintf(w, "match: %s\n", m.Summary)
+	}
+	if len(m.Explanation) == 0 {
+		return
+	}
+	t := newTable(w, "EVIDENCE", "VALUE", "CLASS", "WEIGHT", "WHY")
+	for _, r := range m.Explanation {
+		t.row(r.Kind, r.Value, r.Class, fmt.Sprintf("%+.2f", r.Weight), r.Note)
+	}
+	_ = t.flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

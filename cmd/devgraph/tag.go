@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"devgraph/graph"
+)
+
+func runTag(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("tag", "TARGET +NS:VALUE… -NS:VALUE… [-m WHY] [--json]")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print the target's tags as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 2, -1); err != nil {
+		return err
+	}
+	var add, remove []string
+	for _, op := range pos[1:] {
+		switch {
+		case strings.HasPrefix(op, "+"):
+			add = append(add, op[1:])
+		case strings.HasPrefix(op, "-"):
+			remove = append(remove, op[1:])
+		default:
+			add = append(add, op)
+		}
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		target, err := svc.ResolveID(ctx, pos[0], graph.KindIdentity, graph.KindDevice)
+		if err != nil {
+			return err
+		}
+		tags, err := svc.UpdateTags(ctx, target, add, remove)
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, struct {
+				Target string   `json:"target"`
+				Tags   []string `json:"tags"`
+			}{target, nonNil(tags)})
+		}
+		fmt.Fprintf(e.stdout, "%s: %s\n", target, joinOr(tags, "(no tags)"))
+		return nil
+	})
+}
+
+func runTags(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("tags", "[--namespace NS] [--in-use] [--json]")
+	var c common
+	c.register(fs, false)
+	jsonOut := fs.Bool("json", false, "print JSON")
+	ns := fs.String("namespace", "", "only this namespace")
+	inUse := fs.Bool("in-use", false, "only tags on at least one node (else the seeded vocabulary too)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 0); err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		tags, err := svc.FindTags(ctx, graph.TagFilter{Namespace: *ns, InUse: *inUse})
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, list[graph.TagCount]{Items: nonNil(tags), Total: len(tags)})
+		}
+		t := newTable(e.stdout, "TAG", "COUNT", "SEEDED")
+		for _, tc := range tags {
+			t.row(tc.Tag, tc.Count, yesNo(tc.Seeded))
+		}
+		return t.flush()
+	})
+}

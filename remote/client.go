@@ -1,0 +1,530 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"devgraph/graph"
+)
+
+var _ graph.Service = (*Client)(nil)
+
+// Client is a graph.Service answered by the server listening on a unix socket. It is
+// safe for concurrent use. Each call forwards the context's actor, request id and
+// message, so the server records the caller's events exactly as the caller would.
+type Client struct {
+	path string
+	http *http.Client
+}
+
+// NewClient returns a client for the socket at path. It does not dial; use Ping to see
+// whether a server answers.
+func NewClient(path string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		MaxIdleConns:          8,
+		IdleConnTimeout:       30 * time.Second,
+		ResponseHeaderTimeout: 0, // navigations and imports take as long as they take
+		DisableCompression:    true,
+	}
+	return &Client{path: path, http: &http.Client{Transport: tr}}
+}
+
+// Dial returns a client for the socket at path once a server answers its ping within
+// timeout, or an EUNAVAILABLE error.
+func Dial(ctx context.Context, path string, timeout time.Duration) (*Client, *Ping, error) {
+	c := NewClient(path)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	p, err := c.Ping(ctx)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return c, p, nil
+}
+
+// Path returns the socket path.
+func (c *Client) Path() string { return c.path }
+
+// Close releases idle connections. Safe to call twice.
+func (c *Client) Close() error {
+	c.http.CloseIdleConnections()
+	return nil
+}
+
+// Ping asks who is serving.
+func (c *Client) Ping(ctx context.Context) (*Ping, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://devgraph/rpc/ping", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.unavailable(err)
+	}
+	defer resp.Body.Close()
+	var p Ping
+	if resp.StatusCode != http.StatusOK {
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "the process on %s is not a devgraph server (status %d)", c.path, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "the process on %s is not a devgraph server: %v", c.path, err)
+	}
+	return &p, nil
+}
+
+func (c *Client) unavailable(err error) error {
+	var ge *graph.Error
+	if errors.As(err, &ge) {
+		return ge
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return graph.Errorf(graph.EUNAVAILABLE, "the devgraph server on %s did not answer in time", c.path)
+	}
+	return graph.Errorf(graph.EUNAVAILABLE, "the devgraph server on %s is not answering (%v)", c.path, rootCause(err))
+}
+
+func rootCause(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
+}
+
+// do sends one call and returns the response (status 200) or the call's error.
+func (c *Client) do(ctx context.Context, method string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://devgraph/rpc/"+method, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if a := graph.ActorFrom(ctx); a != "unknown" {
+		req.Header.Set(HeaderActor, a)
+	}
+	if id := graph.RequestIDFrom(ctx); id != "" {
+		req.Header.Set(HeaderRequestID, id)
+	}
+	if m := graph.MessageFrom(ctx); m != "" {
+		req.Header.Set(HeaderMessage, m)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, c.unavailable(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		var eb errorBody
+		if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&eb); err != nil || eb.Error == nil {
+			return nil, graph.Errorf(graph.EUNAVAILABLE, "the devgraph server on %s answered %s to %s", c.path, resp.Status, method)
+		}
+		return nil, eb.Error.toGraph()
+	}
+	return resp, nil
+}
+
+// call sends args and decodes the JSON result into out.
+func (c *Client) call(ctx context.Context, method string, args, out any) error {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("encode %s arguments: %w", method, err)
+	}
+	resp, err := c.do(ctx, method, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return c.unavailable(fmt.Errorf("decode %s result: %w", method, err))
+	}
+	return nil
+}
+
+// stream reads NDJSON frames: data goes to w, progress to onProgress, and the result
+// frame is decoded into out.
+func (c *Client) stream(ctx context.Context, method string, body io.Reader, w io.Writer, onProgress func(json.RawMessage), out any) error {
+	resp, err := c.do(ctx, method, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 256<<10), 16<<20)
+	for sc.Scan() {
+		var f frame
+		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+			return c.unavailable(fmt.Errorf("decode %s frame: %w", method, err))
+		}
+		switch {
+		case f.Error != nil:
+			return f.Error.toGraph()
+		case f.Result != nil:
+			if out != nil {
+				if err := json.Unmarshal(f.Result, out); err != nil {
+					return c.unavailable(fmt.Errorf("decode %s result: %w", method, err))
+				}
+			}
+			return nil
+		case f.Progress != nil:
+			if onProgress != nil {
+				onProgress(f.Progress)
+			}
+		case f.Data != nil:
+			if w != nil {
+				if _, err := w.Write(f.Data); err != nil {
+					return fmt.Errorf("%s: write: %w", method, err)
+				}
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := sc.Err(); err != nil {
+		return c.unavailable(err)
+	}
+	return graph.Errorf(graph.EUNAVAILABLE, "the devgraph server on %s ended %s before answering", c.path, method)
+}
+
+func (c *Client) ResolveID(ctx context.Context, text string, kinds ...graph.Kind) (string, error) {
+	var out argID
+	err := c.call(ctx, "ResolveID", argResolve{text, kinds}, &out)
+	return out.ID, err
+}
+
+func (c *Client) FindIdentityByID(ctx context.Context, id string, with graph.IdentityParts) (*graph.Identity, error) {
+	var out *graph.Identity
+	err := c.call(ctx, "FindIdentityByID", argFindIdentity{id, with}, &out)
+	return out, err
+}
+
+func (c *Client) FindIdentities(ctx context.Context, f graph.IdentityFilter) ([]*graph.Identity, int, string, error) {
+	var out pageIdentities
+	err := c.call(ctx, "FindIdentities", f, &out)
+	return out.Items, out.Total, out.Next, err
+}
+
+func (c *Client) CreateIdentity(ctx context.Context, in graph.IdentityCreate) (*graph.Identity, error) {
+	var out *graph.Identity
+	err := c.call(ctx, "CreateIdentity", in, &out)
+	return out, err
+}
+
+func (c *Client) RenameIdentity(ctx context.Context, id, name string) (*graph.Identity, error) {
+	var out *graph.Identity
+	err := c.call(ctx, "RenameIdentity", argRename{id, name}, &out)
+	return out, err
+}
+
+func (c *Client) UpdateIdentity(ctx context.Context, id string, u graph.IdentityUpdate) (*graph.Identity, error) {
+	var out *graph.Identity
+	err := c.call(ctx, "UpdateIdentity", argUpdate{id, u}, &out)
+	return out, err
+}
+
+func (c *Client) DeleteIdentity(ctx context.Context, id string) error {
+	return c.call(ctx, "DeleteIdentity", argID{id}, nil)
+}
+
+func (c *Client) MergeIdentities(ctx context.Context, from, into string) (*graph.Identity, error) {
+	var out *graph.Identity
+	err := c.call(ctx, "MergeIdentities", argMerge{from, into}, &out)
+	return out, err
+}
+
+func (c *Client) RestoreIdentity(ctx context.Context, id string) (*graph.Identity, error) {
+	var out *graph.Identity
+	err := c.call(ctx, "RestoreIdentity", argID{id}, &out)
+	return out, err
+}
+
+func (c *Client) AddHints(ctx context.Context, id string, fps []graph.Fingerprint, move bool) (*graph.Identity, error) {
+	var out *graph.Identity
+	err := c.call(ctx, "AddHints", argHints{id, fps, move}, &out)
+	return out, err
+}
+
+func (c *Client) RemoveHints(ctx context.Context, id string, fps []graph.Fingerprint) (*graph.Identity, error) {
+	var out *graph.Identity
+	err := c.call(ctx, "RemoveHints", argHints{ID: id, Fingerprints: fps}, &out)
+	return out, err
+}
+
+func (c *Client) FindHintHolders(ctx context.Context, fps []graph.Fingerprint) (map[graph.Fingerprint][]string, error) {
+	var out []holder
+	if err := c.call(ctx, "FindHintHolders", argFingerprints{fps}, &out); err != nil {
+		return nil, err
+	}
+	m := make(map[graph.Fingerprint][]string, len(out))
+	for _, h := range out {
+		m[h.Fingerprint] = h.Holders
+	}
+	return m, nil
+}
+
+func (c *Client) UpdateTags(ctx context.Context, target string, add, remove []string) ([]string, error) {
+	var out []string
+	err := c.call(ctx, "UpdateTags", argTags{target, add, remove}, &out)
+	return out, err
+}
+
+func (c *Client) FindTags(ctx context.Context, f graph.TagFilter) ([]graph.TagCount, error) {
+	var out []graph.TagCount
+	err := c.call(ctx, "FindTags", f, &out)
+	return out, err
+}
+
+func (c *Client) FindTagged(ctx context.Context, tag string, first int, after string) ([]string, int, string, error) {
+	var out pageIDs
+	err := c.call(ctx, "FindTagged", argTagged{tag, first, after}, &out)
+	return out.Items, out.Total, out.Next, err
+}
+
+func (c *Client) AddNote(ctx context.Context, n graph.NoteCreate) (*graph.Note, error) {
+	var out *graph.Note
+	err := c.call(ctx, "AddNote", n, &out)
+	return out, err
+}
+
+func (c *Client) FindNotes(ctx context.Context, f graph.NoteFilter) ([]*graph.Note, int, string, error) {
+	var out pageNotes
+	err := c.call(ctx, "FindNotes", f, &out)
+	return out.Items, out.Total, out.Next, err
+}
+
+func (c *Client) DeleteNote(ctx context.Context, id string) error {
+	return c.call(ctx, "DeleteNote", argID{id}, nil)
+}
+
+func (c *Client) FindDeviceByID(ctx context.Context, idOrRef string) (*graph.Device, error) {
+	var out *graph.Device
+	err := c.call(ctx, "FindDeviceByID", argID{idOrRef}, &out)
+	return out, err
+}
+
+func (c *Client) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.Device, int, string, error) {
+	var out pageDevices
+	err := c.call(ctx, "FindDevices", f, &out)
+	return out.Items, out.Total, out.Next, err
+}
+
+func (c *Client) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*graph.Event, error) {
+	var out []*graph.Event
+	err := c.call(ctx, "ObserveDevices", snap, &out)
+	return out, err
+}
+
+func (c *Client) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindResult, error) {
+	var out *graph.BindResult
+	err := c.call(ctx, "BindDevice", r, &out)
+	return out, err
+}
+
+func (c *Client) UnbindDevice(ctx context.Context, deviceID string) (*graph.Device, error) {
+	var out *graph.Device
+	err := c.call(ctx, "UnbindDevice", argID{deviceID}, &out)
+	return out, err
+}
+
+func (c *Client) FindRobotRecords(ctx context.Context) ([]*graph.RobotRecord, error) {
+	var out []*graph.RobotRecord
+	err := c.call(ctx, "FindRobotRecords", argNone{}, &out)
+	return out, err
+}
+
+func (c *Client) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action string, before, after any) error {
+	a := argSaveRobot{Record: rec, Action: action}
+	var err error
+	if before != nil {
+		if a.Before, err = json.Marshal(before); err != nil {
+			return fmt.Errorf("encode before: %w", err)
+		}
+	}
+	if after != nil {
+		if a.After, err = json.Marshal(after); err != nil {
+			return fmt.Errorf("encode after: %w", err)
+		}
+	}
+	return c.call(ctx, "SaveRobot", a, nil)
+}
+
+func (c *Client) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Event, string, error) {
+	var out pageEvents
+	err := c.call(ctx, "FindEvents", f, &out)
+	return out.Items, out.Next, err
+}
+
+func (c *Client) VerifyChangelog(ctx context.Context) (*graph.VerifyReport, error) {
+	var out *graph.VerifyReport
+	err := c.call(ctx, "VerifyChangelog", argNone{}, &out)
+	return out, err
+}
+
+func (c *Client) PruneChangelog(ctx context.Context, before time.Time) (int, error) {
+	var out countResult
+	err := c.call(ctx, "PruneChangelog", argPrune{before}, &out)
+	return int(out.N), err
+}
+
+func (c *Client) Stats(ctx context.Context) (*graph.Stats, error) {
+	var out *graph.Stats
+	err := c.call(ctx, "Stats", argNone{}, &out)
+	return out, err
+}
+
+func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	var out countResult
+	err := c.stream(ctx, "Backup", bytes.NewReader([]byte("{}")), w, nil, &out)
+	return out.N, err
+}
+
+func (c *Client) Export(ctx context.Context, w io.Writer) error {
+	return c.stream(ctx, "Export", bytes.NewReader([]byte("{}")), w, nil, nil)
+}
+
+func (c *Client) Import(ctx context.Context, r io.Reader, progress func(records int)) (*graph.ImportStats, error) {
+	var out *graph.ImportStats
+	onProgress := func(b json.RawMessage) {
+		var p importProgress
+		if progress != nil && json.Unmarshal(b, &p) == nil {
+			progress(p.Records)
+		}
+	}
+	// Hide r's other methods (WriterTo, Len) so the transport streams it chunked.
+	err := c.stream(ctx, "Import", io.MultiReader(r), nil, onProgress, &out)
+	return out, err
+}
+
+func (c *Client) Devices(ctx context.Context, f graph.DeviceFilter) ([]*graph.DeviceView, int, string, error) {
+	var out pageDeviceViews
+	err := c.call(ctx, "Devices", f, &out)
+	return out.Items, out.Total, out.Next, err
+}
+
+func (c *Client) Device(ctx context.Context, idOrRef string) (*graph.DeviceView, error) {
+	var out *graph.DeviceView
+	err := c.call(ctx, "Device", argID{idOrRef}, &out)
+	return out, err
+}
+
+func (c *Client) Unbound(ctx context.Context) ([]*graph.DeviceView, error) {
+	var out []*graph.DeviceView
+	err := c.call(ctx, "Unbound", argNone{}, &out)
+	return out, err
+}
+
+func (c *Client) Match(ctx context.Context, fps []graph.Fingerprint) (*graph.Match, error) {
+	var out *graph.Match
+	err := c.call(ctx, "Match", argFingerprints{fps}, &out)
+	return out, err
+}
+
+func (c *Client) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResult, error) {
+	var out *graph.BindResult
+	err := c.call(ctx, "Bind", in, &out)
+	return out, err
+}
+
+func (c *Client) Unbind(ctx context.Context, ref string) (*graph.Device, error) {
+	var out *graph.Device
+	err := c.call(ctx, "Unbind", argID{ref}, &out)
+	return out, err
+}
+
+func (c *Client) Sources(ctx context.Context) ([]graph.SourceStatus, error) {
+	var out []graph.SourceStatus
+	err := c.call(ctx, "Sources", argNone{}, &out)
+	return out, err
+}
+
+func (c *Client) Robots(ctx context.Context) ([]*graph.RobotState, error) {
+	var out []*graph.RobotState
+	err := c.call(ctx, "Robots", argNone{}, &out)
+	return out, err
+}
+
+func (c *Client) Robot(ctx context.Context, robot string) (*graph.RobotState, error) {
+	return c.robot(ctx, "Robot", robot)
+}
+
+func (c *Client) robot(ctx context.Context, method, robot string) (*graph.RobotState, error) {
+	var out *graph.RobotState
+	err := c.call(ctx, method, argRobot{robot}, &out)
+	return out, err
+}
+
+// RobotNavigate blocks like the server's; cancelling ctx closes the connection, which
+// cancels the navigation on the server (and stops the robot).
+func (c *Client) RobotNavigate(ctx context.Context, robot string, goal graph.Goal, progress func(graph.NavProgress)) (*graph.NavResult, error) {
+	b, err := json.Marshal(argNavigate{robot, goal})
+	if err != nil {
+		return nil, graph.FieldErrorf(graph.EINVALID, "goal", "goal is not a finite number pair: %v", err)
+	}
+	var out *graph.NavResult
+	onProgress := func(m json.RawMessage) {
+		var p graph.NavProgress
+		if progress != nil && json.Unmarshal(m, &p) == nil {
+			progress(p)
+		}
+	}
+	err = c.stream(ctx, "RobotNavigate", bytes.NewReader(b), nil, onProgress, &out)
+	return out, err
+}
+
+func (c *Client) RobotStop(ctx context.Context, robot string) (*graph.RobotState, error) {
+	return c.robot(ctx, "RobotStop", robot)
+}
+
+func (c *Client) RobotArm(ctx context.Context, robot string) (*graph.RobotState, error) {
+	return c.robot(ctx, "RobotArm", robot)
+}
+
+func (c *Client) RobotDisarm(ctx context.Context, robot string) (*graph.RobotState, error) {
+	return c.robot(ctx, "RobotDisarm", robot)
+}
+
+func (c *Client) RobotDetect(ctx context.Context, robot string) ([]graph.DetectedObject, error) {
+	var out []graph.DetectedObject
+	err := c.call(ctx, "RobotDetect", argRobot{robot}, &out)
+	return out, err
+}
+
+func (c *Client) RobotGrasp(ctx context.Context, robot, objectID string) (*graph.RobotState, error) {
+	var out *graph.RobotState
+	err := c.call(ctx, "RobotGrasp", argGrasp{robot, objectID}, &out)
+	return out, err
+}
+
+func (c *Client) RobotRelease(ctx context.Context, robot string) (*graph.RobotState, error) {
+	return c.robot(ctx, "RobotRelease", robot)
+}
+
+func (c *Client) RobotSetParameters(ctx context.Context, robot string, u graph.RobotParamsUpdate) (*graph.RobotState, error) {
+	var out *graph.RobotState
+	err := c.call(ctx, "RobotSetParameters", argParams{robot, u}, &out)
+	return out, err
+}

@@ -1,0 +1,31 @@
+// Package remote serves a graph.Service over a local unix socket and dials it back, so
+// the CLI's verbs run unchanged whether they open the database themselves or a running
+// `devgraph serve` holds it.
+//
+// The wire is plain HTTP/1.1 on the socket:
+//
+//	GET  /rpc/ping              → {"pid":…, "db":…, "version":…}
+//	POST /rpc/<Method>          a JSON object of the method's arguments
+//	                            → 200 and the JSON result, or
+//	                            → 4xx/5xx and {"error":{"code","message","field"}}
+//
+// Streaming methods (Backup, Export, Import, RobotNavigate) answer 200 with
+// application/x-ndjson frames, one JSON object a line, ending in exactly one result or
+// error frame:
+//
+//	{"data":"<base64>"}          bytes of a Backup or Export
+//	{"progress":{…}}             graph.NavProgress, or {"records":n} while importing
+//	{"result":…}                 the method's result
+//	{"error":{…}}                the method's error
+//
+// Import sends the raw export stream as the request body.
+//
+// The caller's actor, request id and change message travel in the X-Devgraph-Actor,
+// X-Devgraph-Request-Id and X-Devgraph-Message headers. The server trusts them because
+// only the same user can connect: the socket is mode 0600 and Listen checks every peer's
+// uid with SO_PEERCRED, refusing others.
+//
+// Errors keep their graph code, message and field across the wire, so a caller branches
+// on graph.ErrorCode exactly as it would in-process. Internal errors are logged by the
+// server and arrive as the generic internal message.
+package remote

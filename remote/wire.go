@@ -1,0 +1,185 @@
+package remote
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"devgraph/graph"
+)
+
+// Headers carrying the caller's context.
+const (
+	HeaderActor     = "X-Devgraph-Actor"
+	HeaderRequestID = "X-Devgraph-Request-Id"
+	HeaderMessage   = "X-Devgraph-Message"
+)
+
+// wireError is the error body: {"error":{"code","message","field"}}.
+type wireError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+type errorBody struct {
+	Error *wireError `json:"error"`
+}
+
+// frame is one line of a streaming answer.
+type frame struct {
+	Data     []byte          `json:"data,omitempty"`
+	Progress json.RawMessage `json:"progress,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    *wireError      `json:"error,omitempty"`
+}
+
+// Ping is what GET /rpc/ping answers: who is serving.
+type Ping struct {
+	PID     int    `json:"pid"`
+	DB      string `json:"db,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// Argument objects, one per distinct signature.
+type (
+	argNone struct{}
+	argID   struct {
+		ID string `json:"id"`
+	}
+	argResolve struct {
+		Text  string       `json:"text"`
+		Kinds []graph.Kind `json:"kinds,omitempty"`
+	}
+	argFindIdentity struct {
+		ID   string              `json:"id"`
+		With graph.IdentityParts `json:"with"`
+	}
+	argRename struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	argUpdate struct {
+		ID     string               `json:"id"`
+		Update graph.IdentityUpdate `json:"update"`
+	}
+	argMerge struct {
+		From string `json:"from"`
+		Into string `json:"into"`
+	}
+	argHints struct {
+		ID           string              `json:"id"`
+		Fingerprints []graph.Fingerprint `json:"fingerprints"`
+		Move         bool                `json:"move,omitempty"`
+	}
+	argFingerprints struct {
+		Fingerprints []graph.Fingerprint `json:"fingerprints"`
+	}
+	argTags struct {
+		Target string   `json:"target"`
+		Add    []string `json:"add,omitempty"`
+		Remove []string `json:"remove,omitempty"`
+	}
+	argTagged struct {
+		Tag   string `json:"tag"`
+		First int    `json:"first,omitempty"`
+		After string `json:"after,omitempty"`
+	}
+	argSaveRobot struct {
+		Record *graph.RobotRecord `json:"record"`
+		Action string             `json:"action,omitempty"`
+		Before json.RawMessage    `json:"before,omitempty"`
+		After  json.RawMessage    `json:"after,omitempty"`
+	}
+	argPrune struct {
+		Before time.Time `json:"before"`
+	}
+	argRobot struct {
+		Robot string `json:"robot"`
+	}
+	argNavigate struct {
+		Robot string     `json:"robot"`
+		Goal  graph.Goal `json:"goal"`
+	}
+	argGrasp struct {
+		Robot  string `json:"robot"`
+		Object string `json:"object"`
+	}
+	argParams struct {
+		Robot  string                  `json:"robot"`
+		Update graph.RobotParamsUpdate `json:"update"`
+	}
+)
+
+// Results with more than one value.
+type (
+	pageIdentities struct {
+		Items []*graph.Identity `json:"items"`
+		Total int               `json:"total"`
+		Next  string            `json:"next,omitempty"`
+	}
+	pageNotes struct {
+		Items []*graph.Note `json:"items"`
+		Total int           `json:"total"`
+		Next  string        `json:"next,omitempty"`
+	}
+	pageDevices struct {
+		Items []*graph.Device `json:"items"`
+		Total int             `json:"total"`
+		Next  string          `json:"next,omitempty"`
+	}
+	pageDeviceViews struct {
+		Items []*graph.DeviceView `json:"items"`
+		Total int                 `json:"total"`
+		Next  string              `json:"next,omitempty"`
+	}
+	pageIDs struct {
+		Items []string `json:"items"`
+		Total int      `json:"total"`
+		Next  string   `json:"next,omitempty"`
+	}
+	pageEvents struct {
+		Items []*graph.Event `json:"items"`
+		Next  string         `json:"next,omitempty"`
+	}
+	holder struct {
+		Fingerprint graph.Fingerprint `json:"fingerprint"`
+		Holders     []string          `json:"holders"`
+	}
+	countResult struct {
+		N int64 `json:"n"`
+	}
+	importProgress struct {
+		Records int `json:"records"`
+	}
+)
+
+func statusOf(code string) int {
+	switch code {
+	case graph.EINVALID:
+		return http.StatusBadRequest
+	case graph.ENOTFOUND:
+		return http.StatusNotFound
+	case graph.ECONFLICT:
+		return http.StatusConflict
+	case graph.ELOCKED:
+		return http.StatusLocked
+	case graph.ELIMIT:
+		return http.StatusTooManyRequests
+	case graph.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func toWire(err error) *wireError {
+	return &wireError{Code: graph.ErrorCode(err), Message: graph.ErrorMessage(err), Field: graph.ErrorField(err)}
+}
+
+func (e *wireError) toGraph() *graph.Error {
+	code := e.Code
+	if code == "" {
+		code = graph.EINTERNAL
+	}
+	return &graph.Error{Code: code, Message: e.Message, Field: e.Field}
+}

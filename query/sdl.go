@@ -89,6 +89,7 @@ func printFields(sb *strings.Builder, fields graphql.FieldDefinitionMap) {
 			for i, a := range f.Args {
 				args[i] = a.Name() + ": " + a.Type.String()
 			}
+			sort.Strings(args)
 			sb.WriteString("(" + strings.Join(args, ", ") + ")")
 		}
 		fmt.Fprintf(sb, ": %s\n", f.Type)

@@ -522,7 +522,11 @@ func (w *wtx) appendEvent(e *graph.Event, related ...string) error {
 }
 
 func (w *wtx) putEvent(e *graph.Event, related ...string) error {
-	rec, err := migrations.EncodeEvent(e)
+	encode := migrations.EncodeEvent
+	if w.db.version == 1 {
+		encode = migrations.EncodeEventV1 // only fixture generation writes version-1 files
+	}
+	rec, err := encode(e)
 	if err != nil {
 		return err
 	}

@@ -513,24 +513,33 @@ func usbFallbackName(u *usbDevice) string {
 }
 
 // uniqueKeys gives devices that would share a key (two units reporting one serial, as
-// cheap devices do) their place-based key instead, so neither hides the other.
+// cheap devices do) their place-based key instead, so neither hides the other; what is
+// still shared (twins only PipeWire's MIDI bridge sees) is numbered in snapshot order.
 func (m *merger) uniqueKeys(devs []*graph.ObservedDevice) {
 	count := map[string]int{}
 	for _, d := range devs {
 		count[d.Key]++
 	}
 	for _, d := range devs {
-		if count[d.Key] < 2 {
+		if count[d.Key] < 2 || !strings.HasPrefix(d.Key, "sn:") || !strings.HasPrefix(d.Ref, "usb:") {
 			continue
 		}
-		vid, pid, path := d.Attrs["vendor_id"], d.Attrs["product_id"], strings.TrimPrefix(d.Ref, "usb:")
-		if strings.HasPrefix(d.Key, "sn:") && vid != "" && strings.HasPrefix(d.Ref, "usb:") {
-			m.note(d.Source, "usb %s shares serial key %s with another device; keyed by its path", path, d.Key)
-			d.Key = "path:" + vid + ":" + pid + ":" + path
-			continue
+		path := strings.TrimPrefix(d.Ref, "usb:")
+		m.note(d.Source, "usb %s shares serial key %s with another device; keyed by its path", path, d.Key)
+		d.Key = "path:" + d.Attrs["vendor_id"] + ":" + d.Attrs["product_id"] + ":" + path
+	}
+	sort.SliceStable(devs, func(i, j int) bool { return devs[i].Ref < devs[j].Ref })
+	seenKey, seenRef := map[string]int{}, map[string]int{}
+	for _, d := range devs {
+		if n := seenKey[d.Key]; n > 0 {
+			m.note(d.Source, "%s shares key %s with another device; numbered #%d", d.Ref, d.Key, n+1)
+			d.Key = fmt.Sprintf("%s#%d", d.Key, n+1)
 		}
-		m.note(d.Source, "%s shares key %s with another device; keyed by its ref", d.Ref, d.Key)
-		d.Key = d.Key + "@" + d.Ref
+		seenKey[d.Key]++
+		if n := seenRef[d.Ref]; n > 0 {
+			d.Ref = fmt.Sprintf("%s#%d", d.Ref, n+1)
+		}
+		seenRef[d.Ref]++
 	}
 }
 

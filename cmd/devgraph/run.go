@@ -191,19 +191,27 @@ func (e *env) usage(w io.Writer) {
 	_ = sort.Strings
 }
 
-// newFlags returns a FlagSet for a verb whose errors come back to Run (usage: exit 2).
+// newFlags returns a FlagSet for a verb whose errors come back to Run as one line (bad
+// usage: exit 2); -h prints the verb's usage and flags on stdout.
 func (e *env) newFlags(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("devgraph "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: devgraph %s %s\n", name, usage)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	helps[fs] = func() {
+		w := e.stdout
+		fmt.Fprintf(w, "usage: devgraph %s %s\n", name, usage)
 		if hasFlags(fs) {
-			fmt.Fprintln(e.stderr, "flags:")
+			fmt.Fprintln(w, "flags:")
+			fs.SetOutput(w)
 			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
 		}
 	}
 	return fs
 }
+
+// helps prints each FlagSet's help; only touched from the command's own goroutine.
+var helps = map[*flag.FlagSet]func(){}
 
 func hasFlags(fs *flag.FlagSet) bool {
 	n := 0
@@ -245,9 +253,12 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	if err := fs.Parse(flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if h := helps[fs]; h != nil {
+				h()
+			}
 			return nil, err
 		}
-		return nil, &usageError{} // flag already printed the reason and usage
+		return nil, usagef("%s: %v; see `%s -h`", strings.TrimPrefix(fs.Name(), "devgraph "), err, fs.Name())
 	}
 	return pos, nil
 }
@@ -273,10 +284,9 @@ func isFlagArg(a string) bool {
 // nargs checks the positional count.
 func nargs(fs *flag.FlagSet, pos []string, min, max int) error {
 	if len(pos) < min || (max >= 0 && len(pos) > max) {
-		fs.Usage()
 		switch {
 		case len(pos) < min:
-			return usagef("%s: missing arguments", strings.TrimPrefix(fs.Name(), "devgraph "))
+			return usagef("%s: missing arguments; see `%s -h`", strings.TrimPrefix(fs.Name(), "devgraph "), fs.Name())
 		default:
 			return usagef("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "devgraph "), pos[max])
 		}

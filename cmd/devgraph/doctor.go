@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"devgraph/graph"
+	"devgraph/migrations"
+	"devgraph/remote"
+)
+
+// doctorReport is doctor's --json shape.
+type doctorReport struct {
+	DB            string               `json:"db"`
+	Exists        bool                 `json:"exists"`
+	Socket        string               `json:"socket"`
+	Server        bool                 `json:"server"`
+	ServerPID     int                  `json:"server_pid,omitempty"`
+	SchemaVersion int                  `json:"schema_version"`
+	SchemaCurrent int                  `json:"schema_current"`
+	Stats         *graph.Stats         `json:"stats,omitempty"`
+	Chain         *graph.VerifyReport  `json:"chain,omitempty"`
+	Sources       []graph.SourceStatus `json:"sources"`
+	Problems      []string             `json:"problems,omitempty"`
+}
+
+func runDoctor(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("doctor", "[--json]")
+	var c common
+	c.register(fs, true)
+	jsonOut := fs.Bool("json", false, "print JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 0); err != nil {
+		return err
+	}
+	db := e.dbPath(&c)
+	rep := &doctorReport{DB: db, Socket: remote.SocketPath(db), SchemaCurrent: migrations.CurrentVersion}
+	_, statErr := os.Stat(db)
+	rep.Exists = statErr == nil
+	if cl := dialServer(ctx, db); cl != nil {
+		if p, err := cl.Ping(ctx); err == nil {
+			rep.Server, rep.ServerPID = true, p.PID
+		}
+		cl.Close()
+	}
+	if !rep.Exists && !rep.Server {
+		rep.Problems = append(rep.Problems, "the database does not exist yet; any command that writes creates it")
+		// The sources can still be checked without a database.
+		live, err := e.live(&c, db)
+		if err != nil {
+			return err
+		}
+		snap, err := live.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		rep.Sources = snap.Sources
+	} else {
+		err := e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+			var err error
+			if rep.Stats, err = svc.Stats(ctx); err != nil {
+				return err
+			}
+			rep.SchemaVersion = rep.Stats.SchemaVersion
+			if rep.Chain, err = svc.VerifyChangelog(ctx); err != nil {
+				return err
+			}
+			if !rep.Chain.OK {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("changelog broken at seq %d: %s", rep.Chain.BrokenSeq, rep.Chain.Problem))
+			}
+			rep.Sources, err = svc.Sources(ctx)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, s := range rep.Sources {
+		if !s.OK {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("source %s unavailable: %s", s.Name, s.Error))
+		}
+	}
+	if *jsonOut {
+		return writeJSON(e.stdout, rep)
+	}
+	t := newTable(e.stdout, "CHECK", "STATUS", "DETAIL")
+	t.row("database", okIf(rep.Exists || rep.Server, "ok", "missing"), db)
+	server := "no server running; commands open the file"
+	if rep.Server {
+		server = fmt.Sprintf("pid %d on %s", rep.ServerPID, rep.Socket)
+	}
+	t.row("server", okIf(rep.Server, "running", "none"), server)
+	if rep.Stats != nil {
+		t.row("schema", okIf(rep.SchemaVersion == rep.SchemaCurrent, "ok", "old"), fmt.Sprintf("version %d (this devgraph writes %d)", rep.SchemaVersion, rep.SchemaCurrent))
+		t.row("contents", "ok", fmt.Sprintf("%d identities, %d devices, %d notes, %d events, %d bytes", rep.Stats.Identities, rep.Stats.Devices, rep.Stats.Notes, rep.Stats.Events, rep.Stats.FileBytes))
+	}
+	if rep.Chain != nil {
+		detail := fmt.Sprintf("%d events verified, head seq %d", rep.Chain.Checked, rep.Chain.HeadSeq)
+		if !rep.Chain.OK {
+			detail = fmt.Sprintf("broken at seq %d: %s", rep.Chain.BrokenSeq, rep.Chain.Problem)
+		}
+		t.row("changelog", okIf(rep.Chain.OK, "ok", "BROKEN"), detail)
+	}
+	for _, s := range rep.Sources {
+		detail := fmt.Sprintf("%d devices in %s", s.Devices, s.Duration.Round(10*time.Microsecond))
+		if s.Root != "" {
+			detail += " from " + s.Root
+		}
+		if !s.OK {
+			detail = s.Error
+		}
+		t.row("source "+s.Name, okIf(s.OK, "ok", "unavailable"), detail)
+	}
+	return t.flush()
+}
+
+func okIf(ok bool, yes, no string) string {
+	if ok {
+		return yes
+	}
+	return no
+}

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"devgraph/graph"
+	"devgraph/migrations"
+	"devgraph/store"
+)
+
+func runBackup(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("backup", "FILE")
+	var c common
+	c.register(fs, false)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 1, 1); err != nil {
+		return err
+	}
+	dst := pos[0]
+	if _, err := os.Stat(dst); err == nil {
+		return graph.FieldErrorf(graph.EINVALID, "file", "%s already exists; back up into a new file", dst)
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		n, err := writeAtomically(dst, func(w io.Writer) (int64, error) { return svc.Backup(ctx, w) })
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "backed up %s to %s (%d bytes)\n", e.dbPath(&c), dst, n)
+		return nil
+	})
+}
+
+// writeAtomically writes a temporary file beside dst and renames it into place once the
+// write and an fsync succeeded, so dst is never half written.
+func writeAtomically(dst string, fn func(w io.Writer) (int64, error)) (int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
+	if err != nil {
+		return 0, graph.Errorf(graph.EINVALID, "cannot write %s: %v", dst, unwrapPath(err))
+	}
+	tmp := f.Name()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	n, err := fn(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o600)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		if graph.ErrorCode(err) == graph.EINTERNAL {
+			return n, graph.Errorf(graph.EINVALID, "cannot write %s: %v", dst, unwrapPath(err))
+		}
+		return n, err
+	}
+	return n, nil
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+func runExport(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("export", "[FILE]  (stdout without FILE)")
+	var c common
+	c.register(fs, false)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 1); err != nil {
+		return err
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		if len(pos) == 0 || pos[0] == "-" {
+			bw := bufio.NewWriterSize(e.stdout, 1<<20)
+			if err := svc.Export(ctx, bw); err != nil {
+				return err
+			}
+			return bw.Flush()
+		}
+		cw := &countWriter{}
+		if _, err := writeAtomically(pos[0], func(w io.Writer) (int64, error) {
+			cw.w = w
+			return 0, svc.Export(ctx, cw)
+		}); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "exported %s to %s (%d bytes)\n", e.dbPath(&c), pos[0], cw.n)
+		return nil
+	})
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func runImport(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("import", "FILE  (- for stdin) [-m WHY]")
+	var c common
+	c.register(fs, false)
+	quiet := fs.Bool("quiet", false, "no progress line")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 1, 1); err != nil {
+		return err
+	}
+	var r io.Reader = e.stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", pos[0], unwrapPath(err))
+		}
+		defer f.Close()
+		r = f
+	}
+	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		var last time.Time
+		progress := func(n int) {
+			if *quiet || time.Since(last) < 500*time.Millisecond {
+				return
+			}
+			last = time.Now()
+			fmt.Fprintf(e.stderr, "import: %d records so far\n", n)
+		}
+		st, err := svc.Import(ctx, bufio.NewReaderSize(r, 1<<20), progress)
+		if err != nil {
+			return err
+		}
+		how := "recorded as import events"
+		if st.KeptLog {
+			how = "changelog kept byte for byte"
+		}
+		fmt.Fprintf(e.stdout, "imported %s and %s (%s)\n", plural(st.Records, "record", "records"), plural(st.Events, "event", "events"), how)
+		return nil
+	})
+}
+
+func runCompact(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("compact", "")
+	var c common
+	c.register(fs, false)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 0); err != nil {
+		return err
+	}
+	db := e.dbPath(&c)
+	if cl := dialServer(ctx, db); cl != nil {
+		p, _ := cl.Ping(ctx)
+		cl.Close()
+		pid := ""
+		if p != nil {
+			pid = fmt.Sprintf(" (pid %d)", p.PID)
+		}
+		return graph.Errorf(graph.ELOCKED, "compact needs %s to itself; stop the devgraph server%s first", db, pid)
+	}
+	if _, err := os.Stat(db); err != nil {
+		return graph.Errorf(graph.ENOTFOUND, "database %s does not exist; nothing to compact", db)
+	}
+	// Hold the file exclusively while we copy it, so nobody writes behind our back.
+	st, err := store.Open(db, store.Options{Timeout: lockWait})
+	if err != nil {
+		return err
+	}
+	before, _ := os.Stat(db)
+	st.Close()
+	tmp := db + ".compact.tmp"
+	os.Remove(tmp)
+	if err := store.Compact(db, tmp); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, db); err != nil {
+		os.Remove(tmp)
+		return graph.Errorf(graph.EINVALID, "cannot replace %s: %v", db, unwrapPath(err))
+	}
+	after, _ := os.Stat(db)
+	var b, a int64
+	if before != nil {
+		b = before.Size()
+	}
+	if after != nil {
+		a = after.Size()
+	}
+	fmt.Fprintf(e.stdout, "compacted %s: %d → %d bytes\n", db, b, a)
+	return nil
+}
+
+func runMigrate(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("migrate", "[--status] [--json]")
+	var c common
+	c.register(fs, false)
+	status := fs.Bool("status", false, "report the schema version and pending steps; change nothing")
+	jsonOut := fs.Bool("json", false, "print JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 0); err != nil {
+		return err
+	}
+	db := e.dbPath(&c)
+	if cl := dialServer(ctx, db); cl != nil {
+		// A running server has already migrated the file when it opened it.
+		defer cl.Close()
+		st, err := cl.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		r := &migrations.StatusReport{Path: db, Version: st.SchemaVersion, Current: migrations.CurrentVersion}
+		if *jsonOut {
+			return writeJSON(e.stdout, r)
+		}
+		fmt.Fprintf(e.stdout, "%s is at schema version %d (current %d), held by a running server; nothing to do\n", db, r.Version, r.Current)
+		return nil
+	}
+	if *status {
+		r, err := migrations.Status(db)
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			return writeJSON(e.stdout, r)
+		}
+		switch {
+		case r.Newer:
+			fmt.Fprintf(e.stdout, "%s is at schema version %d, newer than this devgraph (%d); upgrade devgraph\n", db, r.Version, r.Current)
+		case len(r.Pending) == 0:
+			fmt.Fprintf(e.stdout, "%s is at schema version %d (current); nothing to do\n", db, r.Version)
+		default:
+			fmt.Fprintf(e.stdout, "%s is at schema version %d (current %d); pending:\n", db, r.Version, r.Current)
+			for _, p := range r.Pending {
+				fmt.Fprintf(e.stdout, "  %s\n", p)
+			}
+		}
+		return nil
+	}
+	before, _ := migrations.Status(db)
+	st, err := store.Open(db, store.Options{Timeout: lockWait})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r := &migrations.StatusReport{Path: db, Version: st.Version(), Current: migrations.CurrentVersion}
+	if *jsonOut {
+		return writeJSON(e.stdout, r)
+	}
+	switch {
+	case before != nil && before.Version != 0 && before.Version < st.Version():
+		fmt.Fprintf(e.stdout, "migrated %s from schema version %d to %d; backup at %s\n", db, before.Version, st.Version(), st.BackupPath())
+	default:
+		fmt.Fprintf(e.stdout, "%s is at schema version %d (current); nothing to do\n", db, st.Version())
+	}
+	return nil
+}

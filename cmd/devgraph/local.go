@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"devgraph/graph"
+	"devgraph/identity"
+	"devgraph/sources"
+	"devgraph/store"
+)
+
+// lockWait is how long opening a held database waits before saying it is in use.
+const lockWait = time.Second
+
+// openLocal opens the database file itself: the store, the sources (no background
+// polling; a request reads its own snapshot) and the identity service over them.
+// Robots live only in a running server.
+func (e *env) openLocal(ctx context.Context, c *common, db string) (*session, error) {
+	st, err := store.Open(db, store.Options{Timeout: lockWait})
+	if err != nil {
+		return nil, err
+	}
+	live, err := e.live(c, db)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	svc := identity.New(st, live, nil)
+	if err := svc.Open(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &session{svc: svc, db: db, closer: func() error {
+		svc.Close()
+		return st.Close()
+	}}, nil
+}
+
+// live returns the hardware sources the flags ask for: the demo rig with --demo (unless
+// roots are given), else the real /sys, /proc and pw-dump, each overridable.
+func (e *env) live(c *common, db string) (*sources.Live, error) {
+	if c.demo && c.sysRoot == "" && c.procRoot == "" && c.pwDump == "" {
+		l, err := sources.NewDemo(e.demoRigDir(db))
+		if err != nil {
+			return nil, graph.Errorf(graph.EUNAVAILABLE, "cannot write the demo rig: %v", err)
+		}
+		return l, nil
+	}
+	return &sources.Live{SysRoot: c.sysRoot, ProcRoot: c.procRoot, PWDumpFile: c.pwDump}, nil
+}

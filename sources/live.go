@@ -50,8 +50,9 @@ type Live struct {
 var _ graph.Live = (*Live)(nil)
 
 type flight struct {
-	done chan struct{}
-	snap *graph.Snapshot
+	done    chan struct{}
+	snap    *graph.Snapshot
+	waiters int // callers sharing this reading (tests look)
 }
 
 // Demo returns a Live that reads the demo rig (or any fixture rig) written at root:
@@ -115,6 +116,7 @@ func (l *Live) Snapshot(ctx context.Context) (*graph.Snapshot, error) {
 			close(f.done)
 		}()
 	}
+	f.waiters++
 	l.mu.Unlock()
 	select {
 	case <-f.done:

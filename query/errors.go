@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,22 @@ type Response struct {
 	Errors []Error `json:"errors,omitempty"`
 	// executed is false when the request never reached execution.
 	executed bool
+}
+
+// MarshalJSON writes "data" (null when execution nulled it) whenever the request was
+// executed, and leaves it out when the request failed before execution, as the spec asks.
+func (r *Response) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		Data   any     `json:"data"`
+		Errors []Error `json:"errors,omitempty"`
+	}
+	type noData struct {
+		Errors []Error `json:"errors,omitempty"`
+	}
+	if r.executed || r.Data != nil {
+		return json.Marshal(wire{Data: r.Data, Errors: r.Errors})
+	}
+	return json.Marshal(noData{Errors: r.Errors})
 }
 
 // Executed reports whether the request reached execution (data may still be partial).

@@ -171,8 +171,15 @@ func (e *Executor) execute(ctx context.Context, req Request, m mode) (*Response,
 	if res.Data != nil {
 		out.Data = res.Data
 	}
-	out.Errors = e.convertErrors(ctx, res.Errors, res.Data == nil)
-	if res.Data == nil && len(out.Errors) > 0 {
+	// Errors without a path come before execution (variables that do not fit their types).
+	beforeExec := res.Data == nil && len(res.Errors) > 0
+	for _, fe := range res.Errors {
+		if len(fe.Path) > 0 {
+			beforeExec = false
+		}
+	}
+	out.Errors = e.convertErrors(ctx, res.Errors, beforeExec)
+	if beforeExec {
 		out.executed = false
 		return out, failRequest
 	}

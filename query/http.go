@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"devgraph/graph"
 )
@@ -93,6 +94,10 @@ func (h *handler) graphql(w http.ResponseWriter, r *http.Request) {
 		}
 		if int64(len(body)) > h.opts.MaxBodyBytes {
 			writeErr(w, http.StatusRequestEntityTooLarge, graph.ELIMIT, "the request body is larger than %d bytes; send a smaller query or fewer variables", h.opts.MaxBodyBytes)
+			return
+		}
+		if !utf8.Valid(body) {
+			writeErr(w, http.StatusBadRequest, graph.EINVALID, "the request body is not valid UTF-8; send JSON text encoded as UTF-8")
 			return
 		}
 		if err := decodeRequest(body, &req); err != nil {

@@ -120,17 +120,29 @@ func (o *overlay) apply(ev *Evidence) {
 	if o == nil {
 		return
 	}
+	ident := *o.ident
+	ident.Hints = nil
+	for _, f := range o.ident.Hints {
+		hs := ev.Holders[f]
+		if f.Class() == graph.ClassUnit && !o.moved[f] && len(hs) > 0 && !contains(hs, ident.ID) {
+			continue // held elsewhere: the bind would be refused as a conflict
+		}
+		ident.Hints = append(ident.Hints, f)
+	}
 	for _, f := range o.add {
 		hs := ev.Holders[f]
+		if !graph.ContainsFingerprint(ident.Hints, f) {
+			continue
+		}
 		if o.moved[f] {
 			hs = nil
 		}
-		if !contains(hs, o.ident.ID) {
-			hs = append(append([]string(nil), hs...), o.ident.ID)
+		if !contains(hs, ident.ID) {
+			hs = append(append([]string(nil), hs...), ident.ID)
 		}
 		ev.Holders[f] = hs
 	}
-	ev.Identities[o.ident.ID] = o.ident
+	ev.Identities[ident.ID] = &ident
 }
 
 func (m *Matcher) match(ctx context.Context, scene *Scene, subjects []Subject, ov *overlay) ([]*graph.Match, error) {

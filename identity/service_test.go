@@ -2,6 +2,9 @@ package identity_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,6 +19,7 @@ import (
 type rig struct {
 	t   testing.TB
 	dir string
+	gen int
 	*fixture.Rig
 	live *sources.Live
 }
@@ -24,15 +28,26 @@ func newRig(t testing.TB) *rig {
 	t.Helper()
 	r := &rig{t: t, dir: t.TempDir(), Rig: fixture.DemoRig()}
 	r.write()
-	r.live = sources.Demo(r.dir)
+	r.live = sources.Demo(filepath.Join(r.dir, "root"))
 	r.live.ShareWindow = -1 // every request reads the tree as it is now
 	return r
 }
 
+// write renders the rig into a fresh directory and swaps the root symlink to it in one
+// rename, so a background poll never reads a half-written tree.
 func (r *rig) write() {
 	r.t.Helper()
-	if err := r.Write(r.dir); err != nil {
+	r.gen++
+	gen := filepath.Join(r.dir, fmt.Sprintf("gen%d", r.gen))
+	if err := r.Write(gen); err != nil {
 		r.t.Fatalf("write rig: %v", err)
+	}
+	tmp := filepath.Join(r.dir, "root.new")
+	if err := os.Symlink(gen, tmp); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(r.dir, "root")); err != nil {
+		r.t.Fatal(err)
 	}
 }
 

@@ -90,14 +90,15 @@ var (
 // fails the whole reading; an object of the wrong shape is skipped and noted. Where
 // PipeWire printed a number for a string or a string for a number, the value is coerced.
 func parsePWDump(data []byte) (*pwReading, []string, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, errors.New("pw-dump output is empty; is PipeWire running?")
+	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &se):
 			return nil, nil, fmt.Errorf("pw-dump output is not valid JSON at byte %d (%s); is it truncated?", se.Offset, se.Error())
-		case len(bytes.TrimSpace(data)) == 0:
-			return nil, nil, errors.New("pw-dump output is empty; is PipeWire running?")
 		default:
 			return nil, nil, fmt.Errorf("pw-dump output is not a JSON array of objects: %s", clip(err.Error(), 120))
 		}
@@ -147,7 +148,7 @@ func parsePWDump(data []byte) (*pwReading, []string, error) {
 			if m := busPathRe.FindStringSubmatch(d.BusPath); m != nil && usbPathRe.MatchString("1-"+m[2]) {
 				d.Controller, d.DevPath = m[1], m[2]
 			}
-			d.VID, d.PID = hexID(propString(p, "device.vendor.id")), hexID(propString(p, "device.product.id"))
+			d.VID, d.PID = propHexID(p, "device.vendor.id"), propHexID(p, "device.product.id")
 			if d.VID == "" || d.PID == "" {
 				d.VID, d.PID = "", ""
 			}
@@ -236,7 +237,19 @@ func usbPathInSysfs(p string) string {
 	return found
 }
 
-// hexID reads "0x0582", "0582" or 1410 into "0582".
+// propHexID reads a vendor or product id PipeWire printed as "0x0582" or as the number 1410.
+func propHexID(p map[string]json.RawMessage, k string) string {
+	if n, ok := coerceInt(p[k]); ok && len(bytes.TrimSpace(p[k])) > 0 && bytes.TrimSpace(p[k])[0] != '"' {
+		if n < 0 || n > 0xffff {
+			return ""
+		}
+		return fmt.Sprintf("%04x", n)
+	}
+	return hexID(propString(p, k))
+}
+
+// hexID reads "0x0582" or "0582" (4 digits are hex, as udev prints them) into "0582";
+// other digit strings are decimal ("5" → "0005").
 func hexID(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	var n uint64

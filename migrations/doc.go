@@ -12,7 +12,8 @@
 //
 //	1  changelog events stored as JSON (graph.Event with hex hashes)
 //	2  changelog events stored in a compact binary record (see EncodeEvent):
-//	   raw hashes and uuid, varint time, before/after deflated with a preset dictionary
+//	   raw hashes and uuids, varint time, before/after packed with a static token table
+//	   (and deflated when large)
 //
 // bbolt is used here and in package store only.
 package migrations

@@ -162,16 +162,18 @@ func DecodeEventV1(b []byte) (*graph.Event, error) {
 //	message                   uvarint length + bytes each
 //	request_id                16 bytes, or uvarint length + bytes
 //	body                      rest of the record: uvarint len(before) ‖ before ‖ after,
-//	                          deflated (preset dictionary bodyDict) when flag 2 is set
+//	                          packed with the token table (flag 8, see pack.go), then
+//	                          deflated with a preset dictionary when large (flag 2)
 //
 // The seq is the record's key.
 const (
 	flagRawID    = 1
 	flagDeflated = 2
 	flagRawReqID = 4
+	flagPacked   = 8
 	recV2        = 2
-	// bodies shorter than this stay raw: deflate gains nothing on them
-	deflateMin = 64
+	// packed bodies shorter than this skip deflate, whose setup costs more than it saves
+	deflateMin = 512
 )
 
 // bodyDict primes deflate with the JSON that event bodies are made of, so even short
@@ -226,6 +228,10 @@ func EncodeEvent(e *graph.Event) ([]byte, error) {
 	body := binary.AppendUvarint(nil, uint64(len(e.Before)))
 	body = append(body, e.Before...)
 	body = append(body, e.After...)
+	if len(body) > 1 {
+		body = packBody(body, e.Time.Format(time.RFC3339Nano))
+		flags |= flagPacked
+	}
 	if len(body) >= deflateMin {
 		var buf bytes.Buffer
 		w := writerPool.Get().(*flate.Writer)
@@ -336,6 +342,12 @@ func (h *EventHeader) Body() (*graph.Event, error) {
 		readerPool.Put(fr)
 		if err != nil {
 			return nil, fmt.Errorf("event %d: inflate body: %w", h.Seq, err)
+		}
+	}
+	if h.flags&flagPacked != 0 {
+		var err error
+		if body, err = unpackBody(body, h.Time.Format(time.RFC3339Nano)); err != nil {
+			return nil, fmt.Errorf("event %d: %w", h.Seq, err)
 		}
 	}
 	n, k := binary.Uvarint(body)

@@ -106,13 +106,27 @@ func rootCause(err error) error {
 	}
 }
 
-// do sends one call and returns the response (status 200) or the call's error.
-func (c *Client) do(ctx context.Context, method string, body io.Reader) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://devgraph/rpc/"+method, body)
+// Post sends body to another endpoint the server offers on the socket (such as
+// /graphql), with the context's actor, request id and message, and returns the response
+// whatever its status. The caller closes its body.
+func (c *Client) Post(ctx context.Context, path, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://localhost"+path, body)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
+	setCaller(req, ctx)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, c.unavailable(err)
+	}
+	return resp, nil
+}
+
+func setCaller(req *http.Request, ctx context.Context) {
 	if a := graph.ActorFrom(ctx); a != "unknown" {
 		req.Header.Set(HeaderActor, a)
 	}
@@ -122,6 +136,16 @@ func (c *Client) do(ctx context.Context, method string, body io.Reader) (*http.R
 	if m := graph.MessageFrom(ctx); m != "" {
 		req.Header.Set(HeaderMessage, m)
 	}
+}
+
+// do sends one call and returns the response (status 200) or the call's error.
+func (c *Client) do(ctx context.Context, method string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://devgraph/rpc/"+method, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	setCaller(req, ctx)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

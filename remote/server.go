@@ -23,6 +23,17 @@ type Options struct {
 	// DB and Version are reported by GET /rpc/ping.
 	DB      string
 	Version string
+	// ReadOnly refuses every method that changes the graph or moves a robot (EINVALID).
+	ReadOnly bool
+}
+
+// readMethods are the methods a read-only server still answers.
+var readMethods = map[string]bool{
+	"ResolveID": true, "FindIdentityByID": true, "FindIdentities": true, "FindHintHolders": true,
+	"FindTags": true, "FindTagged": true, "FindNotes": true, "FindDeviceByID": true, "FindDevices": true,
+	"FindRobotRecords": true, "FindEvents": true, "VerifyChangelog": true, "Stats": true,
+	"Backup": true, "Export": true, "Devices": true, "Device": true, "Unbound": true, "Match": true,
+	"Sources": true, "Robots": true, "Robot": true, "RobotDetect": true,
 }
 
 // maxArgs bounds a request's JSON arguments (imports stream and are not bounded).
@@ -66,8 +77,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, graph.Errorf(graph.EINVALID, "use POST for /rpc/%s", name))
 		return
 	}
+	if h.opts.ReadOnly && !readMethods[name] {
+		h.writeError(w, graph.Errorf(graph.EINVALID, "this devgraph server is read-only (--read-only); %s changes the graph, so stop it and serve without --read-only", name))
+		return
+	}
 	fn(w, r.WithContext(callerContext(r)))
 }
+
+// CallerContext returns r's context carrying the caller's actor, request id and message
+// from the X-Devgraph-* headers. Other endpoints served on the same socket (GraphQL for
+// `devgraph query`) use it too.
+func CallerContext(r *http.Request) context.Context { return callerContext(r) }
 
 // callerContext carries the caller's actor, request id and message into the request's
 // context.

@@ -182,7 +182,11 @@ func printBind(w io.Writer, r *graph.BindResult) {
 		fmt.Fprintf(w, "conflict: %s\n", c)
 	}
 	if r.Match != nil {
-		fmt.Fprintf(w, "match afterwards: %s\n", strings.TrimSpace(fmtScore(r.Match)+" "+r.Match.Summary))
+		how := r.Match.Summary
+		if how == "" {
+			how = fmtScore(r.Match)
+		}
+		fmt.Fprintf(w, "match afterwards: %s\n", how)
 	}
 }
 

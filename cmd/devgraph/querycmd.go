@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"devgraph/graph"
+	"devgraph/query"
+)
+
+func runQuery(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("query", "[DOC | -f FILE | < stdin] [--var NAME=VALUE]… [--vars-file F] [--operation NAME]")
+	var c common
+	c.register(fs, true)
+	file := fs.String("f", "", "read the document from FILE (- for stdin)")
+	varsFile := fs.String("vars-file", "", "variables as a JSON object in FILE")
+	op := fs.String("operation", "", "the operation to run when the document has several")
+	var vars stringList
+	fs.Var(&vars, "var", "a variable NAME=VALUE; VALUE is JSON when it parses as JSON, else a string (repeatable)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := nargs(fs, pos, 0, 1); err != nil {
+		return err
+	}
+	req := query.Request{OperationName: *op}
+	switch {
+	case len(pos) == 1 && *file != "":
+		return usagef("query: give the document as an argument or with -f, not both")
+	case len(pos) == 1 && pos[0] != "-":
+		req.Query = pos[0]
+	case *file != "" && *file != "-":
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", *file, unwrapPath(err))
+		}
+		req.Query = string(b)
+	default:
+		b, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
+		if err != nil {
+			return graph.Errorf(graph.EINVALID, "cannot read the document from stdin: %v", err)
+		}
+		req.Query = string(b)
+	}
+	if len(bytes.TrimSpace([]byte(req.Query))) == 0 {
+		return usagef("query: the document is empty; e.g. devgraph query '{ identities { totalCount } }'")
+	}
+	if *varsFile != "" {
+		b, err := os.ReadFile(*varsFile)
+		if err != nil {
+			return graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", *varsFile, unwrapPath(err))
+		}
+		if err := json.Unmarshal(b, &req.Variables); err != nil {
+			return graph.FieldErrorf(graph.EINVALID, "vars-file", "%s is not a JSON object of variables: %v", *varsFile, err)
+		}
+	}
+	for _, v := range vars {
+		k, val, err := query.ParseVar(v)
+		if err != nil {
+			return err
+		}
+		if req.Variables == nil {
+			req.Variables = map[string]any{}
+		}
+		req.Variables[k] = val
+	}
+
+	s, err := e.open(ctx, &c, openAny)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx = c.withCaller(ctx)
+	var resp json.RawMessage
+	if s.client != nil {
+		body, _ := json.Marshal(req)
+		hr, err := s.client.Post(ctx, "/graphql", "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		defer hr.Body.Close()
+		if resp, err = io.ReadAll(hr.Body); err != nil {
+			return graph.Errorf(graph.EUNAVAILABLE, "reading the server's answer: %v", err)
+		}
+	} else {
+		exec, err := query.New(s.svc, query.Options{})
+		if err != nil {
+			return err
+		}
+		defer exec.Close()
+		r := exec.Execute(ctx, req, false)
+		if resp, err = json.Marshal(r); err != nil {
+			return err
+		}
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, resp, "", "  "); err != nil {
+		return graph.Errorf(graph.EUNAVAILABLE, "the server's answer is not JSON: %.100s", resp)
+	}
+	out.WriteByte('\n')
+	if _, err := e.stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	// The JSON is printed either way; errors also make the exit status 1.
+	var parsed struct {
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal(resp, &parsed) == nil && len(parsed.Errors) > 0 {
+		return graph.Errorf(graph.EINVALID, "%s", fmt.Sprintf("query failed: %s", parsed.Errors[0].Message))
+	}
+	return nil
+}

@@ -35,9 +35,10 @@
 // Contradictions cap a candidate: an identity holding a unit fingerprint of the kind the
 // device shows (for usb_serial: the same vid:pid) with another value is a different unit
 // (at most 0.3, low); one holding a serial the device does not show at all is at most
-// medium. When one identity is high by a unit fingerprint, every other candidate is at
-// most medium. Evidence claimed by two identities, or two candidates tying for best, make
-// the match ambiguous, and an ambiguous match is never high.
+// medium. When candidates are high by different rules the stronger rule wins (unit over
+// model and names over place) and the others are at most medium. Evidence claimed by two identities, or two candidates tying for best, make
+// the match ambiguous, and an ambiguous match is never high. A match lists its best five
+// candidates; only the best four of each device are loaded to check contradictions.
 //
 // # Service
 //

@@ -67,15 +67,16 @@ type Evidence struct {
 
 // Weights of evidence that does not make a match high (rule 4).
 const (
-	wUnitShared = 0.3
-	wModel      = 0.3
-	wPlace      = 0.15
-	wName       = 0.1
-	wNamesMax   = 0.3
-	capNotHigh  = 0.75
-	mediumFrom  = 0.4
-	capDiffUnit = 0.3
-	maxLoaded   = 4 // candidates per subject whose identity is loaded
+	wUnitShared   = 0.3
+	wModel        = 0.3
+	wPlace        = 0.15
+	wName         = 0.1
+	wNamesMax     = 0.3
+	capNotHigh    = 0.75
+	mediumFrom    = 0.4
+	capDiffUnit   = 0.3
+	maxLoaded     = 4 // candidates per subject whose identity is loaded
+	maxCandidates = 5 // candidates a match lists
 )
 
 type rule int
@@ -335,7 +336,7 @@ func Score(s Subject, scene *Scene, ev *Evidence) *graph.Match {
 		m.Explanation = []graph.MatchReason{}
 	}
 	m.Summary = summary(m, top, cands)
-	for _, c := range cands {
+	for _, c := range cands[:min(len(cands), maxCandidates)] {
 		cc := graph.Candidate{IdentityID: c.id, Score: round(c.score), Reasons: c.reasons}
 		if x := ev.Identities[c.id]; x != nil {
 			cc.Name = x.Name

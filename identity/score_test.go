@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -305,5 +306,23 @@ func TestNewScene_SkipsInfra(t *testing.T) {
 	}
 	if !sc.InScene("synth") || sc.InScene("hub1") {
 		t.Errorf("InScene: synth=%v hub1=%v, want true false", sc.InScene("synth"), sc.InScene("hub1"))
+	}
+}
+
+func TestScore_GenericModelHeldByMany(t *testing.T) {
+	w := world{}
+	for i := 0; i < 20; i++ {
+		w[fmt.Sprintf("identity:board-%02d", i)] = keyboardAt(fmt.Sprintf("1-%d", i))
+	}
+	subject := keyboardAt("2-1")
+	m := Score(Subject{Fingerprints: subject, InScene: true}, scene(subject), w.evidence(subject))
+	if m.Confidence == graph.High || !m.Ambiguous {
+		t.Errorf("a model twenty identities hold: confidence=%s ambiguous=%v", m.Confidence, m.Ambiguous)
+	}
+	if got, want := len(m.Candidates), maxCandidates; got != want {
+		t.Errorf("candidates=%d, want %d", got, want)
+	}
+	if got := Candidates(Subject{Fingerprints: subject}, nil, w.evidence(subject)); len(got) != maxLoaded {
+		t.Errorf("loaded candidates=%d, want %d", len(got), maxLoaded)
 	}
 }

@@ -270,7 +270,9 @@ func (s *Service) views(ctx context.Context, scene *Scene, devs []*graph.Device)
 		if d.Infra {
 			continue
 		}
-		subjects = append(subjects, Subject{Fingerprints: append([]graph.Fingerprint(nil), d.Fingerprints...), InScene: d.Present && scene.InScene(d.Key)})
+		// Every stored record counts as possibly one of the present devices: an offline
+		// record of a unit that moved is that unit, not a twin of it.
+		subjects = append(subjects, Subject{Fingerprints: append([]graph.Fingerprint(nil), d.Fingerprints...), InScene: true})
 		idx = append(idx, i)
 	}
 	m := Matcher{Store: s.Store}
@@ -515,7 +517,7 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 	if err != nil {
 		return nil, err
 	}
-	subject := []Subject{{Fingerprints: append([]graph.Fingerprint(nil), d.Fingerprints...), InScene: d.Present && sc.InScene(d.Key)}}
+	subject := []Subject{{Fingerprints: append([]graph.Fingerprint(nil), d.Fingerprints...), InScene: true}}
 	m := Matcher{Store: s.Store}
 	var ov *overlay
 	if in.DryRun && res.Identity != nil {

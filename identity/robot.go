@@ -11,7 +11,7 @@ const robotPrefix = "robot:"
 
 func (s *Service) fleet() (graph.Fleet, error) {
 	if s.Fleet == nil {
-		return nil, graph.Errorf(graph.EUNAVAILABLE, "no robots in this process; start `devgraph serve` (robots live in the serving process) and run this again, or use --demo for the simulated fleet")
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "no robots in this process; start `devgraph serve` (robots live in the serving process) and run this again")
 	}
 	return s.Fleet, nil
 }

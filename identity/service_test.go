@@ -208,8 +208,21 @@ func TestService_Story(t *testing.T) {
 			t.Errorf("moved synth's explanation lacks %q:\n%s", s, why(v.Match))
 		}
 	}
-	if old := device(t, ctx, svc, "device:path:0582:01a9:3-3.2"); old.Present {
-		t.Errorf("the synth's old port record is still present")
+	if old := device(t, ctx, svc, "device:path:0582:01a9:3-3.2"); old.Present || old.BoundTo != synth || old.BoundBy != "explicit" {
+		t.Errorf("the synth's old port record: present=%v bound_to=%q by %q", old.Present, old.BoundTo, old.BoundBy)
+	}
+	devs, total, _, err := svc.Devices(ctx, graph.DeviceFilter{IdentityID: synth})
+	if err != nil || total != 1 || refs(devs)[0] != "usb:3-5" {
+		t.Errorf("present devices of the synth after the move: %v (total %d) %v", refs(devs), total, err)
+	}
+	devs, total, _, err = svc.Devices(ctx, graph.DeviceFilter{IdentityID: synth, All: true})
+	if err != nil || total != 2 {
+		t.Errorf("all devices of the synth after the move: %v (total %d) %v, want its old and new port records", refs(devs), total, err)
+	}
+	if page, _, next, err := svc.Devices(ctx, graph.DeviceFilter{IdentityID: synth, All: true, First: 1}); err != nil || len(page) != 1 || next == "" {
+		t.Errorf("first page of one: %v next=%q %v", refs(page), next, err)
+	} else if rest, _, next2, err := svc.Devices(ctx, graph.DeviceFilter{IdentityID: synth, All: true, First: 1, After: next}); err != nil || len(rest) != 1 || next2 != "" || rest[0].ID == page[0].ID {
+		t.Errorf("second page: %v next=%q %v", refs(rest), next2, err)
 	}
 
 	t.Log("moved synth:", why(v.Match))

@@ -117,6 +117,7 @@ func (e *env) dial(transportName string, modern bool, name string) *conn {
 		go func() { done <- e.srv.ServeStdio(ctx, cr, sw); sw.Close() }()
 		t.Cleanup(func() {
 			cw.Close()
+			sr.Close() // the client is gone: writes fail as on a closed pipe
 			select {
 			case err := <-done:
 				if err != nil {

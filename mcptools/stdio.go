@@ -9,6 +9,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -105,10 +106,21 @@ loop:
 		}
 	}
 	cancel()
-	reqs.Wait()
-	wg.Wait()
+	// Requests see their context end and finish (a navigation brings its robot to
+	// rest). A reader that stopped reading could leave a response write blocked
+	// forever, so the wait is bounded: the session ends regardless.
+	finished := make(chan struct{})
+	go func() { reqs.Wait(); wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(stdioDrain):
+		s.log.Warn("stdio: requests still running at the end of the session; not waiting for them")
+	}
 	return result
 }
+
+// stdioDrain bounds how long ServeStdio waits for running requests after its input ends.
+const stdioDrain = 3 * time.Second
 
 // readLine reads one line, refusing lines over maxStdioLine (the rest of such a line
 // is skipped and an error response written by the caller for the empty result).

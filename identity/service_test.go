@@ -277,6 +277,18 @@ func TestService_Story(t *testing.T) {
 	if !contains(refs(ub), "usb:3-8") {
 		t.Errorf("unbound lacks the replugged twin: %v", refs(ub))
 	}
+	for _, u := range ub {
+		if u.Ref != "usb:3-8" {
+			continue
+		}
+		var cands []string
+		for _, c := range u.Match.Candidates {
+			cands = append(cands, c.IdentityID)
+		}
+		if len(u.Fingerprints) == 0 || len(u.Match.Explanation) == 0 || u.Match.Score <= 0 || !contains(cands, twinA) || !contains(cands, twinB) {
+			t.Errorf("unbound entry for the replugged twin: fingerprints=%v score=%v candidates=%v\n%s", u.Fingerprints, u.Match.Score, cands, why(u.Match))
+		}
+	}
 	if contains(refs(ub), "usb:3-5") {
 		t.Errorf("unbound lists the moved synth, which is recognised: %v", refs(ub))
 	}

@@ -1,0 +1,166 @@
+package mcptools
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawStdio is a hand-written client over ServeStdio's pipes: every line the server
+// writes must be one JSON-RPC message.
+type rawStdio struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan map[string]any
+	done  chan error
+}
+
+func startRaw(t *testing.T, srv *Server) *rawStdio {
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	r := &rawStdio{t: t, in: cw, lines: make(chan map[string]any, 1000), done: make(chan error, 1)}
+	go func() { r.done <- srv.ServeStdio(context.Background(), cr, sw); sw.Close() }()
+	go func() {
+		sc := bufio.NewScanner(sr)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m["jsonrpc"] != "2.0" {
+				t.Errorf("stdout line is not JSON-RPC: %q", sc.Text())
+				continue
+			}
+			r.lines <- m
+		}
+		close(r.lines)
+	}()
+	t.Cleanup(func() { cw.Close(); sr.Close() })
+	return r
+}
+
+func (r *rawStdio) send(s string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.in, s+"\n"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// reply waits for the response to id.
+func (r *rawStdio) reply(id float64) map[string]any {
+	r.t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m, ok := <-r.lines:
+			if !ok {
+				r.t.Fatalf("stdout closed before the reply to %v", id)
+			}
+			if m["id"] == id {
+				return m
+			}
+		case <-timeout:
+			r.t.Fatalf("no reply to %v", id)
+		}
+	}
+}
+
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+func TestServeStdio_Raw(t *testing.T) {
+	t.Run("ModernWithoutClientInfoIsUnknown", func(t *testing.T) {
+		e := newEnv(t, envOpts{})
+		r := startRaw(t, e.srv)
+		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"graph_identity","arguments":{"action":"create","name":"Anon Synth"},` + modernMeta + `}}`)
+		if res := r.reply(1); path(res, "result", "isError") == true || res["error"] != nil {
+			t.Fatalf("create: %v", res)
+		}
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"graph_changelog","arguments":{"target":"anon-synth"},` + modernMeta + `}}`)
+		res := r.reply(2)
+		if got := path(res, "result", "structuredContent", "events", 0, "actor"); got != "mcp:unknown" {
+			t.Fatalf("actor %v, want mcp:unknown (%v)", got, res)
+		}
+		// With clientInfo in _meta the same era names the client.
+		named := strings.Replace(modernMeta, `"_meta":{`, `"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"Raw Agent","version":"0"},`, 1)
+		r.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"graph_tag","arguments":{"target":"anon-synth","add":["role:synth"]},` + named + `}}`)
+		r.reply(3)
+		r.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"graph_changelog","arguments":{"action":"tag.*"},` + modernMeta + `}}`)
+		if got := path(r.reply(4), "result", "structuredContent", "events", 0, "actor"); got != "mcp:Raw-Agent" {
+			t.Fatalf("actor %v, want mcp:Raw-Agent", got)
+		}
+	})
+	t.Run("LegacyWithoutNameIsUnknown", func(t *testing.T) {
+		e := newEnv(t, envOpts{})
+		r := startRaw(t, e.srv)
+		r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"","version":""}}}`)
+		if res := r.reply(1); path(res, "result", "protocolVersion") != "2025-11-25" {
+			t.Fatalf("initialize: %v", res)
+		}
+		r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"graph_identity","arguments":{"action":"create","name":"Nameless"}}}`)
+		r.reply(2)
+		r.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"graph_changelog","arguments":{"target":"nameless"}}}`)
+		if got := path(r.reply(3), "result", "structuredContent", "events", 0, "actor"); got != "mcp:unknown" {
+			t.Fatalf("actor %v, want mcp:unknown", got)
+		}
+	})
+	t.Run("GarbageThenServing", func(t *testing.T) {
+		e := newEnv(t, envOpts{})
+		r := startRaw(t, e.srv)
+		r.send(`this is not json`)
+		select {
+		case m := <-r.lines:
+			if path(m, "error", "code") != -32700.0 {
+				t.Fatalf("garbage: %v", m)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no parse error")
+		}
+		r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + modernMeta + `}}`)
+		if tools, _ := path(r.reply(9), "result", "tools").([]any); len(tools) != len(allTools) {
+			t.Fatalf("tools/list after garbage: %d tools", len(tools))
+		}
+	})
+	t.Run("EOFEndsPromptlyMidNavigation", func(t *testing.T) {
+		re := newRobotEnv(t, 0)
+		re.paused.Store(true) // the navigation below cannot finish on its own
+		r := startRaw(t, re.srv)
+		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"robot_arm","arguments":{"robot":"robot:scout"},` + modernMeta + `}}`)
+		r.reply(1)
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"robot_navigate","arguments":{"robot":"robot:scout","x":0,"y":5},` + modernMeta + `}}`)
+		waitFor(t, func() bool { return re.state("robot:scout").State == "navigating" }, "navigating")
+		start := time.Now()
+		r.in.Close()
+		select {
+		case err := <-r.done:
+			if err != nil {
+				t.Fatalf("ServeStdio: %v", err)
+			}
+		case <-time.After(stdioDrain + 2*time.Second):
+			t.Fatal("ServeStdio did not return after EOF")
+		}
+		t.Logf("returned %v after EOF", time.Since(start))
+		if st := re.state("robot:scout"); st.State == "navigating" {
+			t.Fatalf("robot still navigating after the session ended: %+v", st)
+		}
+	})
+	t.Run("ContextCancelEnds", func(t *testing.T) {
+		e := newEnv(t, envOpts{})
+		ctx, cancel := context.WithCancel(context.Background())
+		cr, _ := io.Pipe() // never written, never closed: only the context can end it
+		done := make(chan error, 1)
+		go func() { done <- e.srv.ServeStdio(ctx, cr, io.Discard) }()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("ServeStdio: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal(fmt.Sprint("ServeStdio did not return on cancel"))
+		}
+	})
+}

@@ -335,6 +335,20 @@ func Score(s Subject, scene *Scene, ev *Evidence) *graph.Match {
 	if m.Explanation == nil {
 		m.Explanation = []graph.MatchReason{}
 	}
+	if m.Ambiguous {
+		// Say where the rivals were known too: the ports are what a person can check.
+		m.Explanation = append([]graph.MatchReason(nil), m.Explanation...)
+		for _, c := range cands[1:] {
+			if c.score != top.score {
+				continue
+			}
+			for _, r := range c.reasons {
+				if r.Weight == 0 && r.Class == graph.ClassPlace {
+					m.Explanation = append(m.Explanation, r)
+				}
+			}
+		}
+	}
 	m.Summary = summary(m, top, cands)
 	for _, c := range cands[:min(len(cands), maxCandidates)] {
 		cc := graph.Candidate{IdentityID: c.id, Score: round(c.score), Reasons: c.reasons}
@@ -514,6 +528,8 @@ func scoreOne(id string, agree, fps []graph.Fingerprint, inScene bool, scene *Sc
 			switch {
 			case port != "" && other:
 				c.reasons = append(c.reasons, graph.MatchReason{Kind: h.Kind, Value: h.Value, Class: h.Class(), Note: fmt.Sprintf("%s was known on port %s, where another present device is now; this one is on %s", id, h.Value, port)})
+			case port != "" && c.rule == ruleNone:
+				c.reasons = append(c.reasons, graph.MatchReason{Kind: h.Kind, Value: h.Value, Class: h.Class(), Note: fmt.Sprintf("%s was known on port %s; this device is on %s", id, h.Value, port)})
 			case port != "":
 				c.reasons = append(c.reasons, graph.MatchReason{Kind: h.Kind, Value: h.Value, Class: h.Class(), Note: fmt.Sprintf("%s was known on port %s; this device is on %s: it moved ports (a port is where a unit is, not which unit, so this does not count against it)", id, h.Value, port)})
 			}

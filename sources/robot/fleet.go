@@ -392,6 +392,7 @@ func (f *Fleet) Close() error {
 	var stopped []*member
 	w := f.world
 	w.mu.Lock()
+	w.closed = true
 	for _, m := range members {
 		r := m.sim
 		if r == nil {

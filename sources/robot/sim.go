@@ -45,6 +45,7 @@ type world struct {
 	notify  func(r *simRobot, rest bool)
 	observe func(late, took time.Duration)
 	stop    func()
+	closed  bool // the tick loop has ended: no navigation can start
 }
 
 func (w *world) start() {
@@ -338,6 +339,9 @@ func (r *simRobot) Navigate(ctx context.Context, goal graph.Goal, progress func(
 	w := r.w
 	w.mu.Lock()
 	timeout, err := r.checkGoalLocked(goal)
+	if err == nil && w.closed {
+		err = graph.Errorf(graph.EUNAVAILABLE, "the robot fleet has shut down; restart devgraph serve")
+	}
 	if err != nil {
 		w.mu.Unlock()
 		return nil, err

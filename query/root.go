@@ -50,7 +50,7 @@ func (b *builder) queryType() *graphql.Object {
 			"node":    field(nonNull(b.nodeIface), "", func(h *findHit) any { return h.node }),
 			"kind":    field(nonNull(graphql.String), "identity, device or robot.", func(h *findHit) any { return h.hit.Kind }),
 			"name":    field(nonNull(graphql.String), "", func(h *findHit) any { return h.hit.Name }),
-			"score":   field(nonNull(graphql.Int), "Fuzzy score; higher is better.", func(h *findHit) any { return h.hit.Score }),
+			"score":   field(nonNull(graphql.Float), "Fuzzy score; higher is better (it grows fast with runs of adjacent matches).", func(h *findHit) any { return float64(h.hit.Score) }),
 			"matched": field(listOf(graphql.Int), "Byte offsets of the name that matched the text.", func(h *findHit) any { return h.hit.Matched }),
 		},
 	})

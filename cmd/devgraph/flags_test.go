@@ -1,0 +1,90 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseArgs(t *testing.T) {
+	newFS := func() (*flag.FlagSet, *bool, *string) {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		return fs, fs.Bool("json", false, ""), fs.String("db", "", "")
+	}
+	cases := []struct {
+		name string
+		args []string
+		pos  []string
+		json bool
+		db   string
+	}{
+		{"FlagsAfterArgs", []string{"jdxi", "--json", "--db", "x.db"}, []string{"jdxi"}, true, "x.db"},
+		{"FlagsBeforeArgs", []string{"--db=x.db", "-json", "jdxi"}, []string{"jdxi"}, true, "x.db"},
+		{"FlagsBetween", []string{"jdxi", "--db", "x.db", "+role:synth"}, []string{"jdxi", "+role:synth"}, false, "x.db"},
+		{"TagOpsAreNotFlags", []string{"jdxi", "+role:synth", "-status:ok", "-role:keys", "--json"}, []string{"jdxi", "+role:synth", "-status:ok", "-role:keys"}, true, ""},
+		{"DoubleDashEndsFlags", []string{"jdxi", "--", "--json", "-x"}, []string{"jdxi", "--json", "-x"}, false, ""},
+		{"NegativeNumbers", []string{"scout", "-1.5", "-2", "--json"}, []string{"scout", "-1.5", "-2"}, true, ""},
+		{"StdinDash", []string{"-"}, []string{"-"}, false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs, j, db := newFS()
+			pos, err := parseArgs(fs, c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(pos, c.pos) {
+				t.Errorf("positionals=%q, want %q", pos, c.pos)
+			}
+			if *j != c.json || *db != c.db {
+				t.Errorf("json=%v db=%q, want %v %q", *j, *db, c.json, c.db)
+			}
+		})
+	}
+	t.Run("ErrUnknownFlag", func(t *testing.T) {
+		fs, _, _ := newFS()
+		_, err := parseArgs(fs, []string{"--nope"})
+		if _, ok := err.(*usageError); !ok || !strings.Contains(err.Error(), "-nope") {
+			t.Fatalf("err=%v, want a usage error naming -nope", err)
+		}
+	})
+}
+
+func TestRun_ExitCodes(t *testing.T) {
+	c := newCLI(t)
+	db := "--db=" + t.TempDir() + "/x.db"
+	t.Run("OK", func(t *testing.T) {
+		if out := c.ok("version"); !strings.HasPrefix(out, "devgraph ") {
+			t.Errorf("version printed %q", out)
+		}
+		c.ok("identity", "create", "Roland JD-Xi", db)
+		c.ok("identities", db)
+		c.ok(db, "identities") // flags before the verb
+	})
+	t.Run("UserError", func(t *testing.T) {
+		c.fail(1, `unknown identity "jdxx"`, "identity", "rename", "jdxx", "New", db)
+		c.fail(1, "tag", "tag", "roland-jd-xi", "+not a tag", db)
+		c.fail(1, "already", "identity", "create", "Roland JD-Xi", db)
+		c.fail(1, "unknown fingerprint kind", "hint", "add", "roland-jd-xi", "serial=123", db)
+	})
+	t.Run("Usage", func(t *testing.T) {
+		c.fail(2, "unknown command", "frobnicate")
+		c.fail(2, "flag provided but not defined", "identities", "--frob", db)
+		c.fail(2, "missing arguments", "tag", "roland-jd-xi", db)
+		c.fail(2, "unexpected argument", "identities", "extra", db)
+		c.fail(2, "unknown subcommand", "identity", "explode", db)
+		c.fail(2, "give an IDENTITY", "bind", "usb:3-3.2", db)
+		if _, _, code := c.run(); code != 2 {
+			t.Errorf("no arguments: exit %d, want 2", code)
+		}
+	})
+	t.Run("Help", func(t *testing.T) {
+		out, _, code := c.run("identities", "-h")
+		if code != 0 || !strings.Contains(out, "usage: devgraph identities") {
+			t.Errorf("identities -h: exit %d, %q", code, out)
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"devgraph/graph"
+	"devgraph/sources"
 )
 
 // Options configure a Fleet. The zero value is a fleet on the real clock at 50 Hz with no
@@ -70,7 +71,10 @@ type queued struct {
 	rest bool
 }
 
-var _ graph.Fleet = (*Fleet)(nil)
+var (
+	_ graph.Fleet    = (*Fleet)(nil)
+	_ sources.Source = (*Fleet)(nil) // Live merges robots beside usb, alsa and pipewire
+)
 
 // NewFleet returns a fleet configured by opts. Add robots, obstacles and objects, then Open.
 func NewFleet(opts Options) (*Fleet, error) {

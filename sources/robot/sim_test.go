@@ -541,6 +541,8 @@ func TestFleet_SetParameters(t *testing.T) {
 		_, err = f.Navigate(ctx, "scout", graph.Goal{X: 7, Y: 0}, nil)
 		wantCode(t, err, graph.EINVALID, "x") // outside the new, smaller fence
 		c := startNav(t, ctx, f, "scout", graph.Goal{X: 4, Y: 0})
+		_, err = f.SetParameters(ctx, "scout", graph.RobotParamsUpdate{Geofence: fence(graph.Point{X: -2, Y: -2}, graph.Point{X: 2, Y: -2}, graph.Point{X: 2, Y: 2}, graph.Point{X: -2, Y: 2})})
+		wantCode(t, err, graph.EINVALID, "geofence") // would leave the current goal outside
 		driveUntilIdle(t, f, clk, 30*time.Second, "scout")
 		if res := c.wait(t); res.Status != graph.NavArrived || res.DistanceRemaining > 0.1 {
 			t.Fatalf("status=%q remaining=%g, want arrived within the new 0.1 m threshold", res.Status, res.DistanceRemaining)
@@ -624,5 +626,27 @@ func TestFakeClock_TicksInOrder(t *testing.T) {
 	}
 	if !clk.Now().Equal(t0.Add(200 * time.Millisecond)) {
 		t.Fatalf("Now()=%v", clk.Now())
+	}
+}
+
+func TestRealClock_Every(t *testing.T) {
+	var got []time.Time
+	done := make(chan struct{})
+	var stop func()
+	stop = RealClock{}.Every(time.Millisecond, func(at time.Time) {
+		if len(got) < 5 {
+			got = append(got, at)
+			if len(got) == 5 {
+				close(done)
+			}
+		}
+	})
+	<-done
+	stop()
+	stop() // safe twice
+	for i := 1; i < len(got); i++ {
+		if d := got[i].Sub(got[i-1]); d != time.Millisecond {
+			t.Fatalf("scheduled ticks %v apart, want exactly 1ms", d)
+		}
 	}
 }

@@ -1,0 +1,74 @@
+// An agent's journey through devgraph, driven by the official MCP TypeScript SDK — a
+// client no one on this project wrote. The SDK validates every structured result
+// against the tool's output schema.
+//
+//   node mcp-client.mjs stdio <devgraph binary> <db path>
+//   node mcp-client.mjs http  <http://127.0.0.1:PORT/mcp>
+//
+// Prints one JSON object with what it saw; exits 1 with a message on the first failure.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const [mode, ...rest] = process.argv.slice(2);
+
+function fail(msg) {
+  process.stderr.write(`mcp-client: ${msg}\n`);
+  process.exit(1);
+}
+
+let transport;
+if (mode === "stdio") {
+  const [bin, db] = rest;
+  transport = new StdioClientTransport({ command: bin, args: ["serve", "--demo", "--db", db], stderr: "inherit" });
+} else if (mode === "http") {
+  transport = new StreamableHTTPClientTransport(new URL(rest[0]));
+} else {
+  fail("usage: mcp-client.mjs stdio BIN DB | http URL");
+}
+
+const client = new Client({ name: "e2e-ts-sdk", version: "1.0.0" });
+await client.connect(transport);
+
+async function call(name, args) {
+  const res = await client.callTool({ name, arguments: args });
+  if (res.isError) fail(`${name} ${JSON.stringify(args)}: ${res.content?.[0]?.text}`);
+  if (!res.structuredContent) fail(`${name}: no structured content`);
+  return res.structuredContent;
+}
+
+const out = { protocolVersion: transport.protocolVersion ?? null, server: client.getServerVersion() };
+out.tools = (await client.listTools()).tools.map((t) => t.name).sort();
+
+const unbound = await call("graph_unbound", {});
+out.unbound = unbound.devices.map((d) => d.ref);
+const found = await call("graph_find", { text: "jdxi", kind: "device" });
+out.found = found.results.map((r) => r.ref);
+const ref = found.results[0]?.ref;
+if (!ref) fail("graph_find found no JD-Xi");
+
+const bound = await call("graph_bind", { ref, new_name: "Roland JD-Xi", why: "e2e" });
+out.bound = { identity: bound.identity.id, created: bound.created, request_id: bound.request_id };
+const tagged = await call("graph_tag", { target: bound.identity.id, add: ["role:synth", "location:studio"] });
+out.tags = tagged.tags;
+const noted = await call("graph_note", { target: bound.identity.id, body: "Bound by the e2e test", kind: "success" });
+out.note = noted.note.id;
+
+const q = await call("graph_query", {
+  query: "query($id: ID!) { identity(id: $id) { id name tags { name } } }",
+  variables: { id: bound.identity.id },
+});
+out.query = q.data.identity;
+
+const log = await call("graph_changelog", { target: bound.identity.id, limit: 50 });
+out.changelog = log.events.map((e) => ({ action: e.action, actor: e.actor, request_id: e.request_id }));
+
+// A mistake a model makes: the error is a result the model can read, not a crash.
+const bad = await client.callTool({ name: "graph_bind", arguments: {} });
+out.badBind = { isError: bad.isError === true, text: bad.content?.[0]?.text ?? "" };
+
+const schema = await client.readResource({ uri: "devgraph://schema" });
+out.schemaHasQuery = schema.contents[0].text.includes("type Query");
+
+await client.close();
+process.stdout.write(JSON.stringify(out) + "\n");

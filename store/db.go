@@ -53,9 +53,13 @@ type DB struct {
 	writes chan *writeReq
 	done   chan struct{}
 
-	subMu sync.Mutex
-	subs  map[int]func([]*graph.Event)
-	subN  int
+	subMu   sync.Mutex
+	subs    map[int]func([]*graph.Event)
+	subN    int
+	notifyQ chan []*graph.Event // committed events, delivered in order by notifyLoop
+	notifyD chan struct{}
+
+	migratedFrom int
 
 	// testHook, when set, is called at named points inside write transactions; an error
 	// it returns aborts the write (atomicity tests).
@@ -99,6 +103,9 @@ func Open(path string, opts Options) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
+	if st, err := migrations.StatusOf(bdb, path); err == nil && st.Version > 0 && st.Version < migrations.CurrentVersion {
+		db.migratedFrom = st.Version
+	}
 	db.version, db.backup, err = migrations.Prepare(bdb, path, migrations.Options{
 		Now: opts.Now, NoBackup: opts.NoBackup, ReadOnly: opts.ReadOnly, Version: opts.schemaVersion,
 	})
@@ -110,7 +117,10 @@ func Open(path string, opts Options) (*DB, error) {
 		writePID(path)
 		db.writes = make(chan *writeReq, 1024)
 		db.done = make(chan struct{})
+		db.notifyQ = make(chan []*graph.Event, 1024)
+		db.notifyD = make(chan struct{})
 		go db.commitLoop()
+		go db.notifyLoop()
 	}
 	return db, nil
 }
@@ -182,6 +192,17 @@ func (db *DB) Path() string { return db.path }
 // Version returns the schema version the file is at.
 func (db *DB) Version() int { return db.version }
 
+// MigratedFrom returns the schema version Open migrated the file from (0 when it did not).
+func (db *DB) MigratedFrom() int { return db.migratedFrom }
+
+// SchemaStatus reports the open file's schema state (for devgraph migrate --status when a
+// server holds the file).
+func (db *DB) SchemaStatus() (*migrations.StatusReport, error) { return migrations.StatusOf(db.bolt, db.path) }
+
+// SchemaStatus reports the schema state of the database at path without changing it
+// (devgraph migrate --status). ENOTFOUND when the file does not exist.
+func SchemaStatus(path string) (*migrations.StatusReport, error) { return migrations.Status(path) }
+
 // BackupPath returns where Open copied the file before migrating it ("" when it did not).
 func (db *DB) BackupPath() string { return db.backup }
 
@@ -199,6 +220,8 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	if db.done != nil {
 		<-db.done
+		close(db.notifyQ)
+		<-db.notifyD
 		if readPID(db.path) == os.Getpid() {
 			os.Remove(pidPath(db.path))
 		}
@@ -206,8 +229,9 @@ func (db *DB) Close() error {
 	return db.bolt.Close()
 }
 
-// Subscribe calls fn after each committed write with its events. fn runs on the commit
-// goroutine: it may read the store but must not write to it or block for long.
+// Subscribe calls fn after each committed write with its events, in commit order, from one
+// delivery goroutine (never inside a transaction). fn may read and even write the store;
+// a slow fn delays later notifications, not writes.
 func (db *DB) Subscribe(fn func(events []*graph.Event)) (cancel func()) {
 	db.subMu.Lock()
 	defer db.subMu.Unlock()
@@ -222,9 +246,19 @@ func (db *DB) Subscribe(fn func(events []*graph.Event)) (cancel func()) {
 }
 
 func (db *DB) notify(evs []*graph.Event) {
-	if len(evs) == 0 {
-		return
+	if len(evs) > 0 {
+		db.notifyQ <- evs
 	}
+}
+
+func (db *DB) notifyLoop() {
+	defer close(db.notifyD)
+	for evs := range db.notifyQ {
+		db.deliver(evs)
+	}
+}
+
+func (db *DB) deliver(evs []*graph.Event) {
 	db.subMu.Lock()
 	fns := make([]func([]*graph.Event), 0, len(db.subs))
 	for _, fn := range db.subs {

@@ -1,0 +1,340 @@
+package store_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"devgraph/graph"
+	"devgraph/migrations"
+	"devgraph/store"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The issue-2 targets these benchmarks report against (2-core machine):
+//
+//	bind-sized change / bare single-key bbolt Update   ≤ 2.5×   (BenchmarkWrite_BindVsBareUpdate, ratio)
+//	16 writers / 1 writer throughput                  ≥ 3×     (BenchmarkWrite_Concurrent16vs1, speedup)
+//	read identity with hints, tags, notes             ≤ 20 µs  (BenchmarkRead_Identity)
+//	newest 100 of 1,000,000 events                    ≤ 5 ms   (BenchmarkChangelog_Newest100)
+//	newest of one target among 1,000,000              ≤ 5 ms   (BenchmarkChangelog_ByTarget)
+//	verify 1,000,000 events                           ≤ 5 s    (BenchmarkChangelog_Verify1M)
+//	file size per identity after import + compact     ≤ 4 KiB  (BenchmarkFile_SizePerIdentity)
+//	import 100,000 identities                         ≤ 10 s   (BenchmarkImport_100k)
+//
+// The large fixture (125,000 identities × 8 events = 1,000,000 events) is built once per
+// process by importing a generated export, in a temp dir removed at exit.
+
+const (
+	fixtureIdentities = 125_000
+	eventsPerIdentity = 8 // identity.create, hint.add ×3, tag.add ×3, note.add
+)
+
+type genLine struct {
+	Type     string          `json:"type"`
+	Format   string          `json:"format,omitempty"`
+	Version  int             `json:"version,omitempty"`
+	Identity *graph.Identity `json:"identity,omitempty"`
+	Note     *graph.Note     `json:"note,omitempty"`
+	Event    *graph.Event    `json:"event,omitempty"`
+	Also     []string        `json:"also,omitempty"`
+}
+
+func genUUID(kind byte, n int) string {
+	return fmt.Sprintf("%08x-0000-7%03x-8000-%012x", n, kind, n)
+}
+
+// writeExport writes an export of n identities, each with 3 hints, 3 tags, 1 note and the
+// 8 events that made them, chained as the store chains them.
+func writeExport(w io.Writer, n int) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	enc := json.NewEncoder(bw)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ident := func(i int) *graph.Identity {
+		t := base.Add(time.Duration(i) * time.Second)
+		return &graph.Identity{
+			ID: fmt.Sprintf("identity:synth-%06d", i), Name: fmt.Sprintf("Synth %06d", i),
+			Hints: []graph.Fingerprint{
+				{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("0582:01a9:SN%06d", i)},
+				{Kind: graph.FPUSBID, Value: "0582:01a9"},
+				{Kind: graph.FPUSBPath, Value: fmt.Sprintf("3-%d.%d", i%8+1, i%4+1)},
+			},
+			Tags:      []string{fmt.Sprintf("location:rack-%d", i%10), "manufacturer:roland", "role:synth"},
+			CreatedAt: t, UpdatedAt: t,
+		}
+	}
+	note := func(i int) *graph.Note {
+		return &graph.Note{ID: "note:" + genUUID(1, i), Target: fmt.Sprintf("identity:synth-%06d", i), Kind: "info",
+			Body: fmt.Sprintf("Firmware 1.%02d installed; MIDI thru works.", i%100), Author: "cli:bench", Time: base.Add(time.Duration(i) * time.Second)}
+	}
+	enc.Encode(genLine{Type: "header", Format: migrations.FormatName, Version: migrations.CurrentVersion})
+	for i := 0; i < n; i++ {
+		enc.Encode(genLine{Type: "identity", Identity: ident(i)})
+	}
+	for i := 0; i < n; i++ {
+		enc.Encode(genLine{Type: "note", Note: note(i)})
+	}
+	var prev [32]byte
+	seq := uint64(0)
+	emit := func(i int, action, target string, after any, also ...string) error {
+		seq++
+		a, _ := json.Marshal(after)
+		e := &graph.Event{Seq: seq, ID: genUUID(2, int(seq)), Time: base.Add(time.Duration(i) * time.Second), Actor: "cli:bench",
+			Action: action, Target: target, After: a, RequestID: genUUID(3, i), PrevHash: hex.EncodeToString(prev[:])}
+		prev = sha256.Sum256(append(prev[:], migrations.CanonicalEvent(e)...))
+		e.Hash = hex.EncodeToString(prev[:])
+		return enc.Encode(genLine{Type: "event", Event: e, Also: also})
+	}
+	for i := 0; i < n; i++ {
+		id := ident(i)
+		hints, tags := id.Hints, id.Tags
+		id.Hints, id.Tags = []graph.Fingerprint{}, []string{}
+		emit(i, graph.ActIdentityCreate, id.ID, id)
+		for _, h := range hints {
+			emit(i, graph.ActHintAdd, id.ID, h)
+		}
+		for _, t := range tags {
+			emit(i, graph.ActTagAdd, id.ID, map[string]string{"tag": t})
+		}
+		n := note(i)
+		if err := emit(i, graph.ActNoteAdd, n.ID, n, n.Target); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+var fixture struct {
+	once      sync.Once
+	dir       string
+	db        *store.DB
+	importDur time.Duration
+	perIdent  float64
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fixture.db != nil {
+		fixture.db.Close()
+	}
+	if fixture.dir != "" {
+		os.RemoveAll(fixture.dir)
+	}
+	os.Exit(code)
+}
+
+func bigFixture(b *testing.B) *store.DB {
+	b.Helper()
+	fixture.once.Do(func() {
+		fixture.err = func() error {
+			dir, err := os.MkdirTemp("", "devgraph-bench-")
+			if err != nil {
+				return err
+			}
+			fixture.dir = dir
+			exp := filepath.Join(dir, "export.jsonl")
+			f, err := os.Create(exp)
+			if err != nil {
+				return err
+			}
+			if err := writeExport(f, fixtureIdentities); err != nil {
+				return err
+			}
+			f.Close()
+			path := filepath.Join(dir, "big.db")
+			db, err := store.Open(path, store.Options{NoBackup: true})
+			if err != nil {
+				return err
+			}
+			in, _ := os.Open(exp)
+			start := time.Now()
+			st, err := db.Import(context.Background(), bufio.NewReaderSize(in, 1<<20), nil)
+			fixture.importDur = time.Since(start)
+			in.Close()
+			os.Remove(exp)
+			if err != nil {
+				return err
+			}
+			if st.Events != fixtureIdentities*eventsPerIdentity {
+				return fmt.Errorf("imported %d events", st.Events)
+			}
+			db.Close()
+			compacted := filepath.Join(dir, "big.compact.db")
+			if err := store.Compact(path, compacted); err != nil {
+				return err
+			}
+			fi, err := os.Stat(compacted)
+			if err != nil {
+				return err
+			}
+			fixture.perIdent = float64(fi.Size()) / fixtureIdentities
+			os.Remove(path)
+			fixture.db, err = store.Open(compacted, store.Options{NoBackup: true})
+			return err
+		}()
+	})
+	if fixture.err != nil {
+		b.Fatal(fixture.err)
+	}
+	return fixture.db
+}
+
+func BenchmarkImport_100k(b *testing.B) {
+	bigFixture(b)
+	for b.Loop() {
+	}
+	b.ReportMetric(fixture.importDur.Seconds()*100_000/fixtureIdentities, "s/100k-identities")
+	b.ReportMetric(fixture.importDur.Seconds(), "s/125k-identities(1M-events)")
+}
+
+func BenchmarkFile_SizePerIdentity(b *testing.B) {
+	bigFixture(b)
+	for b.Loop() {
+	}
+	b.ReportMetric(fixture.perIdent, "bytes/identity")
+}
+
+func BenchmarkRead_Identity(b *testing.B) {
+	db := bigFixture(b)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(1, 2))
+	for b.Loop() {
+		id, err := db.FindIdentityByID(ctx, fmt.Sprintf("identity:synth-%06d", r.IntN(fixtureIdentities)), graph.IdentityParts{Notes: true})
+		if err != nil || len(id.Hints) != 3 || len(id.Tags) != 3 || len(id.Notes) != 1 {
+			b.Fatalf("%+v %v", id, err)
+		}
+	}
+}
+
+func BenchmarkChangelog_Newest100(b *testing.B) {
+	db := bigFixture(b)
+	ctx := context.Background()
+	for b.Loop() {
+		evs, _, err := db.FindEvents(ctx, graph.EventFilter{First: 100})
+		if err != nil || len(evs) != 100 {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkChangelog_ByTarget(b *testing.B) {
+	db := bigFixture(b)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(3, 4))
+	for b.Loop() {
+		evs, _, err := db.FindEvents(ctx, graph.EventFilter{Target: fmt.Sprintf("identity:synth-%06d", r.IntN(fixtureIdentities)), First: 100})
+		if err != nil || len(evs) != 8 {
+			b.Fatal(len(evs), err)
+		}
+	}
+}
+
+func BenchmarkChangelog_Verify1M(b *testing.B) {
+	db := bigFixture(b)
+	for b.Loop() {
+		r, err := db.VerifyChangelog(context.Background())
+		if err != nil || !r.OK || r.Checked != fixtureIdentities*eventsPerIdentity {
+			b.Fatalf("%+v %v", r, err)
+		}
+	}
+}
+
+// BenchmarkWrite_BindVsBareUpdate times a bind-sized change (identity + 3 hints + their 4
+// events) against a bare single-key bbolt Update, both fsynced, in the same run.
+func BenchmarkWrite_BindVsBareUpdate(b *testing.B) {
+	dir := b.TempDir()
+	raw, err := bolt.Open(filepath.Join(dir, "bare.db"), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	raw.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("k")); return err })
+	db, err := store.Open(filepath.Join(dir, "store.db"), store.Options{NoBackup: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := graph.WithActor(context.Background(), "cli:bench")
+	var bare, bind time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		t0 := time.Now()
+		err := raw.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("k")).Put([]byte(fmt.Sprintf("key-%08d", i)), []byte("value"))
+		})
+		t1 := time.Now()
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = db.CreateIdentity(ctx, graph.IdentityCreate{Name: fmt.Sprintf("Synth %d", i), Hints: []graph.Fingerprint{
+			{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("0582:01a9:SN%d", i)}, {Kind: graph.FPUSBID, Value: "0582:01a9"}, {Kind: graph.FPUSBPath, Value: "3-3.2"}}})
+		bind += time.Since(t1)
+		bare += t1.Sub(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(bare.Microseconds())/float64(i), "µs/bare-update")
+	b.ReportMetric(float64(bind.Microseconds())/float64(i), "µs/bind-change")
+	b.ReportMetric(float64(bind)/float64(bare), "ratio")
+}
+
+// BenchmarkWrite_Concurrent16vs1 runs the same number of bind-sized changes from one
+// goroutine and from 16, fsynced, and reports the speedup group commit gives.
+func BenchmarkWrite_Concurrent16vs1(b *testing.B) {
+	run := func(writers, total int) time.Duration {
+		db, err := store.Open(filepath.Join(b.TempDir(), "w.db"), store.Options{NoBackup: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		ctx := graph.WithActor(context.Background(), "cli:bench")
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for g := 0; g < writers; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := next.Add(1)
+					if i > int64(total) {
+						return
+					}
+					_, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: fmt.Sprintf("Synth %d", i), Hints: []graph.Fingerprint{
+						{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("0582:01a9:SN%d", i)}, {Kind: graph.FPUSBID, Value: "0582:01a9"}, {Kind: graph.FPUSBPath, Value: "3-3.2"}}})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	const total = 400
+	var one, sixteen time.Duration
+	for b.Loop() {
+		one += run(1, total)
+		sixteen += run(16, total)
+	}
+	n := float64(b.N)
+	b.ReportMetric(total*n/one.Seconds(), "changes/s-1-writer")
+	b.ReportMetric(total*n/sixteen.Seconds(), "changes/s-16-writers")
+	b.ReportMetric(one.Seconds()/sixteen.Seconds(), "speedup")
+}

@@ -197,7 +197,9 @@ func (db *DB) MigratedFrom() int { return db.migratedFrom }
 
 // SchemaStatus reports the open file's schema state (for devgraph migrate --status when a
 // server holds the file).
-func (db *DB) SchemaStatus() (*migrations.StatusReport, error) { return migrations.StatusOf(db.bolt, db.path) }
+func (db *DB) SchemaStatus() (*migrations.StatusReport, error) {
+	return migrations.StatusOf(db.bolt, db.path)
+}
 
 // SchemaStatus reports the schema state of the database at path without changing it
 // (devgraph migrate --status). ENOTFOUND when the file does not exist.

@@ -6,7 +6,7 @@ import "devgraph/graph"
 var DemoGeofence = []graph.Point{{X: -10, Y: -10}, {X: 10, Y: -10}, {X: 10, Y: 10}, {X: -10, Y: 10}}
 
 // DemoFleet returns an unopened fleet with the demo world: robots scout at (0, 0) and
-// carrier at (2, 0) inside DemoGeofence, two obstacles (pillar at (4, 3), crate at
+// carrier at (2, 0) inside DemoGeofence, two obstacles (pillar at (4, 2.5), crate at
 // (-3, -4)) and three objects (red-cube at (3, -2), blue-ball at (-2, 3), green-cone at
 // (6, 6)). opts.Geofence is replaced by DemoGeofence.
 func DemoFleet(opts Options) (*Fleet, error) {
@@ -16,7 +16,7 @@ func DemoFleet(opts Options) (*Fleet, error) {
 		return nil, err
 	}
 	for _, o := range []Obstacle{
-		{ID: "pillar", X: 4, Y: 3, R: 0.5},
+		{ID: "pillar", X: 4, Y: 2.5, R: 0.5},
 		{ID: "crate", X: -3, Y: -4, R: 0.7},
 	} {
 		if err := f.AddObstacle(o); err != nil {

@@ -650,3 +650,34 @@ func TestRealClock_Every(t *testing.T) {
 		}
 	}
 }
+
+func TestDemoFleet_World(t *testing.T) {
+	f, err := DemoFleet(Options{Clock: NewFakeClock(t0)})
+	must(t, err)
+	clk := f.opts.Clock.(*FakeClock)
+	must(t, f.Open())
+	defer f.Close()
+	ctx := context.Background()
+	robots, err := f.Robots(ctx)
+	must(t, err)
+	if len(robots) != 2 || robots[0].Ref != "robot:carrier" || robots[1].Ref != "robot:scout" || robots[0].Pose.X != 2 {
+		t.Fatalf("demo robots: %+v", robots)
+	}
+	if len(f.Objects()) != 3 || len(f.Obstacles()) != 2 || len(robots[1].Params.Geofence) != 4 {
+		t.Fatalf("demo world: %d objects, %d obstacles, fence %v", len(f.Objects()), len(f.Obstacles()), robots[1].Params.Geofence)
+	}
+	arm(t, f, "carrier")
+	arm(t, f, "scout")
+	// The pillar stands between the carrier and the green cone, not between the scout and it.
+	c := startNav(t, ctx, f, "carrier", graph.Goal{X: 6, Y: 6})
+	if res := c.wait(t); res.Status != graph.NavBlocked || !strings.Contains(res.Message, "pillar") {
+		t.Fatalf("carrier to the green cone: %q %q, want blocked by the pillar", res.Status, res.Message)
+	}
+	c = startNav(t, ctx, f, "scout", graph.Goal{X: 6, Y: 6})
+	driveUntilIdle(t, f, clk, 30*time.Second, "scout")
+	if res := c.wait(t); res.Status != graph.NavArrived {
+		t.Fatalf("scout to the green cone: %q %q, want arrived", res.Status, res.Message)
+	}
+	_, err = f.Grasp(ctx, "scout", "green-cone")
+	must(t, err)
+}

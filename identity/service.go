@@ -142,18 +142,31 @@ func (s *Service) sync(ctx context.Context) (*graph.Snapshot, error) {
 		return s.observed, nil // a newer reading is already in the store
 	}
 	if err := s.observe(ctx, snap); err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// Reads still get the live snapshot; the store catches up on the next one.
+		s.logger().Warn("record snapshot", "err", err)
+		return snap, nil
 	}
 	s.observed = snap
 	return snap, nil
 }
 
 func (s *Service) observe(ctx context.Context, snap *graph.Snapshot) error {
-	if snap.Taken.IsZero() {
-		cp := *snap
+	cp := *snap
+	if cp.Taken.IsZero() {
 		cp.Taken = s.now().UTC()
-		snap = &cp
 	}
+	cp.Devices = nil
+	for _, od := range snap.Devices {
+		if od == nil || od.Key == "" {
+			s.logger().Warn("observed device without a key skipped", "device", od)
+			continue
+		}
+		cp.Devices = append(cp.Devices, od)
+	}
+	snap = &cp
 	present, err := s.allDevices(ctx, graph.DeviceFilter{})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"devgraph/graph"
 	"devgraph/identity"
 	"devgraph/sources/robot"
+	"devgraph/store"
 	"devgraph/store/storetest"
 )
 
@@ -342,5 +344,30 @@ func TestService_Robots(t *testing.T) {
 	}
 	if _, err := svc.Robot(ctx, "usb:3-1"); graph.ErrorCode(err) != graph.EINVALID {
 		t.Errorf("a device that is no robot: %v", err)
+	}
+}
+
+// TestService_ReadOnlyStore: a store that cannot record the snapshot does not take reads
+// down with it.
+func TestService_ReadOnlyStore(t *testing.T) {
+	r := newRig(t)
+	path := filepath.Join(t.TempDir(), "ro.db")
+	db, err := store.Open(path, store.Options{NoBackup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ro, err := store.Open(path, store.Options{ReadOnly: true, NoBackup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	svc := identity.New(ro, r.live, nil)
+	ctx := context.Background()
+	if _, err := svc.Unbound(ctx); err != nil {
+		t.Errorf("unbound over a read-only store: %v", err)
+	}
+	if st, err := svc.Sources(ctx); err != nil || len(st) == 0 {
+		t.Errorf("sources over a read-only store: %v %v", st, err)
 	}
 }

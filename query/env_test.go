@@ -17,6 +17,7 @@ import (
 	"devgraph/identity"
 	"devgraph/query"
 	"devgraph/sources"
+	"devgraph/sources/robot"
 	"devgraph/store"
 	"devgraph/store/storetest"
 )
@@ -31,6 +32,8 @@ type env struct {
 	svc  *identity.Service
 	exec *query.Executor
 	ctx  context.Context
+
+	robotClock *robot.FakeClock
 }
 
 // fakeClock hands out strictly increasing times so changelog and golden output are stable.
@@ -56,7 +59,24 @@ func newEnv(t testing.TB, opts query.Options) *env {
 	}
 	live.Now = clock.Now
 	live.ShareWindow = -1
-	svc := identity.New(db, live, nil)
+	// A simulated robot on a fake clock (tests advance it) with a cup within reach.
+	robotClock := robot.NewFakeClock(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC))
+	fleet, err := robot.NewFleet(robot.Options{Store: db, Clock: robotClock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fleet.AddSim("scout", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := fleet.AddObject(robot.Object{ID: "cup", Kind: "cup", X: 0.4, Y: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fleet.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	live.Extra = append(live.Extra, fleet)
+	svc := identity.New(db, live, fleet)
 	svc.Now = clock.Now
 	if err := svc.Open(); err != nil {
 		t.Fatal(err)
@@ -68,7 +88,7 @@ func newEnv(t testing.TB, opts query.Options) *env {
 	}
 	t.Cleanup(func() { exec.Close() })
 	ctx := graph.WithActor(context.Background(), "test:seed")
-	return &env{t: t, db: db, svc: svc, exec: exec, ctx: ctx}
+	return &env{t: t, db: db, svc: svc, exec: exec, ctx: ctx, robotClock: robotClock}
 }
 
 // seed writes a small studio: named identities with tags, hints and notes, fillers for

@@ -100,22 +100,6 @@ func TestSchema_RootFields(t *testing.T) {
 		}
 	})
 
-	t.Run("robots", func(t *testing.T) {
-		// The test service has no fleet: the list is empty or the error says robots are unavailable.
-		out := e.do(`{ robots { ref name state battery pose { x y heading } params { maxSpeed } } }`, nil)
-		if errs := getList(out, "errors"); len(errs) > 0 {
-			if code := get(errs[0], "extensions.code"); code != graph.EUNAVAILABLE && code != graph.ENOTFOUND {
-				t.Errorf("robots without a fleet: code=%v", code)
-			}
-		} else if l := getList(out, "data.robots"); len(l) != 0 {
-			t.Errorf("robots=%v without a fleet", l)
-		}
-		out = e.do(`{ robot(id:"robot:scout"){ ref } }`, nil)
-		if errs := getList(out, "errors"); len(errs) == 0 {
-			t.Errorf("robot(robot:scout) without a fleet succeeded: %v", out)
-		}
-	})
-
 	t.Run("tags", func(t *testing.T) {
 		d := e.ok(`{ all: tags { name count seeded } ns: tags(namespace:"role"){ name count } used: tags(inUse:true){ name count } }`, nil)
 		counts := map[string]float64{}
@@ -646,32 +630,6 @@ func TestSchema_Mutations(t *testing.T) {
 		}
 		e.fail(graph.ENOTFOUND, `mutation { deleteIdentity(id: "never-was"){ id } }`, nil)
 	})
-	t.Run("robots", func(t *testing.T) {
-		// No fleet in this service: each robot mutation is a clear error, not a crash.
-		for _, q := range []string{
-			`mutation { robotArm(robot: "robot:scout"){ ref } }`,
-			`mutation { robotDisarm(robot: "robot:scout"){ ref } }`,
-			`mutation { robotStop(robot: "robot:scout"){ ref } }`,
-			`mutation { robotNavigate(robot: "robot:scout", x: 1, y: 2){ status } }`,
-			`mutation { robotGrasp(robot: "robot:scout", object: "cup"){ ref } }`,
-			`mutation { robotRelease(robot: "robot:scout"){ ref } }`,
-			`mutation { robotSetParameters(robot: "robot:scout", params: {maxSpeed: 0.5}){ ref } }`,
-		} {
-			out := e.do(q, nil)
-			errs := getList(out, "errors")
-			if len(errs) == 0 {
-				t.Errorf("%s succeeded without a fleet", q)
-				continue
-			}
-			if code := get(errs[0], "extensions.code"); code == graph.EINTERNAL || code == nil {
-				t.Errorf("%s: code %v (%v)", q, code, get(errs[0], "message"))
-			}
-		}
-		msg := e.fail(graph.EINVALID, `mutation { robotNavigate(robot: "robot:scout", x: 1e9, y: 2){ status } }`, nil)
-		if !strings.Contains(msg, "x") {
-			t.Errorf("huge coordinate message %q", msg)
-		}
-	})
 	t.Run("pruneChangelog", func(t *testing.T) {
 		before := e.ok(`{ changelogVerify { checked } }`, nil)
 		d, _ := mutate(t, `mutation { pruneChangelog(before: "2026-11-01T09:00:00.050Z"){ dropped } }`, nil)
@@ -720,5 +678,96 @@ func TestSchema_Golden(t *testing.T) {
 	}
 	if sdl != string(want) {
 		t.Errorf("SDL differs from %s (run with -update if intended)", path)
+	}
+}
+
+// TestSchema_Robots drives the simulated robot through every robot mutation and reads the
+// robot.* events back.
+func TestSchema_Robots(t *testing.T) {
+	e := newEnv(t, query.Options{})
+	e.seed()
+	ctx := graph.WithRequestID(graph.WithActor(context.Background(), "http:pilot"), "robot-req")
+	run := func(q string, vars map[string]any) map[string]any {
+		t.Helper()
+		out := e.doCtx(ctx, q, vars)
+		if errs, has := out["errors"]; has {
+			t.Fatalf("%s: %v", q, errs)
+		}
+		return out["data"].(map[string]any)
+	}
+	d := run(`mutation { bind(ref: "robot:scout", newName: "Scout Rover", slug: "rover"){ identity { id } } }`, nil)
+	if get(d, "bind.identity.id") != "identity:rover" {
+		t.Fatalf("bind robot: %v", d)
+	}
+	d = run(`{ robots { ref name state armed battery pose { x y heading } gripper params { maxSpeed arrivalThreshold geofence { x } } identity { id } device { ref } }
+		robot(id: "rover"){ ref detect { id kind distance } } }`, nil)
+	if l := getList(d, "robots"); len(l) != 1 || get(l[0], "identity.id") != "identity:rover" || get(l[0], "device.ref") != "robot:scout" || get(l[0], "armed") != false {
+		t.Fatalf("robots: %v", l)
+	}
+	if get(d, "robot.detect.0.id") != "cup" {
+		t.Errorf("detect: %v", get(d, "robot.detect"))
+	}
+	d = run(`mutation { robotArm(robot: "rover", message: "mission"){ armed state } }`, nil)
+	if get(d, "robotArm.armed") != true {
+		t.Errorf("arm: %v", d)
+	}
+	d = run(`mutation { robotSetParameters(robot: "rover", params: {maxSpeed: 0.8, arrivalThreshold: 0.2}){ params { maxSpeed arrivalThreshold } } }`, nil)
+	if get(d, "robotSetParameters.params.maxSpeed") != 0.8 {
+		t.Errorf("parameters: %v", d)
+	}
+	msg := e.fail(graph.EINVALID, `mutation { robotSetParameters(robot: "rover", params: {maxSpeed: -3}){ ref } }`, nil)
+	if !strings.Contains(strings.ToLower(msg), "speed") {
+		t.Errorf("bad parameter message %q", msg)
+	}
+	d = run(`mutation { robotGrasp(robot: "rover", object: "cup"){ holding gripper } }`, nil)
+	if get(d, "robotGrasp.holding") != "cup" {
+		t.Errorf("grasp: %v", d)
+	}
+	// Navigate blocks until arrival; the simulator's clock is advanced meanwhile.
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				e.robotClock.Advance(20 * time.Millisecond)
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	d = run(`mutation { robotNavigate(robot: "rover", x: 1.5, y: 0, timeoutS: 30){ status distanceRemaining elapsedS battery pose { x y } } }`, nil)
+	close(done)
+	if get(d, "robotNavigate.status") != graph.NavArrived {
+		t.Errorf("navigate: %v", d)
+	}
+	e.fail(graph.EINVALID, `mutation { robotNavigate(robot: "rover", x: 1e9, y: 0){ status } }`, nil)
+	e.fail(graph.EINVALID, `mutation { robotNavigate(robot: "rover", x: 1, y: 0, timeoutS: -1){ status } }`, nil)
+	d = run(`mutation { robotRelease(robot: "rover"){ holding gripper } }`, nil)
+	if get(d, "robotRelease.holding") != nil {
+		t.Errorf("release: %v", d)
+	}
+	if d = run(`mutation { robotDisarm(robot: "rover"){ armed } }`, nil); get(d, "robotDisarm.armed") != false {
+		t.Errorf("disarm: %v", d)
+	}
+	run(`mutation { robotArm(robot: "rover"){ armed } }`, nil)
+	d = run(`mutation { robotStop(robot: "rover"){ state armed } }`, nil)
+	if get(d, "robotStop.state") != graph.RobotStopped {
+		t.Errorf("stop: %v", d)
+	}
+	e.fail(graph.ENOTFOUND, `mutation { robotArm(robot: "robot:nobody"){ armed } }`, nil)
+
+	d = e.ok(`{ changelog(filter: {action: "robot.*"}){ nodes { action actor requestId message } } }`, nil)
+	seen := map[string]bool{}
+	for _, ev := range getList(d, "changelog.nodes") {
+		seen[get(ev, "action").(string)] = true
+		if get(ev, "actor") != "http:pilot" {
+			t.Errorf("robot event actor %v", get(ev, "actor"))
+		}
+	}
+	for _, a := range []string{graph.ActRobotArm, graph.ActRobotParameters, graph.ActRobotNavStart, graph.ActRobotNavEnd, graph.ActRobotStop, graph.ActRobotDisarm} {
+		if !seen[a] {
+			t.Errorf("no %s event (saw %v)", a, seen)
+		}
 	}
 }

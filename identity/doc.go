@@ -47,4 +47,13 @@
 // Live and reconciles it into the store (Store.ObserveDevices under actor
 // discovery:<source>) unless that snapshot was already observed. Open starts a poll loop
 // doing the same every PollInterval, so hot-plug shows up as device.appear/disappear events.
+// When several sources' devices come or go in one snapshot, the actor joins their names
+// (discovery:alsa+usb), since the store records one snapshot in one transaction.
+//
+//	svc := identity.New(st, live, fleet) // live, fleet may be nil
+//	svc.PollInterval = 2 * time.Second   // 0: no background polling
+//	svc.AutoBind = false                 // bind high, unambiguous matches as discovery:<source>
+//	svc.Logger = logger
+//	if err := svc.Open(); err != nil { … }
+//	defer svc.Close()
 package identity

@@ -80,12 +80,12 @@ func must2(b *testing.B, err error) {
 }
 
 // BenchmarkFleet50RealClock runs 50 robots navigating at once on the real clock at the
-// full 50 Hz tick rate for 3 s, with progress callbacks and a subscriber that encodes
+// full 50 Hz tick rate for 5 s, with progress callbacks and a subscriber that encodes
 // every update as JSON (as an MCP notification would), and reports the p99 lateness of
 // ticks against their schedule.
 func BenchmarkFleet50RealClock(b *testing.B) {
 	const n = 50
-	const run = 3 * time.Second
+	const run = 5 * time.Second
 	var all []time.Duration
 	var took []time.Duration
 	var updates, progress atomic.Int64

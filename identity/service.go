@@ -592,13 +592,19 @@ func (s *Service) findDevice(ctx context.Context, idOrRef string) (*graph.Device
 	if lerr != nil {
 		return nil, errors.Join(err, lerr)
 	}
+	// The closest ref wins; at equal distance a device without a binding, the likelier
+	// target of a bind.
 	best, bestD := "", 1<<30
 	for _, d := range devs {
 		if d.Infra {
 			continue
 		}
 		for _, r := range []string{d.Ref, d.ID} {
-			if dist := levenshtein(idOrRef, r); dist < bestD {
+			dist := 2 * levenshtein(idOrRef, r)
+			if d.IdentityID != "" {
+				dist++
+			}
+			if dist < bestD {
 				best, bestD = d.Ref, dist
 			}
 		}

@@ -1,0 +1,93 @@
+// Package sources reads live hardware — USB from sysfs, ALSA cards and sequencer clients
+// from procfs, PipeWire from pw-dump JSON — and merges what they see into one
+// graph.ObservedDevice per physical device. Live ties them together behind graph.Live;
+// other readers (the robot package) plug in as a Source.
+//
+// # Readers
+//
+// usb walks <sys-root>/bus/usb/devices. Each entry is a relative symlink into
+// devices/pci…/usbN/N-M/…, resolved one level with os.Readlink (a link to a link is a loop
+// or a chain and is skipped); attributes are read by name and never through further
+// links: idVendor, idProduct, serial, manufacturer, product (each optional except the
+// ids), busnum, devnum, devpath, speed, bDeviceClass, and bInterfaceClass and the bound
+// driver of each N-M:C.I interface directory. Root hubs (usbN) and interface entries are
+// not devices; hubs (class 09) are reported with Infra set and never hide the devices
+// behind them, which have entries of their own.
+//
+// alsa reads <proc-root>/asound/cards (" 1 [JDXi           ]: USB-Audio - JD-Xi" and the
+// indented long name "Roland JD-Xi at usb-0000:00:14.0-3.2, high speed"), cardN/id,
+// cardN/usbid ("0582:01a9"), cardN/usbbus ("003/007"), cardN/midiN, and seq/clients in
+// the formats of old and new kernels ("[Kernel]", "[Kernel Legacy]", "[User UMP MIDI2]",
+// a card=N where the text carries one, UMP and pool lines).
+//
+// pipewire parses pw-dump's JSON from a file or from a Runner (by default `pw-dump`):
+// Device objects (device.name, api.alsa.card, sysfs.path, device.bus-path, vendor and
+// product ids), their Nodes, and the ports of the Midi-Bridge node, whose object.path
+// (alsa:seq:default:client_20:capture_0) names the sequencer client behind them. Numbers
+// printed where strings belong and strings where numbers belong are coerced.
+//
+// Text read from hardware is kept as read when it is valid UTF-8 and escaped
+// (graph.EscapeHardwareText) when not.
+//
+// # Failing alone
+//
+// Each reader fails alone: a missing or unreadable root fails that source, reported in
+// Snapshot.Sources with OK=false and a reason ("usb: /sys/bus/usb/devices: no such file or
+// directory"), while the others answer. A broken entry — garbage in an attribute, a
+// truncated file, a symlink loop, a device that vanished while being read — skips that
+// entry only; the source stays OK and its Error carries a "warning:" naming what was
+// skipped. A truncated pw-dump fails the pipewire source rather than report half the
+// objects.
+//
+// # Merging
+//
+// Evidence is linked through the USB device, whichever source names it:
+//
+//   - a card's usbbus (bus/devnum) finds the sysfs device; failing that, the bus from
+//     usbbus and the devpath from the long name give its bus-port path (3 + "3.2" →
+//     3-3.2); failing that, the long name's controller and devpath find the one device
+//     there;
+//   - a kernel sequencer client joins its card by card=N, else by the kernel's static
+//     numbering (client 16 + 4 × card) when the names agree or the card has a rawmidi,
+//     else by a name exactly one card carries; a static client whose card is missing is
+//     skipped rather than shown twice; System, Midi Through and user clients are not
+//     devices;
+//   - a PipeWire device joins its card by api.alsa.card (or alsa.card, api.alsa.path
+//     hw:N), else the USB device named in sysfs.path, else the controller and devpath of
+//     device.bus-path;
+//   - Midi-Bridge ports join their sequencer client by number (per boot, but one snapshot
+//     agrees with itself); without the alsa source, a PipeWire device of the same name.
+//
+// Two USB devices are never joined: sources that disagree are noted, not believed.
+//
+// Fingerprints each reader contributes (per-boot numbers — card, client and device
+// numbers, PipeWire ids — go in Attrs, never here):
+//
+//	usb       usb_serial (vid:pid:serial, when there is a serial), usb_id (vid:pid),
+//	          usb_path (bus-port path, 3-3.2)
+//	alsa      alsa_card_id (the card id without the _1, _2 ALSA adds to a second card of
+//	          the same name, which depends on plug order), alsa_longname (without
+//	          " at usb-…, … speed" or " at 0x… irq N", so it survives a move), and
+//	          usb_id / usb_path from usbid, usbbus and the long name
+//	seq       midi_client (the client's name)
+//	pipewire  pipewire_device (device.name, as read), usb_id and usb_path from its
+//	          ids and sysfs.path when no other source gave them; midi_client from the
+//	          Midi-Bridge ports
+//
+// Key (the store's stable key): sn:<vid>:<pid>:<serial> when there is a serial, else
+// path:<vid>:<pid>:<usb path>, else alsa:<card id>, else pw:<device.name>
+// (alsa:seq:<client> and pw:midi:<client> for a client seen alone). Because ALSA and
+// PipeWire know the USB ids and place too, a serial-less device keeps its key while the
+// usb source is down. Ref (where it is now): usb:<path>, else alsa:card:<id>, else
+// pipewire:<device.name>. Name: the USB product, else the card's short name, the client
+// name, PipeWire's description, else a name made of the interface class and ids ("USB
+// input device 04d9:1702"). Attrs hold manufacturer, product, serial, speed, busnum,
+// devnum, classes, drivers, card number and names, client number and ports, PipeWire
+// ids, nodes and bus path.
+//
+// # Live
+//
+// Live.Snapshot shares one reading between callers for ShareWindow (500 ms by default)
+// and lets callers that arrive during a reading wait for it instead of starting their
+// own. Demo and NewDemo point every source at a fixture rig (package fixture).
+package sources

@@ -62,4 +62,6 @@ func TestMatcher_BatchedIndexLookups(t *testing.T) {
 	}
 }
 
-func slug(i int) string { return "u" + string(rune('a'+i/26/26%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i%26)) }
+func slug(i int) string {
+	return "u" + string(rune('a'+i/26/26%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i%26))
+}

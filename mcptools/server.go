@@ -112,7 +112,8 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 		server.WithHooks(hooks),
-		server.WithLogger(log),
+		// mcp-go logs every request at Info; only its warnings reach our log.
+		server.WithLogger(slog.New(minLevel{log.Handler(), slog.LevelWarn})),
 		server.WithPaginationLimit(200),
 	)
 
@@ -391,3 +392,21 @@ func (s *Server) limitParam(def int) param {
 
 var cursorParam = param{name: "cursor", typ: "string", maxLen: 512,
 	desc: "the next_cursor of a previous page; omit for the first page", example: `"…"`}
+
+// minLevel drops records below its level.
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.level}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.level}
+}

@@ -35,19 +35,17 @@ type FindHit struct {
 // of the text is skipped with one AND, names that contain the text (as a prefix, then
 // anywhere) are preferred, and fuzzy scores at most maxFuzzy candidates.
 //
-// The index is built on first use and kept current incrementally from the service's
-// change notifications (graph.Notifier); without them it rebuilds whenever the changelog
-// has grown (a cheap Stats check). Safe for concurrent use.
+// The index is built on first use and kept current from the changelog: every Find reads
+// the newest event's seq (one cheap read) and, when the log has grown, re-reads only the
+// nodes the new events touched. Reading the log rather than waiting for change
+// notifications (which arrive asynchronously) means a Find right after a write sees it.
+// Safe for concurrent use.
 type Finder struct {
-	svc    graph.Service
-	cancel func()
+	svc graph.Service
 
-	mu      sync.Mutex // guards pending and the flags below
-	pending map[string]struct{}
-	stale   bool   // rebuild everything
-	built   bool   // the index has been built once
-	version uint64 // changelog length at the last build, when there is no notifier
-	notify  bool
+	mu      sync.Mutex // guards the fields below and serialises syncs
+	built   bool
+	lastSeq uint64 // newest changelog seq the index reflects
 
 	idx sync.RWMutex
 	ent []finderEntry
@@ -66,43 +64,18 @@ type finderEntry struct {
 
 const (
 	maxFuzzy       = 1000  // candidates fuzzy scores at most
-	maxPending     = 20000 // pending changes beyond which a full rebuild is cheaper
+	maxPending     = 20000 // new events beyond which a full rebuild is cheaper
 	maxFindTextLen = 200
 )
 
-// NewFinder returns a Finder over svc. Call Close to stop listening for changes.
+// NewFinder returns a Finder over svc.
 func NewFinder(svc graph.Service) *Finder {
-	f := &Finder{svc: svc, pending: map[string]struct{}{}, pos: map[string]int{}}
-	if n, ok := svc.(graph.Notifier); ok {
-		f.notify = true
-		f.cancel = n.Subscribe(f.changed)
-	}
-	return f
+	return &Finder{svc: svc, pos: map[string]int{}}
 }
 
-// Close stops listening for changes.
-func (f *Finder) Close() {
-	if f.cancel != nil {
-		f.cancel()
-		f.cancel = nil
-	}
-}
-
-// changed records which nodes committed events touched; Find applies them.
-func (f *Finder) changed(evs []*graph.Event) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, ev := range evs {
-		switch graph.KindOf(ev.Target) {
-		case graph.KindIdentity, graph.KindDevice:
-			f.pending[ev.Target] = struct{}{}
-		}
-	}
-	if len(f.pending) > maxPending {
-		f.stale = true
-		clear(f.pending)
-	}
-}
+// Close releases nothing today; it is kept so callers can treat Finder like the other
+// long-lived parts.
+func (f *Finder) Close() {}
 
 // Refresh rebuilds the whole index now.
 func (f *Finder) Refresh(ctx context.Context) error {
@@ -111,16 +84,19 @@ func (f *Finder) Refresh(ctx context.Context) error {
 	return f.rebuildLocked(ctx)
 }
 
-func (f *Finder) rebuildLocked(ctx context.Context) error {
-	var ver uint64
-	if !f.notify {
-		st, err := f.svc.Stats(ctx)
-		if err != nil {
-			return err
-		}
-		ver = st.Events
+func (f *Finder) headSeq(ctx context.Context) (uint64, error) {
+	evs, _, err := f.svc.FindEvents(ctx, graph.EventFilter{First: 1})
+	if err != nil || len(evs) == 0 {
+		return 0, err
 	}
-	clear(f.pending)
+	return evs[0].Seq, nil
+}
+
+func (f *Finder) rebuildLocked(ctx context.Context) error {
+	head, err := f.headSeq(ctx)
+	if err != nil {
+		return err
+	}
 	var ents []finderEntry
 	robots := map[string]bool{}
 	after := ""
@@ -163,7 +139,7 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 	f.idx.Lock()
 	f.ent, f.pos = ents, pos
 	f.idx.Unlock()
-	f.built, f.stale, f.version = true, false, ver
+	f.built, f.lastSeq = true, head
 	return nil
 }
 
@@ -181,38 +157,64 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
-// sync brings the index up to date before a search.
+// sync brings the index up to date before a search: it reads the events written since the
+// last sync (newest first, down to the last seq seen) and re-reads the nodes they touched.
 func (f *Finder) sync(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.built || f.stale {
+	if !f.built {
 		return f.rebuildLocked(ctx)
 	}
-	if !f.notify {
-		st, err := f.svc.Stats(ctx)
+	head, err := f.headSeq(ctx)
+	if err != nil {
+		return err
+	}
+	if head == f.lastSeq {
+		return nil
+	}
+	if head < f.lastSeq || head-f.lastSeq > maxPending {
+		return f.rebuildLocked(ctx)
+	}
+	touched := map[string]bool{}
+	robotBinds := map[string]bool{} // devices bound or unbound: their identity may have become a robot
+	after := ""
+scan:
+	for {
+		evs, next, err := f.svc.FindEvents(ctx, graph.EventFilter{First: graph.MaxPageSize, After: after})
 		if err != nil {
 			return err
 		}
-		if st.Events != f.version {
-			return f.rebuildLocked(ctx)
+		for _, ev := range evs {
+			if ev.Seq <= f.lastSeq {
+				break scan
+			}
+			switch graph.KindOf(ev.Target) {
+			case graph.KindIdentity, graph.KindDevice:
+				touched[ev.Target] = true
+			}
+			if ev.Action == graph.ActDeviceBind || ev.Action == graph.ActDeviceUnbind {
+				robotBinds[ev.Target] = true
+			}
 		}
-		return nil
+		if next == "" || len(evs) == 0 {
+			break
+		}
+		after = next
 	}
-	if len(f.pending) == 0 {
-		return nil
-	}
-	ids := make([]string, 0, len(f.pending))
-	for id := range f.pending {
+	ids := make([]string, 0, len(touched))
+	for id := range touched {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	type upd struct {
-		id  string
-		ent *finderEntry
+		id      string
+		ent     *finderEntry
+		boundTo string
 	}
 	var upds []upd
 	for _, id := range ids {
 		var e *finderEntry
+		boundTo := ""
 		switch graph.KindOf(id) {
 		case graph.KindIdentity:
 			ident, err := f.svc.FindIdentityByID(ctx, id, graph.IdentityParts{})
@@ -231,11 +233,11 @@ func (f *Finder) sync(ctx context.Context) error {
 			if d != nil {
 				x := deviceEntry(d)
 				e = &x
+				boundTo = d.IdentityID
 			}
 		}
-		upds = append(upds, upd{id, e})
+		upds = append(upds, upd{id, e, boundTo})
 	}
-	clear(f.pending)
 	f.idx.Lock()
 	defer f.idx.Unlock()
 	for _, u := range upds {
@@ -257,6 +259,15 @@ func (f *Finder) sync(ctx context.Context) error {
 			f.ent = append(f.ent, *u.ent)
 		}
 	}
+	// A robot device bound to an identity makes that identity findable as a robot.
+	for _, u := range upds {
+		if u.ent != nil && u.ent.kind == "device" && u.ent.robot && robotBinds[u.id] && u.boundTo != "" {
+			if j, ok := f.pos[u.boundTo]; ok {
+				f.ent[j].robot = true
+			}
+		}
+	}
+	f.lastSeq = head
 	return nil
 }
 

@@ -28,11 +28,11 @@ func (c *common) register(fs *flag.FlagSet, sources bool) {
 	fs.BoolVar(&c.demo, "demo", false, "use the demo rig and its own database (demo.db) unless --db is given")
 	fs.StringVar(&c.message, "message", "", "why: recorded on the changelog events this command writes")
 	fs.StringVar(&c.message, "m", "", "short for --message")
-	if sources {
-		fs.StringVar(&c.sysRoot, "sys-root", "", "read sysfs from this root instead of /sys")
-		fs.StringVar(&c.procRoot, "proc-root", "", "read procfs from this root instead of /proc")
-		fs.StringVar(&c.pwDump, "pw-dump-file", "", "read pw-dump JSON from this file instead of running pw-dump")
-	}
+	// Every verb may open the file itself, and then reads the sources: all take the roots.
+	_ = sources
+	fs.StringVar(&c.sysRoot, "sys-root", "", "read sysfs from this root instead of /sys")
+	fs.StringVar(&c.procRoot, "proc-root", "", "read procfs from this root instead of /proc")
+	fs.StringVar(&c.pwDump, "pw-dump-file", "", "read pw-dump JSON from this file instead of running pw-dump")
 }
 
 // dataDir is $XDG_DATA_HOME/devgraph (~/.local/share/devgraph).

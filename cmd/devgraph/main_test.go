@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -72,6 +73,9 @@ func (c *cliEnv) fail(code int, want string, args ...string) string {
 func (c *cliEnv) jsonOf(v any, args ...string) {
 	c.t.Helper()
 	out := c.ok(args...)
+	// Decode into a zeroed value: Unmarshal would keep fields of an earlier answer.
+	rv := reflect.ValueOf(v).Elem()
+	rv.Set(reflect.Zero(rv.Type()))
 	if err := json.Unmarshal([]byte(out), v); err != nil {
 		c.t.Fatalf("devgraph %s: output is not JSON (%v): %s", strings.Join(args, " "), err, out)
 	}

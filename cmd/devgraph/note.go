@@ -25,7 +25,7 @@ func runNote(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
-			target, err := svc.ResolveID(ctx, pos[0], graph.KindIdentity, graph.KindDevice)
+			target, err := resolveTarget(ctx, svc, pos[0], graph.KindIdentity, graph.KindDevice)
 			if err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ func runNotes(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
-		target, err := svc.ResolveID(ctx, pos[0], graph.KindIdentity, graph.KindDevice)
+		target, err := resolveTarget(ctx, svc, pos[0], graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
-		id, err := svc.ResolveID(ctx, pos[0])
+		id, err := resolveTarget(ctx, svc, pos[0])
 		if err != nil {
 			return err
 		}
@@ -48,6 +48,18 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		}
 		return graph.Errorf(graph.EINVALID, "%s is not an identity or a device; `devgraph show` takes identity ids and device refs (notes: `devgraph notes TARGET`)", id)
 	})
+}
+
+// resolveTarget expands what a person typed into a node id. Device refs are looked up
+// through the live sources first, so a device just plugged in (or moved to another port)
+// is found before any background poll has recorded it.
+func resolveTarget(ctx context.Context, svc graph.Service, text string, kinds ...graph.Kind) (string, error) {
+	if graph.IsRef(text) {
+		if dv, err := svc.Device(ctx, text); err == nil {
+			return dv.ID, nil
+		}
+	}
+	return svc.ResolveID(ctx, text, kinds...)
 }
 
 func printIdentity(w io.Writer, id *graph.Identity) error {

@@ -32,7 +32,7 @@ func runTag(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
-		target, err := svc.ResolveID(ctx, pos[0], graph.KindIdentity, graph.KindDevice)
+		target, err := resolveTarget(ctx, svc, pos[0], graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err
 		}

@@ -257,8 +257,17 @@ func (l *Live) Scan(ctx context.Context) *graph.Snapshot {
 		snap.Sources = append(snap.Sources, res.status)
 	}
 	snap.Devices = devs
-	sort.SliceStable(snap.Devices, func(i, j int) bool { return snap.Devices[i].Ref < snap.Devices[j].Ref })
+	sort.SliceStable(snap.Devices, func(i, j int) bool { return refLess(snap.Devices[i].Ref, snap.Devices[j].Ref) })
 	return snap
+}
+
+// refLess orders refs by source, USB paths numerically (usb:3-2 before usb:3-10).
+func refLess(a, b string) bool {
+	pa, pb := strings.TrimPrefix(a, "usb:"), strings.TrimPrefix(b, "usb:")
+	if len(pa) < len(a) && len(pb) < len(b) && usbPathRe.MatchString(pa) && usbPathRe.MatchString(pb) {
+		return usbPathLess(pa, pb)
+	}
+	return a < b
 }
 
 func (l *Live) readPWDump(ctx context.Context) ([]byte, error) {

@@ -223,12 +223,7 @@ func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.Observe
 		}
 	}
 	m.uniqueKeys(out)
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Ref != out[j].Ref {
-			return out[i].Ref < out[j].Ref
-		}
-		return out[i].Key < out[j].Key
-	})
+	sort.SliceStable(out, func(i, j int) bool { return refLess(out[i].Ref, out[j].Ref) })
 	return out, m.notes
 }
 
@@ -528,7 +523,7 @@ func (m *merger) uniqueKeys(devs []*graph.ObservedDevice) {
 		m.note(d.Source, "usb %s shares serial key %s with another device; keyed by its path", path, d.Key)
 		d.Key = "path:" + d.Attrs["vendor_id"] + ":" + d.Attrs["product_id"] + ":" + path
 	}
-	sort.SliceStable(devs, func(i, j int) bool { return devs[i].Ref < devs[j].Ref })
+	sort.SliceStable(devs, func(i, j int) bool { return refLess(devs[i].Ref, devs[j].Ref) })
 	seenKey, seenRef := map[string]int{}, map[string]int{}
 	for _, d := range devs {
 		if n := seenKey[d.Key]; n > 0 {

@@ -3,6 +3,7 @@ package sources
 import (
 	"encoding/json"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -287,5 +288,14 @@ func TestParseUSBAttrs(t *testing.T) {
 				t.Fatalf("err=%v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestRefLess(t *testing.T) {
+	refs := []string{"usb:3-10", "alsa:card:PCH", "usb:3-2", "usb:3-2.1", "robot:scout", "usb:10-1", "pipewire:x"}
+	sort.SliceStable(refs, func(i, j int) bool { return refLess(refs[i], refs[j]) })
+	want := []string{"alsa:card:PCH", "pipewire:x", "robot:scout", "usb:3-2", "usb:3-2.1", "usb:3-10", "usb:10-1"}
+	if !reflect.DeepEqual(refs, want) {
+		t.Fatalf("order %q, want %q", refs, want)
 	}
 }

@@ -1,0 +1,294 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"devgraph/graph"
+	"devgraph/migrations"
+	"devgraph/store"
+)
+
+// benchDB returns a database of n identities (3 hints and 3 tags each), built once per
+// machine through the store package (Import of a generated export) and kept in the temp
+// dir between runs; each benchmark works on its own copy.
+func benchDB(b *testing.B, n int) string {
+	b.Helper()
+	cache := filepath.Join(os.TempDir(), fmt.Sprintf("devgraph-bench-%d-v%d.db", n, migrations.CurrentVersion))
+	if _, err := os.Stat(cache); err != nil {
+		tmp := cache + ".tmp"
+		os.Remove(tmp)
+		db, err := store.Open(tmp, store.Options{NoBackup: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(writeIdentities(pw, n)) }()
+		if _, err := db.Import(context.Background(), pr, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(tmp, cache); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dst := filepath.Join(b.TempDir(), "devgraph.db")
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return dst
+}
+
+func writeIdentities(w io.Writer, n int) error {
+	enc := json.NewEncoder(w)
+	type line struct {
+		Type     string          `json:"type"`
+		Format   string          `json:"format,omitempty"`
+		Version  int             `json:"version,omitempty"`
+		Identity *graph.Identity `json:"identity,omitempty"`
+	}
+	if err := enc.Encode(line{Type: "header", Format: migrations.FormatName, Version: migrations.CurrentVersion}); err != nil {
+		return err
+	}
+	makers := []string{"Roland", "Korg", "Yamaha", "Moog", "Arturia", "Novation", "Elektron", "Behringer"}
+	kinds := []string{"Synth", "Drum Machine", "Sampler", "Controller", "Interface", "Mixer"}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s %s %06d", makers[i%len(makers)], kinds[i%len(kinds)], i)
+		id := &graph.Identity{
+			ID: graph.IdentityID(graph.Slugify(name)), Name: name,
+			Hints: []graph.Fingerprint{
+				{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("0582:01a9:SN%06d", i)},
+				{Kind: graph.FPUSBID, Value: fmt.Sprintf("%04x:%04x", 0x500+i%8, i%64)},
+				{Kind: graph.FPUSBPath, Value: fmt.Sprintf("3-%d.%d", i%8+1, i%4+1)},
+			},
+			Tags:      []string{fmt.Sprintf("location:rack-%d", i%10), "manufacturer:" + strings.ToLower(makers[i%len(makers)]), "role:synth"},
+			CreatedAt: base, UpdatedAt: base,
+		}
+		if err := enc.Encode(line{Type: "identity", Identity: id}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stdioProc is `devgraph serve` on pipes, spoken to in raw JSON-RPC lines.
+type stdioProc struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
+	start time.Time
+	mu    sync.Mutex
+}
+
+func startStdio(b *testing.B, bin string, args ...string) *stdioProc {
+	b.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	p := &stdioProc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	p.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func (p *stdioProc) send(b *testing.B, line string) {
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// reply reads lines until the response to id (notifications are skipped).
+func (p *stdioProc) reply(b *testing.B, id int) map[string]any {
+	for {
+		line, err := p.out.ReadBytes('\n')
+		if err != nil {
+			b.Fatalf("read reply %d: %v", id, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			b.Fatalf("stdout line %q: %v", line, err)
+		}
+		if m["id"] == float64(id) {
+			if m["error"] != nil {
+				b.Fatalf("reply %d: %v", id, m["error"])
+			}
+			return m
+		}
+	}
+}
+
+func (p *stdioProc) stop(b *testing.B) {
+	p.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			b.Fatalf("serve: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		p.cmd.Process.Kill()
+		b.Fatal("serve did not end on stdin EOF")
+	}
+}
+
+const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`
+
+// BenchmarkServeFirstResponse_100k starts `devgraph serve --db` on a 100,000-identity
+// database and measures from process start to the answer to its first request
+// (initialize, written to stdin at once). Target: ≤ 50 ms.
+func BenchmarkServeFirstResponse_100k(b *testing.B) {
+	bin := devgraphBinary(b)
+	db := benchDB(b, 100_000)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := startStdio(b, bin, "--db", db)
+		p.send(b, initLine)
+		p.reply(b, 1)
+		lat = append(lat, time.Since(p.start))
+		b.StopTimer()
+		// And a real query answers too, before we let it go.
+		p.send(b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		p.send(b, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"graph_find","arguments":{"text":"moog 04242"}}}`)
+		if r := p.reply(b, 2); !strings.Contains(fmt.Sprint(r["result"]), "Moog") {
+			b.Fatalf("graph_find: %v", r)
+		}
+		p.stop(b)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_first_ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max_first_ms")
+}
+
+// BenchmarkServeMemory_100k runs a mixed workload over stdio against `devgraph serve
+// --demo` on a 100,000-identity database — finds, browses, GraphQL pages, the changelog,
+// unbound devices, robot status, tags and notes — then reads the process's anonymous
+// resident memory (Go heap and runtime included; the mmapped database file excluded)
+// from /proc/PID/smaps_rollup. Target: ≤ 150 MB.
+func BenchmarkServeMemory_100k(b *testing.B) {
+	bin := devgraphBinary(b)
+	db := benchDB(b, 100_000)
+	var anonMB, rssMB float64
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		p := startStdio(b, bin, "--demo", "--db", db)
+		p.send(b, initLine)
+		p.reply(b, 1)
+		p.send(b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		id := 1
+		callTool := func(name string, args map[string]any) map[string]any {
+			id++
+			a, _ := json.Marshal(args)
+			p.send(b, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, a))
+			return p.reply(b, id)
+		}
+		makers := []string{"roland", "korg", "yamaha", "moog", "arturia", "novation", "elektron", "behringer"}
+		for i := 0; i < 400; i++ {
+			n := (i * 7919) % 100_000
+			switch i % 8 {
+			case 0:
+				callTool("graph_find", map[string]any{"text": fmt.Sprintf("%s %06d", makers[n%8], n), "limit": 20})
+			case 1:
+				callTool("graph_find", map[string]any{"tags": []string{"role:synth", fmt.Sprintf("location:rack-%d", n%10)}, "limit": 100})
+			case 2:
+				callTool("graph_query", map[string]any{"query": `query($a: String) { identities(first: 200, after: $a) { totalCount edges { cursor node { id name tags { name } hints { kind value } } } } }`})
+			case 3:
+				callTool("graph_changelog", map[string]any{"limit": 100})
+			case 4:
+				callTool("graph_unbound", nil)
+			case 5:
+				callTool("robot_status", nil)
+			case 6:
+				r := callTool("graph_find", map[string]any{"text": makers[n%8], "limit": 1})
+				if idv := path(r, "result", "structuredContent", "results", 0, "id"); idv != nil {
+					callTool("graph_tag", map[string]any{"target": idv, "add": []string{fmt.Sprintf("project:p%d", i)}})
+					callTool("graph_note", map[string]any{"target": idv, "body": strings.Repeat("memo ", 200)})
+					callTool("graph_browse", map[string]any{"id": idv, "depth": 2})
+				}
+			case 7:
+				callTool("graph_suggest_tags", nil)
+			}
+		}
+		b.StopTimer()
+		anon, rss := smapsRollup(b, p.cmd.Process.Pid)
+		anonMB, rssMB = float64(anon)/1024, float64(rss)/1024
+		p.stop(b)
+		b.StartTimer()
+	}
+	b.ReportMetric(anonMB, "anon_MB")
+	b.ReportMetric(rssMB, "rss_incl_mmap_MB")
+}
+
+// smapsRollup returns Anonymous and Rss in KiB.
+func smapsRollup(b *testing.B, pid int) (anon, rss int) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		b.Skipf("no smaps_rollup: %v", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.Atoi(f[1])
+		switch f[0] {
+		case "Anonymous:":
+			anon = v
+		case "Rss:":
+			rss = v
+		}
+	}
+	return anon, rss
+}
+
+func path(m map[string]any, keys ...any) any {
+	var v any = m
+	for _, k := range keys {
+		switch kk := k.(type) {
+		case string:
+			mm, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = mm[kk]
+		case int:
+			l, ok := v.([]any)
+			if !ok || kk >= len(l) {
+				return nil
+			}
+			v = l[kk]
+		}
+	}
+	return v
+}

@@ -110,6 +110,9 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 		server.WithPromptCapabilities(false),
 		server.WithLogging(),
 		server.WithRecovery(),
+		// Every structured result is checked against its tool's output schema: a result
+		// that breaks the contract becomes an error instead of misleading a client.
+		server.WithOutputSchemaValidation(),
 		server.WithResourceRecovery(),
 		server.WithHooks(hooks),
 		// mcp-go logs every request at Info; only its warnings reach our log.

@@ -200,7 +200,11 @@ func readALSA(procRoot string) (*alsaReading, []string, error) {
 	dir := filepath.Join(procRoot, "asound")
 	data, err := readSmallFile(filepath.Join(dir, "cards"), 1<<20)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %s", filepath.Join(dir, "cards"), describeErr(err))
+		hint := ""
+		if errors.Is(err, fs.ErrNotExist) {
+			hint = " (no ALSA sound driver loaded here; --proc-root reads another tree)"
+		}
+		return nil, nil, fmt.Errorf("%s: %s%s", filepath.Join(dir, "cards"), describeErr(err), hint)
 	}
 	cards, notes := parseCards(data)
 	r := &alsaReading{}

@@ -46,7 +46,11 @@ func readUSB(sysRoot string) ([]*usbDevice, []string, error) {
 	dir := filepath.Join(sysRoot, "bus", "usb", "devices")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %s", dir, describeErr(err))
+		hint := ""
+		if errors.Is(err, fs.ErrNotExist) {
+			hint = " (no USB in this machine or container, or sysfs not mounted; --sys-root reads another tree)"
+		}
+		return nil, nil, fmt.Errorf("%s: %s%s", dir, describeErr(err), hint)
 	}
 	var out []*usbDevice
 	var notes []string

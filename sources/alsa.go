@@ -286,7 +286,7 @@ func readSmallFile(path string, limit int) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	buf := make([]byte, 0, 4096)
+	buf := make([]byte, 0, 512) // sysfs and procfs files are short; grow for the rest
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

@@ -1,0 +1,58 @@
+// Package query serves the device graph as GraphQL (github.com/graphql-go/graphql v0.8.1)
+// over a graph.Service, in process and over HTTP.
+//
+// # Executor
+//
+// New builds the schema (see Executor.SDL, also in testdata/schema.graphql) and returns an
+// Executor. Execute runs one Request; readOnly refuses mutations (MCP's graph_query). The
+// actor and request id recorded on changes ride in the context (graph.WithActor,
+// graph.WithRequestID); a mutation's optional message argument becomes the changelog's
+// "why" (graph.WithMessage).
+//
+// Every document is checked before graphql-go sees it, because graphql-go has no limits of
+// its own and overflows its stack — a crash recover() cannot catch — on fragments that
+// spread each other in a cycle:
+//
+//   - the raw text: size, token count and bracket nesting (the parser is recursive);
+//   - the parsed document: fragment count, fragment cycles (iteratively), and the depth,
+//     field count and alias count of each operation with fragments expanded by memoised
+//     counting, so exponential fan-out costs linear time;
+//   - per request: complexity (fields weighted by first, else 10 per list) and variable size.
+//
+// Parsing, the checks and validation run once per distinct document text (an LRU cache);
+// a rejected document is cached with its error. Each request runs under a deadline.
+// graphql-go returns when its context ends but leaves resolvers running, so the executor
+// hands it a context that never ends, resolvers stop themselves on the request's deadline
+// (a LIMIT error), and Execute returns — releasing what the request holds — only after
+// graphql-go has finished.
+//
+// Errors have the standard shape with extensions.code: graph's codes (INVALID, NOT_FOUND,
+// CONFLICT, LIMIT, UNAVAILABLE, INTERNAL) and FORBIDDEN for a mutation where only queries
+// run. Messages come from graph.ErrorMessage; internal errors are logged, never shown.
+//
+// # Schema
+//
+// Node (identity, device, note, tag) is the interface behind node(id) and every link to "a
+// node". Lists that can grow are connections (edges{cursor node}, nodes, pageInfo,
+// totalCount) whose page size is capped by Limits.MaxPageSize; cursors are opaque and any
+// edge's cursor can be resumed from. 64-bit numbers (seq, byte counts) are the Int64
+// scalar, sent as decimal strings; times are RFC 3339 (Time); free-form JSON is JSON.
+//
+// # Finder
+//
+// find runs on Finder, an in-memory name index that pre-filters with a per-name character
+// mask and substring tiers before sahilm/fuzzy scores at most a thousand candidates; it
+// follows the changelog, so a find right after a write sees it. MCP's graph_find can
+// share it (Executor.Finder).
+//
+// # HTTP
+//
+// NewHandler serves POST /graphql (application/json only), GET /graphql (queries only;
+// a browser gets GraphiQL from assets embedded in the binary, see assets/NOTICE),
+// /graphql/assets/ and /healthz, behind Guard. Guard refuses requests whose Host or Origin
+// is not the server's own (so a web page cannot write through a loopback server), requires
+// a bearer token unless the server is loopback-only, and puts the actor
+// ("http:<token name>" or "http:local") and a fresh request id (also the X-Request-Id
+// response header) in the request context. LoadTokens reads a --token-file ("name token"
+// per line); ParseVar parses `devgraph query --var k=v`.
+package query

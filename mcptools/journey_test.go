@@ -38,6 +38,12 @@ func TestGraphTools_Journey(t *testing.T) {
 			if !slices.Contains(refs, "usb:3-3.2") {
 				t.Fatalf("graph_unbound refs=%v, want usb:3-3.2 among them", refs)
 			}
+			// Pages follow the cursor without repeats.
+			u1 := cn.ok("graph_unbound", map[string]any{"limit": 2})
+			u2 := cn.ok("graph_unbound", map[string]any{"limit": 2, "cursor": u1["next_cursor"]})
+			if len(u1["devices"].([]any)) != 2 || u1["next_cursor"] == "" || path(u1, "devices", 0, "ref") == path(u2, "devices", 0, "ref") {
+				t.Errorf("graph_unbound paging: %v / %v", u1["next_cursor"], u2["devices"])
+			}
 			found := cn.ok("graph_find", map[string]any{"text": "jdxi", "kind": "device"})
 			if str(path(found, "results", 0, "ref")) != "usb:3-3.2" {
 				t.Fatalf("graph_find jdxi: %v", found)
@@ -76,6 +82,12 @@ func TestGraphTools_Journey(t *testing.T) {
 			}
 			if !hasDevice {
 				t.Errorf("graph_browse edges %v lack the bound device", rels)
+			}
+
+			// A limit that cuts the walk says so, with counts.
+			cut := cn.ok("graph_browse", map[string]any{"id": "identity:roland-jd-xi", "limit": 1})
+			if cut["truncated"] != true || path(cut, "counts", "omitted").(float64) < 2 || path(cut, "counts", "edges") != 1.0 {
+				t.Errorf("graph_browse limit 1: truncated=%v counts=%v", cut["truncated"], cut["counts"])
 			}
 
 			// And through GraphQL.

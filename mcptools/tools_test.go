@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -66,6 +67,15 @@ func TestServer_Registration(t *testing.T) {
 				}
 				if tool.InputSchema.Type != "object" {
 					t.Errorf("%s: input schema type %q", tool.Name, tool.InputSchema.Type)
+				}
+			}
+			if ro {
+				// A write tool is not there to call.
+				if _, err := cn.callErr(context.Background(), "graph_bind", map[string]any{"ref": "usb:3-3.2", "new_name": "x"}, nil); err == nil {
+					t.Error("read-only server ran graph_bind")
+				}
+				if msg := cn.fails("robot_parameters", map[string]any{"robot": "robot:scout", "max_speed": 0.5}); !strings.Contains(msg, "max_speed") {
+					t.Errorf("read-only robot_parameters set: %q", msg)
 				}
 			}
 			// The write tools are exactly the ones that are not read-only (robot_parameters
@@ -136,3 +146,50 @@ func TestCleanClientName(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTP_ConcurrentClients has several clients of both eras work over one HTTP
+// handler at once; each change is recorded with its own client's name.
+func TestHTTP_ConcurrentClients(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	const perEra = 4
+	var conns []*conn
+	for i := 0; i < 2*perEra; i++ {
+		conns = append(conns, e.dial("http", i%2 == 1, fmt.Sprintf("agent-%d", i)))
+	}
+	var wg sync.WaitGroup
+	for i, cn := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 5; j++ {
+				name := fmt.Sprintf("Box %d-%d", i, j)
+				res, err := cn.callErr(context.Background(), "graph_identity", map[string]any{"action": "create", "name": name}, nil)
+				if err != nil || res.IsError {
+					t.Errorf("%s create: %v %v", cn.name, err, res)
+					return
+				}
+				if res, err := cn.callErr(context.Background(), "graph_tag", map[string]any{"target": graphSlug(name), "add": []any{fmt.Sprintf("project:p%d", i)}}, nil); err != nil || res.IsError {
+					t.Errorf("%s tag: %v %v", cn.name, err, res)
+				}
+				if res, err := cn.callErr(context.Background(), "graph_find", map[string]any{"text": "box"}, nil); err != nil || res.IsError {
+					t.Errorf("%s find: %v %v", cn.name, err, res)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, cn := range conns {
+		cl := cn.ok("graph_changelog", map[string]any{"actor": "mcp:" + cn.name, "limit": 100})
+		evs := cl["events"].([]any)
+		if len(evs) != 10 { // 5 × (identity.create + tag.add)
+			t.Errorf("client %d: %d events by mcp:%s, want 10", i, len(evs), cn.name)
+		}
+		for _, ev := range evs {
+			if tgt := str(path(ev.(map[string]any), "target")); !strings.HasPrefix(tgt, fmt.Sprintf("identity:box-%d-", i)) {
+				t.Errorf("client %d: event on %s", i, tgt)
+			}
+		}
+	}
+}
+
+func graphSlug(name string) string { return "identity:" + strings.ToLower(strings.ReplaceAll(name, " ", "-")) }

@@ -192,4 +192,6 @@ func TestHTTP_ConcurrentClients(t *testing.T) {
 	}
 }
 
-func graphSlug(name string) string { return "identity:" + strings.ToLower(strings.ReplaceAll(name, " ", "-")) }
+func graphSlug(name string) string {
+	return "identity:" + strings.ToLower(strings.ReplaceAll(name, " ", "-"))
+}

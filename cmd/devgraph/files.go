@@ -147,7 +147,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
 		var last time.Time
 		progress := func(n int) {
-			if *quiet || time.Since(last) < 500*time.Millisecond {
+			// The first batch at once, then at most twice a second.
+			if *quiet || (!last.IsZero() && time.Since(last) < 500*time.Millisecond) {
 				return
 			}
 			last = time.Now()

@@ -306,8 +306,12 @@ func TestProcess_ServeBeside(t *testing.T) {
 				t.Errorf("robot status through the server: %q", out)
 			}
 			cli("robot", "arm", "scout")
-			if out := cli("robot", "navigate", "scout", "1.5", "1", "--timeout", "20s"); !strings.HasPrefix(out, "arrived") {
-				t.Errorf("robot navigate: %q", out)
+			nout, nerr, ncode := runBin(t, env, "robot", "navigate", "scout", "3", "1", "--timeout", "20s", "--db", db)
+			if ncode != 0 || !strings.HasPrefix(nout, "arrived") {
+				t.Errorf("robot navigate: exit %d %q %q", ncode, nout, nerr)
+			}
+			if !strings.Contains(nerr, "m to go") {
+				t.Errorf("robot navigate showed no progress lines: %q", nerr)
 			}
 			var q struct {
 				Data struct {

@@ -172,6 +172,18 @@ func TestCLI_RoundTrip(t *testing.T) {
 	if got := c.ok("identities", db); got != c.ok("identities", fresh) {
 		t.Errorf("identities after compact differ: %s", got)
 	}
+	// query without a server runs the executor in-process.
+	qout := c.ok("query", "query($id: ID!) { identity(id: $id) { name } }", "--var", "id=identity:minilogue", db)
+	if !strings.Contains(qout, `"Korg Minilogue XD"`) {
+		t.Errorf("query: %s", qout)
+	}
+	c.stdin = "{ identities { totalCount } }"
+	if qout := c.ok("query", db); !strings.Contains(qout, `"totalCount": 2`) {
+		t.Errorf("query from stdin: %s", qout)
+	}
+	c.stdin = ""
+	c.fail(1, "query failed", "query", "{ nosuchfield }", db)
+
 	out := c.ok("migrate", "--status", db)
 	if !strings.Contains(out, "nothing to do") {
 		t.Errorf("migrate --status: %q", out)

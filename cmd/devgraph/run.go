@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/user"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -176,10 +175,8 @@ func oneLine(s string) string {
 func (e *env) usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: devgraph <command> [flags] [args]")
 	fmt.Fprintln(w)
-	names := make([]string, 0, len(commands))
 	width := 0
 	for _, c := range commands {
-		names = append(names, c.name)
 		width = max(width, len(c.name))
 	}
 	for _, c := range commands {
@@ -188,7 +185,6 @@ func (e *env) usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every command takes --db PATH (else $DEVGRAPH_DB, else $XDG_DATA_HOME/devgraph/devgraph.db)")
 	fmt.Fprintln(w, "and --demo (the demo rig and its own database). `devgraph <command> -h` shows its flags.")
-	_ = sort.Strings
 }
 
 // newFlags returns a FlagSet for a verb whose errors come back to Run as one line (bad

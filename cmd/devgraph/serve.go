@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -484,5 +483,5 @@ func relayStdio(ctx context.Context, sock string, in io.Reader, out io.Writer) e
 	return nil
 }
 
-var _ = os.Getpid
+// The fleet is one of the sources Live reads.
 var _ sources.Source = (*robot.Fleet)(nil)

@@ -100,6 +100,31 @@ func TestCLI_Story(t *testing.T) {
 	}
 	golden(t, "unbound", c.ok(cli("unbound")...))
 
+	// doctor: each source ok, the chain verified; a broken source says why.
+	var doc doctorReport
+	c.jsonOf(&doc, cli("doctor", "--json")...)
+	if doc.Server || doc.Chain == nil || !doc.Chain.OK || doc.SchemaVersion == 0 || len(doc.Sources) != 3 {
+		t.Errorf("doctor: %+v", doc)
+	}
+	for _, s := range doc.Sources {
+		if !s.OK {
+			t.Errorf("doctor: source %s unavailable: %s", s.Name, s.Error)
+		}
+	}
+	broken := append(cli("doctor", "--json"), "--pw-dump-file", filepath.Join(t.TempDir(), "missing.json"))
+	c.jsonOf(&doc, broken...)
+	for _, s := range doc.Sources {
+		if s.Name == "pipewire" && (s.OK || s.Error == "") {
+			t.Errorf("doctor with a missing pw-dump file: %+v", s)
+		}
+		if s.Name != "pipewire" && !s.OK {
+			t.Errorf("doctor: a broken pipewire took %s down: %s", s.Name, s.Error)
+		}
+	}
+	if table := c.ok(cli("doctor")...); !strings.Contains(table, "source usb") {
+		t.Errorf("doctor table:\n%s", table)
+	}
+
 	// bind the serial-less synth (a dry run first changes nothing).
 	if out := c.ok(cli("bind", "usb:3-3.2", "--new", "Roland JD-Xi", "--dry-run")...); !strings.HasPrefix(out, "would bind usb:3-3.2 to identity:roland-jd-xi (new)") {
 		t.Errorf("dry run printed %q", out)

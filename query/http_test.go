@@ -124,6 +124,10 @@ func TestHTTP_Hostile(t *testing.T) {
 		{"enormous variables", func() *http.Request {
 			return post(t, gql, "application/json", gqlBody(`query($t: String){ find(text: $t){ name } }`, map[string]any{"t": strings.Repeat("y", 4<<20)}))
 		}, 413, graph.ELIMIT},
+		{"deeply nested variables", func() *http.Request {
+			body := `{"query": "query($f: JSON){ createIdentity: stats { identities } }", "variables": {"f": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}}`
+			return post(t, gql, "application/json", body)
+		}, 400, graph.ELIMIT},
 		{"variables over their limit", func() *http.Request {
 			return post(t, gql, "application/json", gqlBody(`query($t: String){ find(text: $t){ name } }`, map[string]any{"t": strings.Repeat("y", 100<<10)}))
 		}, 400, graph.ELIMIT},

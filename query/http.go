@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"devgraph/graph"
@@ -64,6 +65,9 @@ type handler struct {
 
 const graphqlResponseJSON = "application/json; charset=utf-8"
 
+// bodyReadTimeout bounds how long reading one request body may take.
+const bodyReadTimeout = 30 * time.Second
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", graphqlResponseJSON)
 	w.Header().Set("Cache-Control", "no-store")
@@ -87,6 +91,8 @@ func (h *handler) graphql(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusUnsupportedMediaType, graph.EINVALID, "POST /graphql takes Content-Type: application/json with a body like {\"query\": \"…\", \"variables\": {…}}")
 			return
 		}
+		// A client that trickles its body must not hold a connection for ever.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
 		body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
 		if err != nil {
 			writeErr(w, http.StatusBadRequest, graph.EINVALID, "could not read the request body")

@@ -84,6 +84,11 @@ func TestGraphTools_Journey(t *testing.T) {
 				t.Errorf("graph_browse edges %v lack the bound device", rels)
 			}
 
+			byTag := cn.ok("graph_find", map[string]any{"tags": []any{"role:synth"}, "kind": "identity"})
+			if str(path(byTag, "results", 0, "id")) != "identity:roland-jd-xi" || byTag["total"] != 1.0 {
+				t.Errorf("graph_find by tag: %v", byTag)
+			}
+
 			// A limit that cuts the walk says so, with counts.
 			cut := cn.ok("graph_browse", map[string]any{"id": "identity:roland-jd-xi", "limit": 1})
 			if cut["truncated"] != true || path(cut, "counts", "omitted").(float64) < 2 || path(cut, "counts", "edges") != 1.0 {
@@ -197,6 +202,8 @@ func checkErrors(t *testing.T, cn *conn) {
 		{"graph_query", map[string]any{"query": `query { ...A } fragment A on Query { ...B } fragment B on Query { ...A }`}, []string{"graph_query"}},
 		{"graph_query", map[string]any{"query": "{ " + strings.Repeat("a: stats { identities } ", 2000) + "}"}, []string{"graph_query"}},
 		{"graph_query", map[string]any{"query": "{{{{"}, []string{"graph_query"}},
+		{"graph_query", map[string]any{"query": "{ stats { identities } } #" + strings.Repeat("x", 100_000)}, []string{`"query" is 100`, "limit is 65536"}},
+		{"graph_query", map[string]any{"query": "query($v: [String]) { stats { identities } }", "variables": map[string]any{"v": hugeList(200_000)}}, []string{"graph_query"}},
 	} {
 		msg := cn.fails(tc.tool, tc.args)
 		for _, w := range tc.want {
@@ -221,4 +228,12 @@ func checkErrors(t *testing.T, cn *conn) {
 		t.Fatalf("after errors: %v", q)
 	}
 	_ = time.Second
+}
+
+func hugeList(n int) []any {
+	l := make([]any, n)
+	for i := range l {
+		l[i] = "xxxxxxxxxx"
+	}
+	return l
 }

@@ -130,6 +130,9 @@ func (su *subscriptions) count() int {
 func (su *subscriptions) onEvents(evs []*graph.Event) {
 	su.mu.Lock()
 	defer su.mu.Unlock()
+	if len(su.sessions) == 0 {
+		return // nobody listens: skip reading the bodies (an import brings thousands)
+	}
 	su.pending[keyChangelog] = true
 	for _, ev := range evs {
 		su.pending[nodeKey(ev.Target)] = true
@@ -179,7 +182,9 @@ func relatedIDs(body json.RawMessage) []string {
 
 func (su *subscriptions) onRobot(ref string) {
 	su.mu.Lock()
-	su.pending[robotKey(ref)] = true
+	if len(su.sessions) > 0 {
+		su.pending[robotKey(ref)] = true
+	}
 	su.mu.Unlock()
 }
 

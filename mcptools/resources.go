@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"devgraph/graph"
 )
@@ -182,5 +181,3 @@ func (s *Server) resourceKey(ctx context.Context, uri string) string {
 	}
 	return "uri:" + uri
 }
-
-var _ server.ResourceHandlerFunc = (*Server)(nil).readSchema

@@ -22,13 +22,11 @@ var robotParam = param{name: "robot", typ: "string", required: true, maxLen: 100
 // choose one below the 60 s most clients wait for a tool call.
 const MaxNavigateTimeout = 600
 
-func robotStateOut() mcpOut {
+func robotStateOut() mcp.ToolOutputSchema {
 	return outputSchema(
 		outProp{"robot", "object", "the robot's state: ref, identity_id, pose {x, y, heading}, state, battery %, armed, gripper, holding, goal, params", true},
 	)
 }
-
-type mcpOut = mcp.ToolOutputSchema
 
 func (s *Server) robotTools() []*toolDef {
 	simple := func(name, title, desc string, idempotent bool, fn func(ctx context.Context, robot string) (*graph.RobotState, error)) *toolDef {

@@ -64,7 +64,7 @@ type Server struct {
 
 	subs *subscriptions
 
-	httpOnce    sync.Once
+	httpMu      sync.Mutex
 	http        *server.StreamableHTTPServer
 	httpHandler http.Handler
 
@@ -159,10 +159,13 @@ func (s *Server) Close() error {
 			c()
 		}
 		close(s.done)
-		if s.http != nil {
+		s.httpMu.Lock()
+		h := s.http
+		s.httpMu.Unlock()
+		if h != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			s.http.CloseSessions(ctx)
+			h.CloseSessions(ctx)
 		}
 	})
 	return nil
@@ -171,7 +174,9 @@ func (s *Server) Close() error {
 // HTTPHandler returns the streamable HTTP transport (both protocol eras; legacy
 // sessions are kept in memory and expire after 30 idle minutes). Mount it at /mcp.
 func (s *Server) HTTPHandler() http.Handler {
-	s.httpOnce.Do(func() {
+	s.httpMu.Lock()
+	defer s.httpMu.Unlock()
+	if s.httpHandler == nil {
 		s.http = server.NewStreamableHTTPServer(s.mcp,
 			server.WithStateful(true),
 			server.WithSessionIdleTTL(30*time.Minute),
@@ -180,7 +185,7 @@ func (s *Server) HTTPHandler() http.Handler {
 		)
 		// mcp-go reads whole bodies into memory; bound them.
 		s.httpHandler = http.MaxBytesHandler(s.http, maxHTTPBody)
-	})
+	}
 	return s.httpHandler
 }
 

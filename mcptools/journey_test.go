@@ -215,6 +215,15 @@ func checkErrors(t *testing.T, cn *conn) {
 			t.Errorf("%s: error reads like a Go dump: %q", tc.tool, msg)
 		}
 	}
+	// A unit fingerprint (the Scarlett's serial) cannot sit on two identities: the
+	// conflict names the holder and the way out.
+	cn.ok("graph_bind", map[string]any{"ref": "usb:3-3.1", "new_name": "Scarlett 2i2"})
+	msg := cn.fails("graph_bind", map[string]any{"ref": "usb:3-3.1", "new_name": "Another Scarlett"})
+	for _, w := range []string{"identity:scarlett-2i2", "move"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("bind conflict %q lacks %q", msg, w)
+		}
+	}
 	// Arguments that are not an object at all.
 	raw := mcp.CallToolRequest{}
 	raw.Params.Name = "graph_find"

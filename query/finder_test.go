@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"devgraph/graph"
@@ -133,6 +134,17 @@ func TestFinder_ReadYourWrites(t *testing.T) {
 		d := e.ok(`query($t: String){ find(text: $t, first: 1){ name } }`, map[string]any{"t": name})
 		if get(d, "find.0.name") != name {
 			t.Fatalf("find right after create %q: %v", name, d)
+		}
+	}
+}
+
+// TestSchemaNames: no devgraph field shares a name with an introspection list field (the
+// document checks count those by name).
+func TestSchemaNames(t *testing.T) {
+	e := newEnv(t, query.Options{})
+	for _, name := range []string{"types", "fields", "args", "inputFields", "interfaces", "possibleTypes", "enumValues", "directives"} {
+		if strings.Contains(e.exec.SDL(), "  "+name+":") || strings.Contains(e.exec.SDL(), "  "+name+"(") {
+			t.Errorf("the schema has a field named %q", name)
 		}
 	}
 }

@@ -115,6 +115,9 @@ func TestHTTP_Hostile(t *testing.T) {
 		{"unused cyclic fragments", func() *http.Request {
 			return post(t, gql, "application/json", gqlBody("{ stats { identities } } fragment A on Query { ...B } fragment B on Query { ...C } fragment C on Query { ...A }", nil))
 		}, 400, graph.EINVALID},
+		{"introspection bomb", func() *http.Request {
+			return post(t, gql, "application/json", gqlBody(`{ __schema { types { fields { type { fields { type { fields { type { name } } } } } } } } }`, nil))
+		}, 400, graph.ELIMIT},
 		{"complexity bomb", func() *http.Request {
 			return post(t, gql, "application/json", gqlBody(`{ identities(first: 100){ edges { node { tags { nodes(first: 100){ nodes { id ... on Identity { tags { name } } } } } } } } }`, nil))
 		}, 400, graph.ELIMIT},

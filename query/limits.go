@@ -166,7 +166,20 @@ func scanDocument(doc string, l Limits) error {
 // docStats are the variable-independent measures of a document, fragments expanded.
 type docStats struct {
 	depth, fields, aliases int
+	introLists             int // introspection list fields nested along one path
 }
+
+// introspectionLists are the list fields of the introspection types. The devgraph schema
+// has no fields of these names (TestSchemaNames keeps it so), so any field named so is
+// introspection. Nesting them (types { fields { type { fields { … } } } }) multiplies the
+// answer by the size of the schema at each level; the standard introspection query nests
+// three (types → fields → args).
+var introspectionLists = map[string]bool{
+	"types": true, "fields": true, "args": true, "inputFields": true, "interfaces": true,
+	"possibleTypes": true, "enumValues": true, "directives": true,
+}
+
+const maxIntrospectionLists = 3
 
 const saturate = 1 << 40
 
@@ -213,6 +226,9 @@ func analyze(doc *ast.Document, l Limits) error {
 					c.depth++ // ofType is a 1:1 chain in introspection; it adds no fan-out
 				}
 				c.fields = sat(c.fields + 1)
+				if x.Name != nil && introspectionLists[x.Name.Value] {
+					c.introLists++
+				}
 				if x.Alias != nil {
 					c.aliases = sat(c.aliases + 1)
 				}
@@ -224,6 +240,7 @@ func analyze(doc *ast.Document, l Limits) error {
 				}
 			}
 			s.depth = max(s.depth, c.depth)
+			s.introLists = max(s.introLists, c.introLists)
 			s.fields = sat(s.fields + c.fields)
 			s.aliases = sat(s.aliases + c.aliases)
 		}
@@ -252,6 +269,8 @@ func analyze(doc *ast.Document, l Limits) error {
 			return limitf("%s is %d levels deep; the limit is %d. Ask for fewer nested levels and follow links in a second query", name, s.depth, l.MaxDepth)
 		case s.aliases > l.MaxAliases:
 			return limitf("%s uses %d aliases (fragments expanded); the limit is %d", name, s.aliases, l.MaxAliases)
+		case s.introLists > maxIntrospectionLists:
+			return limitf("%s nests %d introspection lists (types, fields, args …) in one path; at most %d are allowed, as in the standard introspection query", name, s.introLists, maxIntrospectionLists)
 		case s.fields > l.MaxFields:
 			return limitf("%s selects %d fields (fragments expanded); the limit is %d. Select fewer fields or split the query", name, s.fields, l.MaxFields)
 		}
@@ -483,7 +502,9 @@ func multiplier(def *graphql.FieldDefinition, f *ast.Field, parent graphql.Type,
 		return max(1, min(n, l.MaxPageSize))
 	}
 	if isList(def.Type) {
-		if p, ok := parent.(*graphql.Object); ok && strings.HasSuffix(p.Name(), "Connection") {
+		if p, ok := parent.(*graphql.Object); ok && (strings.HasSuffix(p.Name(), "Connection") || strings.HasPrefix(p.Name(), "__")) {
+			// Connection wrappers repeat their field's page; introspection lists are
+			// bounded by the schema and by maxIntrospectionLists.
 			return 1
 		}
 		return 10

@@ -68,6 +68,9 @@ func TestAnalyze(t *testing.T) {
 	if err := check("{ __schema { types { " + strings.Repeat("ofType { ", 30) + "name" + strings.Repeat(" }", 30) + " } } }"); err != nil {
 		t.Errorf("ofType chain: %v", err)
 	}
+	if err := check(`{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }`); err == nil || !strings.Contains(err.Error(), "introspection") {
+		t.Errorf("introspection bomb: %v", err)
+	}
 	if err := check("{ " + strings.Repeat("a { ", 16) + "b" + strings.Repeat(" }", 16) + " }"); err == nil {
 		t.Error("depth 17 accepted")
 	}

@@ -99,26 +99,3 @@ func page(ctx context.Context, first int, after string, fetch fetchFunc) (*conne
 	}
 	return c, nil
 }
-
-// pageSlice pages an in-memory list with the same cursor format.
-func pageSlice(ctx context.Context, items []any, first int, after string) (*connection, error) {
-	fetch := func(_ context.Context, a string, n int) ([]any, int, string, error) {
-		start := 0
-		if a != "" {
-			v, err := strconv.Atoi(a)
-			if err != nil || v < 0 {
-				return nil, 0, "", invalidArg("after", "after is not a cursor of this list; pass pageInfo.endCursor from a previous page of the same list")
-			}
-			start = min(v, len(items))
-		}
-		end := start + n
-		next := ""
-		if end < len(items) {
-			next = strconv.Itoa(end)
-		} else {
-			end = len(items)
-		}
-		return items[start:end], len(items), next, nil
-	}
-	return page(ctx, first, after, fetch)
-}

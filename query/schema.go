@@ -48,8 +48,8 @@ type builder struct {
 	rep    errorReporter
 	limits Limits
 
-	node, identity, device, note, tag, event, robot *graphql.Object
-	nodeIface                                       *graphql.Interface
+	identity, device, note, tag, event, robot *graphql.Object
+	nodeIface                                 *graphql.Interface
 }
 
 // run returns the context a resolver should use for service calls, or a LIMIT error when

@@ -163,6 +163,18 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock
 	}
 	srv.onClose(rt.close)
 
+	// Build the name index for find now rather than on the first find (about a second
+	// per 100,000 identities), so an agent's first search does not pay for it.
+	warmCtx, stopWarm := context.WithCancel(context.Background())
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		if err := rt.exec.Finder().Refresh(warmCtx); err != nil && warmCtx.Err() == nil {
+			log.Warn("build the find index", "err", err)
+		}
+	}()
+	srv.onClose(func() error { stopWarm(); <-warmed; return nil })
+
 	// The socket: the CLI's verbs, `devgraph query` and relayed stdio sessions.
 	ln, err := remote.Listen(sock)
 	if err != nil {

@@ -45,6 +45,8 @@ func TestNormalizeTag(t *testing.T) {
 			{"  Role:Synth ", "role:synth"},
 			{"location:Studio Desk", "location:studio-desk"},
 			{"project:live.set_2", "project:live.set_2"},
+			{"Role: Synth", "role:synth"},
+			{"Location :  Studio   Desk ", "location:studio-desk"},
 		} {
 			got, err := graph.NormalizeTag(tc.in)
 			if err != nil || got != tc.want {

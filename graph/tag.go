@@ -18,13 +18,14 @@ func NormalizeTag(s string) (string, error) {
 	if err := ValidateText("tag", s, 1, 256); err != nil {
 		return "", err
 	}
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.Join(strings.Fields(t), "-")
-	ns, val, ok := strings.Cut(t, ":")
+	ns, val, ok := strings.Cut(strings.ToLower(s), ":")
 	if !ok {
 		return "", FieldErrorf(EINVALID, "tag", "tag %q: want namespace:value, e.g. role:synth (see graph_suggest_tags or `devgraph tags`)", s)
 	}
-	ns, val = strings.TrimSpace(ns), strings.TrimSpace(val)
+	// Trim each side, then turn inner runs of spaces into one dash: "Role: Studio Desk"
+	// is role:studio-desk.
+	ns = strings.Join(strings.Fields(ns), "-")
+	val = strings.Join(strings.Fields(val), "-")
 	if !tagPartRe.MatchString(ns) || len(ns) > MaxTagNamespace {
 		return "", FieldErrorf(EINVALID, "tag", "tag %q: namespace must be 1-%d chars of a-z 0-9 . _ - starting with a letter or digit", s, MaxTagNamespace)
 	}

@@ -147,9 +147,15 @@ func (e *env) open(ctx context.Context, c *common, mode openMode) (*session, err
 	s, err := e.openLocal(ctx, c, db)
 	if err != nil {
 		if graph.ErrorCode(err) == graph.ELOCKED && mode != openLocalOnly {
-			// A server may have come up between our look and our open.
-			if cl := dialServer(ctx, db); cl != nil {
-				return &session{svc: cl, db: db, client: cl, closer: cl.Close}, nil
+			// A server may be starting: it holds the lock a moment before its socket
+			// answers. Give it two seconds.
+			wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			werr := remote.WaitAnswering(wctx, remote.SocketPath(db))
+			cancel()
+			if werr == nil {
+				if cl := dialServer(ctx, db); cl != nil {
+					return &session{svc: cl, db: db, client: cl, closer: cl.Close}, nil
+				}
 			}
 		}
 		return nil, err

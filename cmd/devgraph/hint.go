@@ -27,7 +27,7 @@ func runHint(ctx context.Context, e *env, args []string) error {
 	if sub == "add" {
 		fs.BoolVar(&move, "move", false, "move a unit hint (serial, mac) another identity holds instead of failing")
 	}
-	pos, err := parseArgs(fs, args0(rest))
+	pos, err := parseArgs(fs, rest)
 	if err != nil {
 		return err
 	}
@@ -56,5 +56,3 @@ func runHint(ctx context.Context, e *env, args []string) error {
 		return nil
 	})
 }
-
-func args0(a []string) []string { return a }

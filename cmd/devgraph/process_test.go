@@ -313,6 +313,12 @@ func TestProcess_ServeBeside(t *testing.T) {
 			if !strings.Contains(nerr, "m to go") {
 				t.Errorf("robot navigate showed no progress lines: %q", nerr)
 			}
+			if out := cli("robot", "parameters", "scout", "--set", "max_speed=0.5"); !strings.Contains(out, "0.5 m/s") {
+				t.Errorf("robot parameters --set: %q", out)
+			}
+			if _, errs, code := runBin(t, env, "robot", "parameters", "scout", "--set", "max_speed=99", "--db", db); code != 1 || !strings.Contains(errs, "max_speed") {
+				t.Errorf("robot parameters out of range: exit %d %q", code, errs)
+			}
 			var q struct {
 				Data struct {
 					Identities struct {
@@ -415,7 +421,7 @@ func TestProcess_ServeBeside(t *testing.T) {
 				}
 			}
 			for _, want := range []string{"cli: device.bind", "cli: tag.add", "cli: note.add", "mcp:relay-test note.add",
-				"cli: robot.arm", "cli: robot.navigate.start", "cli: robot.navigate.end"} {
+				"cli: robot.arm", "cli: robot.navigate.start", "cli: robot.navigate.end", "cli: robot.parameters"} {
 				if !got[want] {
 					t.Errorf("the file lacks %q: %v", want, got)
 				}

@@ -161,8 +161,19 @@ func TestCLI_RoundTrip(t *testing.T) {
 		t.Errorf("identities after import:\n%s\nwant:\n%s", got, want)
 	}
 	c.stdin = mustRead(t, export)
-	c.ok("import", "-", "--db="+filepath.Join(dir, "fresh2.db"))
+	fresh2 := "--db=" + filepath.Join(dir, "fresh2.db")
+	c.ok("import", "-", fresh2)
 	c.stdin = ""
+	if out := c.ok("changelog", "prune", "--before", "2000-01-01", fresh2); !strings.HasPrefix(out, "pruned 0 events") {
+		t.Errorf("prune before 2000: %q", out)
+	}
+	if out := c.ok("changelog", "prune", "--before", "0s", fresh2); strings.HasPrefix(out, "pruned 0 ") {
+		t.Errorf("prune before now pruned nothing: %q", out)
+	}
+	if out := c.ok("changelog", "verify", fresh2); !strings.HasPrefix(out, "changelog ok") {
+		t.Errorf("verify after prune: %q", out)
+	}
+	c.fail(2, "--before is required", "changelog", "prune", fresh2)
 
 	c.ok("compact", db)
 	c.jsonOf(&orig, "changelog", "verify", "--json", db)

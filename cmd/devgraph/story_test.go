@@ -211,6 +211,16 @@ func TestCLI_Story(t *testing.T) {
 		t.Errorf("devices --all does not remember the unplugged twin at usb:3-2")
 	}
 
+	// unbind twin A: its explicit binding goes (its port still matches it).
+	if out := c.ok(cli("unbind", "usb:3-1")...); !strings.HasPrefix(out, "unbound usb:3-1") {
+		t.Errorf("unbind: %q", out)
+	}
+	var a graph.DeviceView
+	c.jsonOf(&a, cli("show", "usb:3-1", "--json")...)
+	if a.IdentityID != "" {
+		t.Errorf("twin A still explicitly bound to %s", a.IdentityID)
+	}
+
 	// the changelog shows each step, oldest first here.
 	var evs eventList
 	c.jsonOf(&evs, cli("changelog", "--json", "--limit", "500")...)
@@ -226,6 +236,7 @@ func TestCLI_Story(t *testing.T) {
 		{"cli:", graph.ActDeviceBind, "device:path:0944:0117:3-2"},
 		{"discovery:", graph.ActDeviceDisappear, "device:path:0944:0117:3-2"},
 		{"discovery:", graph.ActDeviceAppear, "device:path:0944:0117:3-8"},
+		{"cli:", graph.ActDeviceUnbind, "device:path:0944:0117:3-1"},
 	}
 	i := 0
 	for j := len(evs.Items) - 1; j >= 0 && i < len(want); j-- {

@@ -64,7 +64,7 @@ func newServed(t *testing.T) *served {
 }
 
 // serve serves svc on a fresh socket and returns its path and a client.
-func serve(t *testing.T, svc graph.Service, opts remote.Options) (string, *remote.Client) {
+func serve(t testing.TB, svc graph.Service, opts remote.Options) (string, *remote.Client) {
 	t.Helper()
 	sock := filepath.Join(shortDir(t), "devgraph.sock")
 	ln, err := remote.Listen(sock)
@@ -78,7 +78,7 @@ func serve(t *testing.T, svc graph.Service, opts remote.Options) (string, *remot
 }
 
 // shortDir is a temp dir with a path short enough for a unix socket.
-func shortDir(t *testing.T) string {
+func shortDir(t testing.TB) string {
 	t.Helper()
 	d, err := os.MkdirTemp("", "dgr")
 	if err != nil {

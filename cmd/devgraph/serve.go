@@ -115,16 +115,26 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 // server is one running `devgraph serve`'s parts, closed in reverse order.
 type server struct {
 	log     *slog.Logger
-	closers []func() error
+	closers []namedCloser
 }
 
-func (s *server) onClose(fn func() error) { s.closers = append(s.closers, fn) }
+type namedCloser struct {
+	name string
+	fn   func() error
+}
+
+func (s *server) onClose(name string, fn func() error) {
+	s.closers = append(s.closers, namedCloser{name, fn})
+}
 
 func (s *server) close() {
 	for i := len(s.closers) - 1; i >= 0; i-- {
-		if err := s.closers[i](); err != nil {
-			s.log.Warn("shutdown", "err", err)
+		c := s.closers[i]
+		start := time.Now()
+		if err := c.fn(); err != nil {
+			s.log.Warn("shutdown", "part", c.name, "err", err)
 		}
+		s.log.Debug("stopped", "part", c.name, "took", time.Since(start))
 	}
 	s.closers = nil
 }
@@ -132,7 +142,7 @@ func (s *server) close() {
 func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock string, log *slog.Logger) (err error) {
 	srv := &server{log: log}
 	defer srv.close()
-	srv.onClose(st.Close) // last: releases the lock
+	srv.onClose("store", st.Close) // last: releases the lock
 
 	fleet, err := e.fleet(f, st, log)
 	if err != nil {
@@ -141,7 +151,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock
 	if err := fleet.Open(); err != nil {
 		return err
 	}
-	srv.onClose(fleet.Close) // robots stopped before the store closes
+	srv.onClose("robots", fleet.Close) // robots stopped before the store closes
 
 	live, err := e.live(&f.common, db)
 	if err != nil {
@@ -155,13 +165,13 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock
 	if err := svc.Open(); err != nil {
 		return err
 	}
-	srv.onClose(svc.Close)
+	srv.onClose("sources", svc.Close)
 
 	rt := &runtime{log: log}
 	if err := rt.build(svc, svc, fleet, f); err != nil {
 		return err
 	}
-	srv.onClose(rt.close)
+	srv.onClose("graphql+mcp", rt.close)
 
 	// Build the name index for find now rather than on the first find (about a second
 	// per 100,000 identities), so an agent's first search does not pay for it.
@@ -173,7 +183,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock
 			log.Warn("build the find index", "err", err)
 		}
 	}()
-	srv.onClose(func() error { stopWarm(); <-warmed; return nil })
+	srv.onClose("find index", func() error { stopWarm(); <-warmed; return nil })
 
 	// The socket: the CLI's verbs, `devgraph query` and relayed stdio sessions.
 	ln, err := remote.Listen(sock)
@@ -188,13 +198,20 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock
 	mux.Handle("/mcp-stdio", relayHandler(baseCtx, rt.mcp, log))
 	sockSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go sockSrv.Serve(ln)
-	srv.onClose(func() error {
+	srv.onClose("socket", func() error {
 		cancelBase() // ends relayed sessions
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		// Let quick calls finish; then close what is left (a navigation streaming its
+		// progress is cancelled by its connection closing, which stops the robot).
+		sctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
-		sockSrv.Shutdown(sctx)
+		if sockSrv.Shutdown(sctx) != nil {
+			sockSrv.Close()
+		}
 		return ln.Close()
 	})
+	// First at shutdown: end the navigations (each caller gets its "cancelled" result
+	// while its connection is still open) and stop the robots. Close is safe twice.
+	srv.onClose("navigations", fleet.Close)
 	fmt.Fprintf(e.stderr, "devgraph: serving %s\n", db)
 	fmt.Fprintf(e.stderr, "socket: %s\n", sock)
 	return e.runFrontends(ctx, f, rt, log)
@@ -278,9 +295,11 @@ func (e *env) runFrontends(ctx context.Context, f *serveFlags, rt *runtime, log 
 			}
 		}()
 		defer func() {
-			sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
+			sctx, c := context.WithTimeout(context.Background(), time.Second)
 			defer c()
-			hs.Shutdown(sctx)
+			if hs.Shutdown(sctx) != nil {
+				hs.Close() // long-lived MCP streams
+			}
 			wg.Wait()
 		}()
 	}

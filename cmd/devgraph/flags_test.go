@@ -88,3 +88,12 @@ func TestRun_ExitCodes(t *testing.T) {
 		}
 	})
 }
+
+func TestServe_NonLoopbackNeedsTokens(t *testing.T) {
+	c := newCLI(t)
+	db := "--db=" + t.TempDir() + "/x.db"
+	c.fail(1, "not a loopback address", "serve", "--http", "0.0.0.0:0", "--poll", "0", db)
+	c.fail(2, "--poll", "serve", "--poll", "-1s", db)
+	c.fail(1, "robot name", "serve", "--sim-robot", "Bad Name!", db)
+	c.fail(2, "--token-file goes with --http", "serve", "--token-file", "x", db)
+}

@@ -354,6 +354,29 @@ func TestProcess_ServeBeside(t *testing.T) {
 				}
 			}
 
+			if mode == "http" {
+				// A second serve with --http on the held database serves HTTP over the
+				// first one's socket.
+				second := startServe(t, env, "--db", db, "--http", "127.0.0.1:0")
+				url := strings.TrimPrefix(second.waitLine("GraphiQL: "), "GraphiQL: ")
+				resp, err := http.Post(url, "application/json", strings.NewReader(`{"query":"mutation { createIdentity(name: \"Second Server\") { id } }"}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if !strings.Contains(string(b), "identity:second-server") {
+					t.Errorf("create through the second server: %s %s", resp.Status, b)
+				}
+				second.cmd.Process.Signal(syscall.SIGTERM)
+				if err := second.wait(); err != nil {
+					t.Errorf("second serve ended with %v:\n%s", err, second.log())
+				}
+				if !remote.Answering(sock) {
+					t.Fatalf("stopping the second serve took the first one's socket away")
+				}
+			}
+
 			// A second serve on the held database relays its stdio MCP to the first.
 			relay := startServe(t, env, append([]string{"--db", db}, r.flags()...)...)
 			relay.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"relay-test","version":"1.0"}}}`)

@@ -78,6 +78,23 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if f.poll < 0 {
 		return usagef("serve: --poll must not be negative")
 	}
+	// Check the HTTP address and tokens before opening anything.
+	if f.httpAddr != "" {
+		loop, err := loopbackAddr(f.httpAddr)
+		if err != nil {
+			return err
+		}
+		if !loop && f.tokenFile == "" {
+			return graph.FieldErrorf(graph.EINVALID, "http", "--http %s is not a loopback address; give --token-file so only token holders can use it (or listen on 127.0.0.1)", f.httpAddr)
+		}
+		if f.tokenFile != "" {
+			if _, err := query.LoadTokens(f.tokenFile); err != nil {
+				return err
+			}
+		}
+	} else if f.tokenFile != "" {
+		return usagef("serve: --token-file goes with --http ADDR")
+	}
 	log := newLogger(e.stderr, f.logLevel)
 	return e.serve(ctx, &f, log)
 }

@@ -100,22 +100,28 @@ func TestListen(t *testing.T) {
 
 // TestListen_RefusesOtherUsers serves with a listener that expects another uid: our own
 // connections are then a stranger's, and must be closed before any request is read.
+// The same handler behind a listener for our uid serves us.
 func TestListen_RefusesOtherUsers(t *testing.T) {
-	path := filepath.Join(shortDir(t), "p.sock")
-	l, err := Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl := l.(*peerListener)
-	pl.uid = os.Getuid() + 1
-	served := make(chan struct{}, 1)
-	go http.Serve(pl, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served <- struct{}{} }))
-	defer pl.Close()
-
-	c := NewClient(path)
-	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	served := make(chan struct{}, 4)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served <- struct{}{} })
+	listen := func(uid int) (string, *peerListener) {
+		path := filepath.Join(shortDir(t), "p.sock")
+		l, err := Listen(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl := l.(*peerListener)
+		pl.uid = uid // before anyone accepts
+		go http.Serve(pl, h)
+		t.Cleanup(func() { pl.Close() })
+		return path, pl
+	}
+
+	stranger, _ := listen(os.Getuid() + 1)
+	c := NewClient(stranger)
+	defer c.Close()
 	if _, err := c.Ping(ctx); graph.ErrorCode(err) != graph.EUNAVAILABLE {
 		t.Fatalf("ping as another user: %v", err)
 	}
@@ -125,8 +131,10 @@ func TestListen_RefusesOtherUsers(t *testing.T) {
 	default:
 	}
 
-	pl.uid = os.Getuid()
-	if _, err := c.Ping(ctx); err == nil {
+	own, _ := listen(os.Getuid())
+	c2 := NewClient(own)
+	defer c2.Close()
+	if _, err := c2.Ping(ctx); err == nil {
 		t.Fatal("ping answered by a handler that never writes JSON")
 	}
 	select {

@@ -74,7 +74,19 @@ func Compact(src, dst string) error {
 		ddb.Close()
 		return err
 	}
-	return ddb.Close()
+	var used int64
+	ddb.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil })
+	if err := ddb.Close(); err != nil {
+		return err
+	}
+	// bbolt grows files in 16 MiB steps; the pages past the high-water mark are unused, so
+	// the compacted copy is cut to what it holds (bbolt grows it again when it needs to).
+	if fi, err := os.Stat(dst); err == nil && used > 0 && fi.Size() > used {
+		if err := os.Truncate(dst, used); err != nil {
+			return fmt.Errorf("trim %s: %w", dst, err)
+		}
+	}
+	return nil
 }
 
 // ---- export / import ------------------------------------------------------------------
@@ -155,15 +167,21 @@ func (db *DB) Export(ctx context.Context, w io.Writer) error {
 		}); err != nil {
 			return err
 		}
-		// the extra targets each event is indexed under
+		// the extra targets each event is indexed under (its own target is implied)
 		also := map[uint64][]string{}
 		ic := tx.Bucket(m.BucketEvTarget).Cursor()
 		for k, _ := ic.First(); k != nil; k, _ = ic.Next() {
 			if len(k) < 9 {
 				continue
 			}
-			seq := m.ReadU64(k[len(k)-8:])
-			also[seq] = append(also[seq], string(k[:len(k)-9]))
+			seq, target := m.ReadU64(k[len(k)-8:]), k[:len(k)-9]
+			h, err := eventAt(tx, seq)
+			if err != nil {
+				return err
+			}
+			if h != nil && h.Target != string(target) {
+				also[seq] = append(also[seq], string(target))
+			}
 		}
 		c := tx.Bucket(m.BucketEvents).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -212,21 +230,89 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 		return nil, err
 	}
 	st.KeptLog = empty
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	var batch []exportLine
-	line := 0
-	sawHeader := false
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	// Decoding runs one batch ahead of writing, so JSON work overlaps the commit's I/O.
+	type decoded struct {
+		lines []exportLine
+		upTo  int // input line number reached
+		err   error
+	}
+	batches := make(chan decoded, 2)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(batches)
+		send := func(d decoded) bool {
+			select {
+			case batches <- d:
+				return true
+			case <-stop:
+				return false
+			}
 		}
-		lines := batch
-		batch = nil
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		var batch []exportLine
+		line := 0
+		sawHeader := false
+		for sc.Scan() {
+			line++
+			b := bytes.TrimSpace(sc.Bytes())
+			if len(b) == 0 {
+				continue
+			}
+			var l exportLine
+			if err := json.Unmarshal(b, &l); err != nil {
+				send(decoded{err: graph.Errorf(graph.EINVALID, "import line %d is not an export record: %v", line, err)})
+				return
+			}
+			if !sawHeader {
+				if l.Type != "header" || l.Format != m.FormatName {
+					send(decoded{err: graph.Errorf(graph.EINVALID, "import line %d: not a devgraph export (it must start with a header line); make one with devgraph export", line)})
+					return
+				}
+				sawHeader = true
+				if l.Checkpoint != nil && empty {
+					cp, err := hex.DecodeString(l.Checkpoint.Hash)
+					if err != nil || len(cp) != 32 {
+						send(decoded{err: graph.Errorf(graph.EINVALID, "import line %d: bad checkpoint hash", line)})
+						return
+					}
+					batch = append(batch, l)
+				}
+				continue
+			}
+			batch = append(batch, l)
+			if len(batch) >= importBatch {
+				if !send(decoded{lines: batch, upTo: line}) {
+					return
+				}
+				batch = nil
+			}
+		}
+		if err := sc.Err(); err != nil {
+			send(decoded{err: graph.Errorf(graph.EINVALID, "read import at line %d: %v", line, err)})
+			return
+		}
+		if !sawHeader {
+			send(decoded{err: graph.Errorf(graph.EINVALID, "the import is empty; give a file made by devgraph export")})
+			return
+		}
+		send(decoded{lines: batch, upTo: line})
+	}()
+	for d := range batches {
+		if d.err != nil {
+			return st, d.err
+		}
+		if len(d.lines) == 0 {
+			continue
+		}
 		var recs, evs int
 		_, err := db.update(ctx, func(w *wtx) error {
 			recs, evs = 0, 0
-			for _, l := range lines {
+			if empty {
+				w.deferPuts() // raw records and indexes go in key order at the end
+			}
+			for _, l := range d.lines {
 				n, e, err := w.importLine(l, empty)
 				if err != nil {
 					return err
@@ -234,57 +320,19 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 				recs += n
 				evs += e
 			}
+			if empty {
+				return w.flushPending()
+			}
 			return nil
 		})
 		if err != nil {
-			return err
+			return st, fmt.Errorf("import (up to line %d): %w", d.upTo, err)
 		}
 		st.Records += recs
 		st.Events += evs
 		if progress != nil {
 			progress(st.Records + st.Events)
 		}
-		return nil
-	}
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var l exportLine
-		if err := json.Unmarshal(b, &l); err != nil {
-			return st, graph.Errorf(graph.EINVALID, "import line %d is not an export record: %v", line, err)
-		}
-		if !sawHeader {
-			if l.Type != "header" || l.Format != m.FormatName {
-				return st, graph.Errorf(graph.EINVALID, "import line %d: not a devgraph export (it must start with a header line); make one with devgraph export", line)
-			}
-			sawHeader = true
-			if l.Checkpoint != nil && empty {
-				cp, err := hex.DecodeString(l.Checkpoint.Hash)
-				if err != nil || len(cp) != 32 {
-					return st, graph.Errorf(graph.EINVALID, "import line %d: bad checkpoint hash", line)
-				}
-				batch = append(batch, l)
-			}
-			continue
-		}
-		batch = append(batch, l)
-		if len(batch) >= importBatch {
-			if err := flush(); err != nil {
-				return st, fmt.Errorf("import (up to line %d): %w", line, err)
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return st, graph.Errorf(graph.EINVALID, "read import at line %d: %v", line, err)
-	}
-	if !sawHeader {
-		return st, graph.Errorf(graph.EINVALID, "the import is empty; give a file made by devgraph export")
-	}
-	if err := flush(); err != nil {
-		return st, fmt.Errorf("import (up to line %d): %w", line, err)
 	}
 	return st, nil
 }
@@ -312,11 +360,11 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 		if err := w.putIdentity(id); err != nil {
 			return 0, 0, err
 		}
-		if err := w.b(m.BucketNames).Put(nameKey(id.Name, slugOf(id.ID)), nil); err != nil {
+		if err := w.put(m.BucketNames, nameKey(id.Name, slugOf(id.ID)), nil); err != nil {
 			return 0, 0, err
 		}
 		for _, f := range id.Hints {
-			if err := w.b(m.BucketHints).Put(joinKey(string(f.Kind), f.Value, id.ID), nil); err != nil {
+			if err := w.put(m.BucketHints, joinKey(string(f.Kind), f.Value, id.ID), nil); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -348,16 +396,15 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 		if err := w.putDevice(d); err != nil {
 			return 0, 0, err
 		}
-		refs := w.b(m.BucketRefs)
 		for _, r := range append(append([]string(nil), d.Aliases...), d.Ref) {
 			if r != "" {
-				if err := refs.Put([]byte(r), []byte(d.Key)); err != nil {
+				if err := w.put(m.BucketRefs, []byte(r), []byte(d.Key)); err != nil {
 					return 0, 0, err
 				}
 			}
 		}
 		if d.IdentityID != "" {
-			if err := w.b(m.BucketBindings).Put(joinKey(d.IdentityID, d.Key), nil); err != nil {
+			if err := w.put(m.BucketBindings, joinKey(d.IdentityID, d.Key), nil); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -382,7 +429,7 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 		if err := w.putNote(n); err != nil {
 			return 0, 0, err
 		}
-		if err := w.b(m.BucketNotesBy).Put(joinKey(n.Target, noteLocal(n.ID)), nil); err != nil {
+		if err := w.put(m.BucketNotesBy, joinKey(n.Target, noteLocal(n.ID)), nil); err != nil {
 			return 0, 0, err
 		}
 		w.count(m.CountNotes, 1)
@@ -395,7 +442,7 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 			return 0, 0, graph.Errorf(graph.EINVALID, "import: a robot record without a ref")
 		}
 		b, _ := json.Marshal(l.Robot)
-		return 1, 0, w.b(m.BucketRobots).Put([]byte(l.Robot.Ref), b)
+		return 1, 0, w.put(m.BucketRobots, []byte(l.Robot.Ref), b)
 	case "event":
 		if !raw {
 			return 0, 0, nil // a non-empty database records its own events instead
@@ -426,7 +473,7 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 
 func (w *wtx) indexTags(node string, tags []string) error {
 	for _, t := range tags {
-		if err := w.b(m.BucketTags).Put(joinKey(t, node), nil); err != nil {
+		if err := w.put(m.BucketTags, joinKey(t, node), nil); err != nil {
 			return err
 		}
 		if err := w.bumpTag(t, 1); err != nil {

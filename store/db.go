@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -426,6 +428,12 @@ type wtx struct {
 	counters map[string]int64
 	bk       map[string]*bolt.Bucket
 
+	// pending, when not nil, collects puts to make them in key order at flushPending
+	// (bulk import: bbolt inserts into a node by moving its tail, so unsorted bulk puts
+	// cost quadratic time); tagDelta collects tag count changes meanwhile.
+	pending  map[string][]kv
+	tagDelta map[string]int64
+
 	// the request running now
 	r     *writeReq
 	now   time.Time
@@ -570,14 +578,13 @@ func (w *wtx) putEvent(e *graph.Event, related ...string) error {
 	if err := w.b(migrations.BucketEvents).Put(key, rec); err != nil {
 		return err
 	}
-	idx := w.b(migrations.BucketEvTarget)
 	seen := map[string]bool{}
 	for _, t := range append([]string{e.Target}, related...) {
 		if t == "" || seen[t] {
 			continue
 		}
 		seen[t] = true
-		if err := idx.Put(joinKey(t, string(key)), nil); err != nil {
+		if err := w.put(migrations.BucketEvTarget, joinKey(t, string(key)), nil); err != nil {
 			return err
 		}
 	}
@@ -603,3 +610,45 @@ func joinKey(parts ...string) []byte {
 
 // prefixKey is joinKey plus a trailing separator, for prefix scans.
 func prefixKey(parts ...string) []byte { return append(joinKey(parts...), 0) }
+
+type kv struct{ k, v []byte }
+
+// put writes k=v into bucket now, or later in key order while w.pending is set.
+func (w *wtx) put(bucket, k, v []byte) error {
+	if w.pending != nil {
+		w.pending[string(bucket)] = append(w.pending[string(bucket)], kv{k, v})
+		return nil
+	}
+	return w.b(bucket).Put(k, v)
+}
+
+// deferPuts starts collecting puts; flushPending makes them in key order.
+func (w *wtx) deferPuts() {
+	w.pending = map[string][]kv{}
+	w.tagDelta = map[string]int64{}
+}
+
+func (w *wtx) flushPending() error {
+	pending, deltas := w.pending, w.tagDelta
+	w.pending, w.tagDelta = nil, nil
+	for name, kvs := range pending {
+		sort.SliceStable(kvs, func(i, j int) bool { return bytes.Compare(kvs[i].k, kvs[j].k) < 0 })
+		b := w.b([]byte(name))
+		for _, p := range kvs {
+			if err := b.Put(p.k, p.v); err != nil {
+				return err
+			}
+		}
+	}
+	tags := make([]string, 0, len(deltas))
+	for t := range deltas {
+		tags = append(tags, t)
+	}
+	sort.Strings(tags)
+	for _, t := range tags {
+		if err := w.bumpTag(t, deltas[t]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -33,7 +33,7 @@ func deviceJSON(d *graph.Device) json.RawMessage {
 }
 
 func (w *wtx) putDevice(d *graph.Device) error {
-	return w.b(m.BucketDevices).Put([]byte(d.Key), deviceJSON(d))
+	return w.put(m.BucketDevices, []byte(d.Key), deviceJSON(d))
 }
 
 // boundKeys lists the keys of the devices bound to an identity.
@@ -108,7 +108,7 @@ func (w *wtx) setPresent(d *graph.Device, present bool) error {
 	d.Present = present
 	if present {
 		w.count(m.CountPresent, 1)
-		return w.b(m.BucketPresent).Put([]byte(d.Key), nil)
+		return w.put(m.BucketPresent, []byte(d.Key), nil)
 	}
 	w.count(m.CountPresent, -1)
 	return w.b(m.BucketPresent).Delete([]byte(d.Key))

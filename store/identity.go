@@ -60,7 +60,7 @@ func identityJSON(id *graph.Identity) json.RawMessage {
 }
 
 func (w *wtx) putIdentity(id *graph.Identity) error {
-	return w.b(m.BucketIdentities).Put([]byte(slugOf(id.ID)), identityJSON(id))
+	return w.put(m.BucketIdentities, []byte(slugOf(id.ID)), identityJSON(id))
 }
 
 // mustIdentity resolves text to an existing identity inside the transaction.
@@ -333,6 +333,10 @@ func (w *wtx) removeTags(node string, tags *[]string, remove []string) error {
 }
 
 func (w *wtx) bumpTag(t string, d int64) error {
+	if w.tagDelta != nil {
+		w.tagDelta[t] += d
+		return nil
+	}
 	b := w.b(m.BucketTagCounts)
 	n := int64(m.ReadU64(b.Get([]byte(t)))) + d
 	if n <= 0 {

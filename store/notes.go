@@ -74,7 +74,7 @@ func (w *wtx) putNote(n *graph.Note) error {
 	if err != nil {
 		return err
 	}
-	return w.b(m.BucketNotes).Put([]byte(noteLocal(n.ID)), b)
+	return w.put(m.BucketNotes, []byte(noteLocal(n.ID)), b)
 }
 
 func (w *wtx) deleteNote(id string) error {

@@ -4,6 +4,7 @@ package remote
 
 import (
 	"net"
+	"os"
 	"syscall"
 )
 
@@ -24,4 +25,10 @@ func peerUID(c *net.UnixConn) (int, error) {
 		return -1, serr
 	}
 	return int(cred.Uid), nil
+}
+
+// ownedByUs reports whether the file belongs to our uid.
+func ownedByUs(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }

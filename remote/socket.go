@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,6 +51,14 @@ func Listen(path string) (net.Listener, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("socket directory: %w", err)
+	}
+	// A shared directory (the per-user one under /tmp) must be ours alone, or someone
+	// else could swap the socket for their own.
+	if strings.HasPrefix(filepath.Base(dir), "devgraph-") {
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() || !ownedByUs(fi) || fi.Mode().Perm()&0o077 != 0 {
+			return nil, graph.Errorf(graph.EUNAVAILABLE, "socket directory %s is not a private directory of this user; remove it or set XDG_RUNTIME_DIR", dir)
+		}
 	}
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {

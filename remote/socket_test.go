@@ -143,3 +143,22 @@ func TestListen_RefusesOtherUsers(t *testing.T) {
 		t.Fatal("our own uid was not served")
 	}
 }
+
+func TestListen_SharedDirMustBePrivate(t *testing.T) {
+	dir := filepath.Join(shortDir(t), "devgraph-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Listen(filepath.Join(dir, "x.sock")); graph.ErrorCode(err) != graph.EUNAVAILABLE {
+		t.Fatalf("Listen in a group/world-readable devgraph- directory: %v", err)
+	}
+	os.Chmod(dir, 0o700)
+	l, err := Listen(filepath.Join(dir, "x.sock"))
+	if err != nil {
+		t.Fatalf("Listen in a private directory: %v", err)
+	}
+	l.Close()
+}

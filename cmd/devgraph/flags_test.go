@@ -63,6 +63,8 @@ func TestRun_ExitCodes(t *testing.T) {
 		c.ok("identity", "create", "Roland JD-Xi", db)
 		c.ok("identities", db)
 		c.ok(db, "identities") // flags before the verb
+		c.ok("identity", "--db", db[len("--db="):], "create", "Korg Minilogue", "-m", "why")
+		c.ok("identity", "-m", "why", "rename", "korg-minilogue", "Minilogue", db)
 	})
 	t.Run("UserError", func(t *testing.T) {
 		c.fail(1, `unknown identity "jdxx"`, "identity", "rename", "jdxx", "New", db)

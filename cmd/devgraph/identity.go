@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"devgraph/graph"
 )
@@ -50,11 +51,19 @@ func runIdentity(ctx context.Context, e *env, args []string) error {
 
 // subcommand splits off the first positional argument, leaving flags before it in place.
 func subcommand(args []string) (string, []string) {
-	for i, a := range args {
-		if !isFlagArg(a) {
-			rest := append(append([]string{}, args[:i]...), args[i+1:]...)
-			return a, rest
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
 		}
+		if isFlagArg(a) {
+			if !strings.Contains(a, "=") && takesValue(a) {
+				i++ // --db PATH: PATH is not the subcommand
+			}
+			continue
+		}
+		rest := append(append([]string{}, args[:i]...), args[i+1:]...)
+		return a, rest
 	}
 	return "", args
 }

@@ -45,7 +45,7 @@ func resolve(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
 	}
 	if k, local, ok := graph.SplitID(t); ok {
 		if !allows(kinds, k) {
-			return "", graph.FieldErrorf(graph.EINVALID, "id", "%s is a %s id; want %s", t, k, kindWords(kinds))
+			return "", graph.FieldErrorf(graph.EINVALID, "id", "%s is %s id; want %s", t, article(string(k)), kindWords(kinds))
 		}
 		if exists(tx, k, local) {
 			return t, nil
@@ -83,9 +83,16 @@ func kindWords(kinds []graph.Kind) string {
 	}
 	ss := make([]string, len(kinds))
 	for i, k := range kinds {
-		ss[i] = "a " + string(k)
+		ss[i] = article(string(k))
 	}
 	return strings.Join(ss, " or ")
+}
+
+func article(w string) string {
+	if w != "" && strings.ContainsRune("aeiou", rune(w[0])) {
+		return "an " + w
+	}
+	return "a " + w
 }
 
 func exists(tx *bolt.Tx, k graph.Kind, local string) bool {

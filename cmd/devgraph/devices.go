@@ -94,7 +94,7 @@ func runUnbound(ctx context.Context, e *env, args []string) error {
 					cand = d.Match.IdentityID
 				}
 				if d.Match.Summary != "" {
-					why = clip(d.Match.Summary, 60)
+					why = clip(d.Match.Summary, 80)
 				}
 			}
 			t.row(d.Ref, clip(d.Name, 32), cand, fmtScore(d.Match), why, fmtFingerprints(d.Fingerprints))

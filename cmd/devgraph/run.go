@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"os/user"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 
 	"devgraph/graph"
+	"devgraph/migrations"
 )
 
 // Exit codes.
@@ -316,6 +318,6 @@ func runVersion(ctx context.Context, e *env, args []string) error {
 	if err := nargs(fs, pos, 0, 0); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "devgraph %s\n", Version)
+	fmt.Fprintf(e.stdout, "devgraph %s (%s, schema %d)\n", Version, goruntime.Version(), migrations.CurrentVersion)
 	return nil
 }

@@ -28,6 +28,9 @@ func (db *DB) Stats(ctx context.Context) (*graph.Stats, error) {
 		s.Notes = int(m.ReadU64(meta.Get(m.CountNotes)))
 		s.Events = m.ReadU64(meta.Get(m.CountEvents))
 		s.FileBytes = tx.Size()
+		if fi, err := os.Stat(db.path); err == nil && fi.Size() > s.FileBytes {
+			s.FileBytes = fi.Size()
+		}
 		return nil
 	})
 	return s, err

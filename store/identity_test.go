@@ -516,6 +516,25 @@ func TestTagsNotesPaging(t *testing.T) {
 		if total != 6 {
 			t.Fatalf("after delete total %d", total)
 		}
+		// every note, newest first, three to a page
+		var bodies []string
+		after := ""
+		for {
+			page, total, next, err := db.FindNotes(ctx, graph.NoteFilter{First: 3, After: after})
+			if err != nil || total != 6 {
+				t.Fatalf("total %d %v", total, err)
+			}
+			for _, n := range page {
+				bodies = append(bodies, n.Body)
+			}
+			if next == "" {
+				break
+			}
+			after = next
+		}
+		if got := strings.Join(bodies, ","); got != "note 5,note 4,note 3,note 2,note 1,note 0" {
+			t.Fatalf("all notes paged: %s", got)
+		}
 	})
 }
 

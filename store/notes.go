@@ -198,8 +198,11 @@ func (db *DB) FindNotes(ctx context.Context, f graph.NoteFilter) ([]*graph.Note,
 		c := tx.Bucket(m.BucketNotes).Cursor()
 		k, v := c.Last()
 		if after != "" {
-			c.Seek([]byte(after))
-			k, v = c.Prev()
+			if k2, _ := c.Seek([]byte(after)); k2 == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
 		}
 		for ; k != nil; k, v = c.Prev() {
 			var n graph.Note

@@ -62,15 +62,27 @@ func seedDB(b *testing.B, path string, n int) {
 	}
 }
 
+var (
+	seedOnce sync.Once
+	seedDir  string
+)
+
 // BenchmarkServe_FirstRequest starts `devgraph serve` (stdio) on a 100,000-identity
 // database and measures how long after the process starts it answers initialize, and
 // then a first graph_find (the issue's target: the first request ≤ 50 ms after start).
 func BenchmarkServe_FirstRequest(b *testing.B) {
-	dir := b.TempDir()
-	db := filepath.Join(dir, "bench.db")
-	start := time.Now()
-	seedDB(b, db, 100_000)
-	b.Logf("seeded 100,000 identities in %s", time.Since(start).Round(time.Millisecond))
+	// The benchmark function runs once per b.N tried; seed the database only once.
+	seedOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "devgraph-bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		seedDir = dir
+		start := time.Now()
+		seedDB(b, filepath.Join(dir, "bench.db"), 100_000)
+		b.Logf("seeded 100,000 identities in %s", time.Since(start).Round(time.Millisecond))
+	})
+	db := filepath.Join(seedDir, "bench.db")
 	empty := b.TempDir() // no hardware: the sources read empty roots
 	home := b.TempDir()
 	env := append(os.Environ(), "HOME="+home, "XDG_DATA_HOME="+home, "XDG_CACHE_HOME="+home, "XDG_RUNTIME_DIR="+home)

@@ -47,6 +47,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if seedDir != "" {
+		os.RemoveAll(seedDir)
+	}
 	os.Exit(code)
 }
 

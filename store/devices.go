@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"devgraph/graph"
 	m "devgraph/migrations"
@@ -124,6 +127,9 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			return nil, graph.FieldErrorf(graph.EINVALID, "key", "an observed device has an empty or invalid key")
 		}
 	}
+	if quiet, err := db.observeQuiet(ctx, snap); err != nil || quiet {
+		return nil, err
+	}
 	return db.update(ctx, func(w *wtx) error {
 		taken := snap.Taken.UTC()
 		if snap.Taken.IsZero() {
@@ -190,17 +196,7 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			if d == nil {
 				continue
 			}
-			srcs := d.Sources
-			if len(srcs) == 0 && d.Source != "" {
-				srcs = []string{d.Source}
-			}
-			answered := len(srcs) > 0
-			for _, s := range srcs {
-				if !snap.SourceOK(s) {
-					answered = false
-				}
-			}
-			if !answered {
+			if !allAnswered(d, snap) {
 				continue // a source that saw it did not answer: it may still be there
 			}
 			before := deviceJSON(d)
@@ -216,6 +212,67 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 		}
 		return nil
 	})
+}
+
+// allAnswered reports whether every source that saw d answered in snap, so its absence
+// means it is gone.
+func allAnswered(d *graph.Device, snap *graph.Snapshot) bool {
+	srcs := d.Sources
+	if len(srcs) == 0 && d.Source != "" {
+		srcs = []string{d.Source}
+	}
+	for _, s := range srcs {
+		if !snap.SourceOK(s) {
+			return false
+		}
+	}
+	return len(srcs) > 0
+}
+
+// lastSeenEvery is how stale a present device's last seen may grow before a snapshot that
+// changes nothing else writes it anyway: polling every few seconds should not fsync each time.
+const lastSeenEvery = time.Minute
+
+// observeQuiet reports, from a read transaction, whether snap would change nothing but
+// recent last-seen times, so ObserveDevices can skip its write.
+func (db *DB) observeQuiet(ctx context.Context, snap *graph.Snapshot) (bool, error) {
+	taken := snap.Taken
+	if taken.IsZero() {
+		taken = db.now()
+	}
+	quiet := true
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		seen := make(map[string]bool, len(snap.Devices))
+		for _, od := range snap.Devices {
+			seen[od.Key] = true
+			d, err := getDevice(tx, od.Key)
+			if err != nil {
+				return err
+			}
+			if d == nil || !d.Present || d.Ref != od.Ref || d.Source != od.Source || d.Name != od.Name || d.Infra != od.Infra ||
+				!slices.Equal(d.Sources, od.Sources) || !slices.Equal(d.Fingerprints, od.Fingerprints) ||
+				!maps.Equal(d.Attrs, od.Attrs) || taken.Sub(d.LastSeen) >= lastSeenEvery {
+				quiet = false
+				return nil
+			}
+		}
+		c := tx.Bucket(m.BucketPresent).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if seen[string(k)] {
+				continue
+			}
+			d, err := getDevice(tx, string(k))
+			if err != nil {
+				return err
+			}
+			if d != nil && allAnswered(d, snap) {
+				quiet = false // gone: the write records it
+				return nil
+			}
+		}
+		return nil
+	})
+	return quiet, err
 }
 
 func (db *DB) FindDeviceByID(ctx context.Context, idOrRef string) (*graph.Device, error) {

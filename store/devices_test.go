@@ -163,3 +163,39 @@ func TestDevices_Bind(t *testing.T) {
 		}
 	})
 }
+
+func TestDevices_QuietPollsDoNotWrite(t *testing.T) {
+	clock := &storetest.Clock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	db := storetest.MustOpen(t, store.Options{Now: clock.Now})
+	ctx := context.Background()
+	d := dev("sn:1", "usb:1-1", fp("usb_serial", "0582:01a9:S1"))
+	snap := func(at time.Time) *graph.Snapshot {
+		return &graph.Snapshot{Taken: at, Devices: []*graph.ObservedDevice{d}, Sources: []graph.SourceStatus{{Name: "usb", OK: true}}}
+	}
+	t0 := clock.T
+	if _, err := db.ObserveDevices(ctx, snap(t0)); err != nil {
+		t.Fatal(err)
+	}
+	lastSeen := func() time.Time {
+		got, err := db.FindDeviceByID(ctx, "usb:1-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.LastSeen
+	}
+	db.ObserveDevices(ctx, snap(t0.Add(10*time.Second)))
+	if !lastSeen().Equal(t0) {
+		t.Fatalf("a quiet poll 10s later wrote last seen %s", lastSeen())
+	}
+	db.ObserveDevices(ctx, snap(t0.Add(2*time.Minute)))
+	if !lastSeen().Equal(t0.Add(2 * time.Minute)) {
+		t.Fatalf("last seen %s not refreshed after two minutes", lastSeen())
+	}
+	// a changed attribute is written at once, still without an event
+	d.Attrs = map[string]string{"product": "JD-Xi"}
+	evs, _ := db.ObserveDevices(ctx, snap(t0.Add(2*time.Minute+time.Second)))
+	got, _ := db.FindDeviceByID(ctx, "usb:1-1")
+	if len(evs) != 0 || got.Attrs["product"] != "JD-Xi" {
+		t.Fatalf("attrs %v events %v", got.Attrs, evs)
+	}
+}

@@ -32,6 +32,10 @@
 // The hash chain is documented at migrations.CanonicalEvent. The head (last seq and hash)
 // lives in the meta bucket, so a cut-off tail is caught; a prune leaves a checkpoint.
 //
+// Devices. ObserveDevices skips its write altogether when a snapshot changes nothing but
+// last-seen times younger than a minute, so a server polling every few seconds does not
+// fsync each time; a device is marked gone only when every source that saw it answered.
+//
 // Writes go through a group-commit queue: a lone writer commits at once; writers that
 // arrive while a commit is in flight are gathered into the next bbolt transaction, and a
 // failing write is dropped from its group and the rest re-run, so one bad request never

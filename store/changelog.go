@@ -24,7 +24,16 @@ func eventAt(tx *bolt.Tx, seq uint64) (*m.EventHeader, error) {
 	if v == nil {
 		return nil, nil
 	}
-	return m.DecodeEventHeader(seq, v)
+	h, err := m.DecodeEventHeader(seq, v)
+	if err != nil {
+		return nil, damaged(seq, err)
+	}
+	return h, nil
+}
+
+// damaged reports an unreadable changelog record as something a person can act on.
+func damaged(seq uint64, err error) error {
+	return &graph.Error{Code: graph.EINVALID, Message: fmt.Sprintf("changelog event %d is damaged (%v); run devgraph changelog verify and restore from a backup", seq, err)}
 }
 
 // lastEvent finds the newest event about target with the given action (nil when none).
@@ -119,7 +128,7 @@ func (db *DB) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Eve
 			}
 			e, err := h.Body()
 			if err != nil {
-				return false, err
+				return false, damaged(h.Seq, err)
 			}
 			out = append(out, e)
 			return true, nil
@@ -145,7 +154,7 @@ func (db *DB) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Eve
 		for ; k != nil; k, v = c.Prev() {
 			h, err := m.DecodeEventHeader(m.ReadU64(k), v)
 			if err != nil {
-				return err
+				return damaged(m.ReadU64(k), err)
 			}
 			more, err := keep(h)
 			if err != nil || !more {

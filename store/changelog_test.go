@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -166,6 +167,19 @@ func TestPrune_KeepsChainVerifiable(t *testing.T) {
 	}
 	_, err = db.PruneChangelog(context.Background(), time.Time{})
 	mustCode(t, err, graph.EINVALID)
+
+	// an export of a pruned file carries its checkpoint; imported, the rest still verifies
+	var exp bytes.Buffer
+	if err := db.Export(context.Background(), &exp); err != nil {
+		t.Fatal(err)
+	}
+	dst := storetest.MustOpen(t)
+	if st, err := dst.Import(context.Background(), &exp, nil); err != nil || !st.KeptLog || st.Events != 19 {
+		t.Fatalf("import %+v %v", st, err)
+	}
+	if r, _ := dst.VerifyChangelog(context.Background()); !r.OK || r.FirstSeq != 13 || r.HeadSeq != 31 {
+		t.Fatalf("imported pruned log %+v", r)
+	}
 }
 
 func TestAtomicity_InjectedFailure(t *testing.T) {

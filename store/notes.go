@@ -258,6 +258,7 @@ func (db *DB) UpdateTags(ctx context.Context, target string, add, remove []strin
 			if err != nil {
 				return err
 			}
+			n := len(w.r.events)
 			if err := w.removeTags(full, &id.Tags, rems); err != nil {
 				return err
 			}
@@ -265,6 +266,10 @@ func (db *DB) UpdateTags(ctx context.Context, target string, add, remove []strin
 				return err
 			}
 			out = id.Tags
+			if len(w.r.events) == n {
+				return nil // nothing changed
+			}
+			id.UpdatedAt = w.now
 			return w.putIdentity(id)
 		default:
 			d, err := getDevice(w.tx, strings.TrimPrefix(full, "device:"))

@@ -52,6 +52,9 @@ type Store interface {
 	FindTagged(ctx context.Context, tag string, first int, after string) (ids []string, total int, next string, err error)
 
 	AddNote(ctx context.Context, n NoteCreate) (*Note, error)
+	// FindNoteByID finds one note by id ("note:<uuid>" or the bare uuid); ENOTFOUND with
+	// the closest note id when it does not exist.
+	FindNoteByID(ctx context.Context, id string) (*Note, error)
 	FindNotes(ctx context.Context, f NoteFilter) (notes []*Note, total int, next string, err error)
 	DeleteNote(ctx context.Context, id string) error
 

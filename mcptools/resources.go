@@ -132,6 +132,12 @@ func (s *Server) nodeDoc(ctx context.Context, raw string) (any, error) {
 			return nil, err
 		}
 		return map[string]any{"kind": "device", "device": dv, "notes": nonNil(notes)}, nil
+	case graph.KindNote:
+		n, err := s.svc.FindNoteByID(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"kind": "note", "note": n}, nil
 	}
 	return map[string]any{"id": id, "kind": string(graph.KindOf(id))}, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"devgraph/graph"
 	"devgraph/sources/fixture"
 )
 
@@ -222,5 +223,37 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestResources_NoteNode reads a note as a node resource: the note itself, not just its id.
+func TestResources_NoteNode(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := graph.WithActor(context.Background(), "cli:alice")
+	if _, err := e.svc.CreateIdentity(ctx, graph.IdentityCreate{Name: "Korg Minilogue"}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.svc.AddNote(ctx, graph.NoteCreate{Target: "korg-minilogue", Kind: "warning", Body: "key C4 sticks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn := e.dial("inprocess", false, "reader")
+	var doc struct {
+		Kind string     `json:"kind"`
+		Note graph.Note `json:"note"`
+	}
+	if err := json.Unmarshal([]byte(readText(t, cn, NodeURI(n.ID))), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Kind != "note" || doc.Note.ID != n.ID || doc.Note.Body != "key C4 sticks" || doc.Note.Kind != "warning" ||
+		doc.Note.Target != "identity:korg-minilogue" || doc.Note.Author != "cli:alice" {
+		t.Fatalf("note node: %+v", doc)
+	}
+	if err := e.svc.DeleteNote(ctx, n.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cn.c.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: NodeURI(n.ID)}})
+	if err == nil || !strings.Contains(err.Error(), "note") {
+		t.Fatalf("deleted note: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 	"strings"
 	"sync"
@@ -335,38 +334,9 @@ func (b *builder) loadNode(ctx context.Context, id string) (any, error) {
 	return nil, graph.FieldErrorf(graph.EINVALID, "id", "%q is not a node id; want identity:<slug>, device:<key>, a device ref such as usb:3-3.2, or tag:<namespace>:<value>", truncate(id, 80))
 }
 
-// loadNote finds a note by id. The store lists notes by target only, so the note's newest
-// changelog event names its target, whose notes are then searched.
+// loadNote finds a note by id (the store's key lookup; ENOTFOUND suggests the closest).
 func (b *builder) loadNote(ctx context.Context, id string) (*graph.Note, error) {
-	notFound := graph.FieldErrorf(graph.ENOTFOUND, "id", "note %q not found; list notes with notes(target: …)", truncate(id, 80))
-	evs, _, err := b.svc.FindEvents(ctx, graph.EventFilter{Target: id, First: 1})
-	if err != nil {
-		return nil, err
-	}
-	if len(evs) == 0 || evs[0].Target != id || len(evs[0].After) == 0 {
-		return nil, notFound
-	}
-	var n graph.Note
-	if err := json.Unmarshal(evs[0].After, &n); err != nil || n.Target == "" {
-		return nil, notFound
-	}
-	after := ""
-	for range 100 {
-		notes, _, next, err := b.svc.FindNotes(ctx, graph.NoteFilter{Target: n.Target, First: graph.MaxPageSize, After: after})
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range notes {
-			if x.ID == id {
-				return x, nil
-			}
-		}
-		if next == "" {
-			break
-		}
-		after = next
-	}
-	return nil, notFound
+	return b.svc.FindNoteByID(ctx, id)
 }
 
 // loadNodeOrNil is loadNode for links whose far end may be gone (deleted identities).

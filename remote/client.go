@@ -340,6 +340,12 @@ func (c *Client) FindNotes(ctx context.Context, f graph.NoteFilter) ([]*graph.No
 	return out.Items, out.Total, out.Next, err
 }
 
+func (c *Client) FindNoteByID(ctx context.Context, id string) (*graph.Note, error) {
+	var out *graph.Note
+	err := c.call(ctx, "FindNoteByID", argID{id}, &out)
+	return out, err
+}
+
 func (c *Client) DeleteNote(ctx context.Context, id string) error {
 	return c.call(ctx, "DeleteNote", argID{id}, nil)
 }

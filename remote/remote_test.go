@@ -117,7 +117,8 @@ func TestClient_SameResultsAndEvents(t *testing.T) {
 	if got, want := id.ID, "identity:roland-jd-xi"; got != want {
 		t.Fatalf("id=%q, want %q", got, want)
 	}
-	if _, err := s.client.AddNote(caller("cli:alice", "req-note", ""), graph.NoteCreate{Target: id.ID, Kind: "warning", Body: "fan is loud"}); err != nil {
+	note, err := s.client.AddNote(caller("cli:alice", "req-note", ""), graph.NoteCreate{Target: id.ID, Kind: "warning", Body: "fan is loud"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.client.UpdateTags(caller("cli:bob", "req-tag", ""), "roland-jd-xi", []string{"location:studio"}, []string{"role:synth"}); err != nil {
@@ -151,6 +152,14 @@ func TestClient_SameResultsAndEvents(t *testing.T) {
 	holders, err := s.client.FindHintHolders(bg, []graph.Fingerprint{{Kind: graph.FPUSBID, Value: "0582:01a9"}})
 	if err != nil || len(holders[graph.Fingerprint{Kind: graph.FPUSBID, Value: "0582:01a9"}]) != 1 {
 		t.Errorf("FindHintHolders: %v %v", holders, err)
+	}
+	dnote, err := s.svc.FindNoteByID(bg, note.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnote, err := s.client.FindNoteByID(bg, note.ID)
+	if err != nil || mustJSON(t, dnote) != mustJSON(t, cnote) || cnote.Body != "fan is loud" || cnote.Target != id.ID {
+		t.Errorf("FindNoteByID through the socket: %s (%v), in-process %s", mustJSON(t, cnote), err, mustJSON(t, dnote))
 	}
 	if r, err := s.client.ResolveID(bg, "roland-jd-xi"); err != nil || r != id.ID {
 		t.Errorf("ResolveID=%q %v", r, err)
@@ -237,6 +246,10 @@ func TestClient_ErrorsKeepTheirCode(t *testing.T) {
 	}{
 		{"NotFound", func(svc graph.Service) error {
 			_, err := svc.FindIdentityByID(ctx, "korg-minilog", graph.IdentityParts{})
+			return err
+		}, graph.ENOTFOUND},
+		{"NoteNotFound", func(svc graph.Service) error {
+			_, err := svc.FindNoteByID(ctx, "note:0190f000-0000-7000-8000-000000000000")
 			return err
 		}, graph.ENOTFOUND},
 		{"Conflict", func(svc graph.Service) error {
@@ -421,6 +434,9 @@ func TestHandler_ReadOnly(t *testing.T) {
 	}
 	if _, _, _, err := client.FindIdentities(ctx, graph.IdentityFilter{}); err != nil {
 		t.Fatalf("read on a read-only server: %v", err)
+	}
+	if _, err := client.FindNoteByID(ctx, "note:0190f000-0000-7000-8000-000000000000"); graph.ErrorCode(err) != graph.ENOTFOUND {
+		t.Fatalf("note lookup on a read-only server: %v (want NOT_FOUND, a read it answers)", err)
 	}
 	if _, total, _, _ := svc.FindIdentities(ctx, graph.IdentityFilter{}); total != 0 {
 		t.Fatalf("a read-only server created %d identities", total)

@@ -30,7 +30,7 @@ type Options struct {
 // readMethods are the methods a read-only server still answers.
 var readMethods = map[string]bool{
 	"ResolveID": true, "FindIdentityByID": true, "FindIdentities": true, "FindHintHolders": true,
-	"FindTags": true, "FindTagged": true, "FindNotes": true, "FindDeviceByID": true, "FindDevices": true,
+	"FindTags": true, "FindTagged": true, "FindNotes": true, "FindNoteByID": true, "FindDeviceByID": true, "FindDevices": true,
 	"FindRobotRecords": true, "FindEvents": true, "VerifyChangelog": true, "Stats": true,
 	"Backup": true, "Export": true, "Devices": true, "Device": true, "Unbound": true, "Match": true,
 	"Sources": true, "Robots": true, "Robot": true, "RobotDetect": true,
@@ -264,6 +264,9 @@ func (h *handler) register() {
 	unary(h, "FindNotes", func(ctx context.Context, f graph.NoteFilter) (any, error) {
 		items, total, next, err := s.FindNotes(ctx, f)
 		return pageNotes{items, total, next}, err
+	})
+	unary(h, "FindNoteByID", func(ctx context.Context, a argID) (any, error) {
+		return s.FindNoteByID(ctx, a.ID)
 	})
 	unary(h, "DeleteNote", func(ctx context.Context, a argID) (any, error) {
 		return argNone{}, s.DeleteNote(ctx, a.ID)

@@ -149,6 +149,36 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 	return out, err
 }
 
+// FindNoteByID reads one note by its key (the notes bucket is keyed by the note's uuid).
+func (db *DB) FindNoteByID(ctx context.Context, id string) (*graph.Note, error) {
+	t := strings.TrimSpace(id)
+	if t == "" {
+		return nil, graph.FieldErrorf(graph.EINVALID, "id", "no note id given; want note:<uuid>")
+	}
+	if graph.KindOf(t) == "" {
+		t = "note:" + t
+	}
+	if graph.KindOf(t) != graph.KindNote {
+		return nil, graph.FieldErrorf(graph.EINVALID, "id", "%q is not a note id; want note:<uuid>", id)
+	}
+	if err := graph.ValidateText("id", t, 1, 1024); err != nil {
+		return nil, err
+	}
+	var out *graph.Note
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		n, err := getNote(tx, noteLocal(t))
+		if err != nil {
+			return err
+		}
+		if n == nil {
+			return notFound(tx, t, graph.KindNote, noteLocal(t))
+		}
+		out = n
+		return nil
+	})
+	return out, err
+}
+
 func (db *DB) DeleteNote(ctx context.Context, id string) error {
 	_, err := db.update(ctx, func(w *wtx) error {
 		if graph.KindOf(id) == "" {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -320,6 +321,7 @@ func fragmentCycle(frags map[string]*ast.FragmentDefinition) []string {
 	for n := range frags {
 		names = append(names, n)
 	}
+	slices.Sort(names) // the same cycle is named the same way every time
 	for _, start := range names {
 		if color[start] != white {
 			continue

@@ -149,4 +149,7 @@ type RobotRecord struct {
 	Name   string      `json:"name"`
 	Pose   Pose        `json:"pose"`
 	Params RobotParams `json:"params"`
+	// Battery is the charge (%) when the record was saved; a restored robot starts with it.
+	// Records saved before it was kept read as 100 (every run then started full).
+	Battery float64 `json:"battery"`
 }

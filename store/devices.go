@@ -502,11 +502,18 @@ func (db *DB) FindRobotRecords(ctx context.Context) ([]*graph.RobotRecord, error
 	out := []*graph.RobotRecord{}
 	err := db.view(ctx, func(tx *bolt.Tx) error {
 		return tx.Bucket(m.BucketRobots).ForEach(func(k, v []byte) error {
-			var r graph.RobotRecord
+			var r struct {
+				graph.RobotRecord
+				Battery *float64 `json:"battery"`
+			}
 			if err := json.Unmarshal(v, &r); err != nil {
 				return internal("decode robot "+string(k), err)
 			}
-			out = append(out, &r)
+			r.RobotRecord.Battery = 100 // saved before the battery was kept: runs started full
+			if r.Battery != nil {
+				r.RobotRecord.Battery = *r.Battery
+			}
+			out = append(out, &r.RobotRecord)
 			return nil
 		})
 	})

@@ -50,13 +50,14 @@
 //
 // # Persistence and events
 //
-// With a Store, each robot's record (ref, serial, name, pose, parameters) is saved when
+// With a Store, each robot's record (ref, serial, name, pose, parameters, battery) is saved when
 // it is added for the first time, when it comes to rest (not every tick), and with each
 // event: robot.arm, robot.disarm, robot.stop, robot.navigate.start, robot.navigate.end,
 // robot.parameters, each carrying graph.ActorFrom of the caller's context (the end of a
 // navigation keeps the caller's actor and request id even when the caller has gone).
-// Open restores the pose and parameters of configured robots from their records, so a
-// persisted pose wins over the start position given to AddSim. Commands that change
+// Open restores the pose, parameters and battery of configured robots from their records,
+// so a persisted pose wins over the start position given to AddSim and a robot starts with
+// the battery it was saved with (never full again). Commands that change
 // nothing (arming an armed robot) record nothing. Stop and Disarm take effect even when
 // the store fails (the failure is logged); Arm and SetParameters are undone and return
 // the error.

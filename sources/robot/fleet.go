@@ -164,8 +164,8 @@ func SimSerial(name string) string { return "SIM-" + strings.ToUpper(name) + "-0
 
 func deviceKey(serial string) string { return "robot:" + serial }
 
-// AddSim adds a simulated robot at (x, y), heading 0, disarmed, battery full. A pose and
-// parameters persisted from an earlier run win over x, y and the defaults.
+// AddSim adds a simulated robot at (x, y), heading 0, disarmed, battery full. A pose,
+// parameters and battery persisted from an earlier run win over x, y and the defaults.
 func (f *Fleet) AddSim(name string, x, y float64) error {
 	return f.AddSimRobot(SimConfig{Name: name, X: x, Y: y})
 }
@@ -624,7 +624,7 @@ func (f *Fleet) save(ctx context.Context, m *member, action string, before, afte
 		return nil
 	}
 	st := m.b.Status()
-	rec := &graph.RobotRecord{Ref: m.ref, Serial: m.serial, Name: m.name, Pose: st.Pose, Params: st.Params}
+	rec := &graph.RobotRecord{Ref: m.ref, Serial: m.serial, Name: m.name, Pose: st.Pose, Params: st.Params, Battery: st.Battery}
 	if err := f.store.SaveRobot(ctx, rec, action, before, after); err != nil {
 		return fmt.Errorf("save robot %s: %w", m.ref, err)
 	}

@@ -530,11 +530,16 @@ func (r *simRobot) SetParameters(u graph.RobotParamsUpdate) (graph.RobotState, e
 	return r.stateLocked(), nil
 }
 
-// restore puts a persisted pose and parameters back. Parameters that fail validation are
-// ignored (the defaults stay) and reported.
+// restore puts a persisted battery, pose and parameters back. The battery always comes
+// back (clamped to 0..100, so a robot never starts above what it had); a pose or
+// parameters that fail validation are ignored (the defaults stay) and reported.
 func (r *simRobot) restore(rec *graph.RobotRecord) error {
 	r.w.mu.Lock()
 	defer r.w.mu.Unlock()
+	r.battery = math.Min(100, math.Max(0, rec.Battery))
+	if math.IsNaN(rec.Battery) {
+		r.battery = 0
+	}
 	for _, v := range []float64{rec.Pose.X, rec.Pose.Y, rec.Pose.Heading} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > 1e4 {
 			return fmt.Errorf("stored pose %+v is not finite", rec.Pose)

@@ -26,12 +26,15 @@ type Store interface {
 	CreateIdentity(ctx context.Context, c IdentityCreate) (*Identity, error) // ECONFLICT on a taken slug
 	RenameIdentity(ctx context.Context, id, name string) (*Identity, error)
 	UpdateIdentity(ctx context.Context, id string, u IdentityUpdate) (*Identity, error)
-	// DeleteIdentity removes the identity, its hints, tags, notes and bindings, each recorded.
+	// DeleteIdentity removes the identity, its hints, tags, notes and bindings, each recorded;
+	// the identity.delete event's before carries the deleted notes (its "notes").
 	DeleteIdentity(ctx context.Context, id string) error
 	// MergeIdentities moves from's hints, tags, notes and bindings into into and deletes from.
 	MergeIdentities(ctx context.Context, from, into string) (*Identity, error)
-	// RestoreIdentity brings back a deleted identity from its last recorded state
-	// (ECONFLICT when the slug is taken again, ENOTFOUND when it was never deleted).
+	// RestoreIdentity brings back a deleted identity from its last recorded state: data,
+	// hints, tags and the notes deleted with it (same ids, authors and times; note.add
+	// events of the restoring request). ECONFLICT when the slug is taken again, ENOTFOUND
+	// when it was never deleted.
 	RestoreIdentity(ctx context.Context, id string) (*Identity, error)
 
 	// AddHints adds fingerprints as hints. A unit-class fingerprint held by another

@@ -424,6 +424,32 @@ func (db *DB) DeleteIdentity(ctx context.Context, text string) error {
 func (w *wtx) deleteIdentity(id *graph.Identity, cascade bool) error {
 	before := identityJSON(id)
 	if cascade {
+		// The delete's before carries the notes it deletes (oldest first), so a restore
+		// brings them back too.
+		if ids := noteIDs(w.tx, id.ID); len(ids) > 0 {
+			c := *id
+			c.Devices, c.Notes = nil, make([]*graph.Note, 0, len(ids))
+			for _, nid := range ids {
+				n, err := getNote(w.tx, noteLocal(nid))
+				if err != nil {
+					return err
+				}
+				if n != nil {
+					c.Notes = append(c.Notes, n)
+				}
+			}
+			if c.Hints == nil {
+				c.Hints = []graph.Fingerprint{}
+			}
+			if c.Tags == nil {
+				c.Tags = []string{}
+			}
+			b, err := json.Marshal(&c)
+			if err != nil {
+				return err
+			}
+			before = b
+		}
 		for _, f := range append([]graph.Fingerprint(nil), id.Hints...) {
 			if err := w.removeHint(id, f); err != nil {
 				return err
@@ -581,6 +607,11 @@ func (db *DB) RestoreIdentity(ctx context.Context, text string) (*graph.Identity
 		}
 		if err := w.addTags(id.ID, &id.Tags, old.Tags); err != nil {
 			return err
+		}
+		for _, n := range old.Notes {
+			if err := w.restoreNote(n, id.ID); err != nil {
+				return err
+			}
 		}
 		out = id
 		return w.putIdentity(id)

@@ -95,6 +95,27 @@ func (w *wtx) deleteNote(id string) error {
 	return w.emit(graph.ActNoteDelete, n.ID, n, nil, n.Target, ownerOf(w.tx, n.Target))
 }
 
+// restoreNote puts back a note deleted with its identity (same id, author and time), on
+// target, recording note.add. A note whose id exists again is left alone.
+func (w *wtx) restoreNote(n *graph.Note, target string) error {
+	if n == nil || graph.KindOf(n.ID) != graph.KindNote {
+		return nil
+	}
+	if w.b(m.BucketNotes).Get([]byte(noteLocal(n.ID))) != nil {
+		return nil
+	}
+	c := *n
+	c.Target = target
+	if err := w.putNote(&c); err != nil {
+		return err
+	}
+	if err := w.b(m.BucketNotesBy).Put(joinKey(target, noteLocal(c.ID)), nil); err != nil {
+		return err
+	}
+	w.count(m.CountNotes, 1)
+	return w.emit(graph.ActNoteAdd, c.ID, nil, &c, target, ownerOf(w.tx, target))
+}
+
 func (w *wtx) moveNote(id, target string) error {
 	n, err := getNote(w.tx, noteLocal(id))
 	if err != nil || n == nil {

@@ -51,3 +51,94 @@ func TestFindNoteByID(t *testing.T) {
 	_, err = db.FindNoteByID(ctx, n.ID)
 	mustCode(t, err, graph.ENOTFOUND)
 }
+
+// Deleting an identity records its notes in the identity.delete's before; restoring it
+// brings them back (same ids, authors and times) with note.add events of the restore's
+// request. A note deleted on its own before stays deleted.
+func TestIdentity_RestoreBringsBackNotes(t *testing.T) {
+	db := storetest.MustOpen(t)
+	alice, bob := ctxActor("cli:alice"), ctxActor("mcp:bob")
+	if _, err := db.CreateIdentity(alice, graph.IdentityCreate{Name: "JD-Xi", Slug: "jdxi", Tags: []string{"role:synth"}}); err != nil {
+		t.Fatal(err)
+	}
+	n1, err := db.AddNote(alice, graph.NoteCreate{Target: "jdxi", Kind: "warning", Body: "needs a new PSU"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := db.AddNote(alice, graph.NoteCreate{Target: "jdxi", Body: "deleted on its own"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2, err := db.AddNote(bob, graph.NoteCreate{Target: "jdxi", Kind: "success", Body: "firmware **1.1** installed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteNote(alice, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateIdentity(alice, graph.IdentityCreate{Name: "Other"}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.AddNote(alice, graph.NoteCreate{Target: "other", Body: "not part of it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for round := 1; round <= 2; round++ { // a second delete carries the restored notes again
+		if err := db.DeleteIdentity(graph.WithRequestID(alice, "del"), "jdxi"); err != nil {
+			t.Fatal(err)
+		}
+		if _, total, _, _ := db.FindNotes(alice, graph.NoteFilter{}); total != 1 {
+			t.Fatalf("round %d: %d notes after the delete, want only %s's", round, total, other.ID)
+		}
+		rid := "restore-" + string(rune('0'+round))
+		got, err := db.RestoreIdentity(graph.WithRequestID(bob, rid), "jdxi")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got.Tags, ",") != "role:synth" {
+			t.Fatalf("restored tags %v", got.Tags)
+		}
+		notes, total, _, err := db.FindNotes(alice, graph.NoteFilter{Target: "jdxi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != 2 || len(notes) != 2 {
+			t.Fatalf("round %d: %d notes on jdxi after restore, want 2", round, total)
+		}
+		for i, want := range []*graph.Note{n2, n1} { // newest first
+			g := notes[i]
+			if g.ID != want.ID || g.Target != "identity:jdxi" || g.Kind != want.Kind || g.Body != want.Body || g.Author != want.Author || !g.Time.Equal(want.Time) {
+				t.Errorf("round %d: restored note %+v, was %+v", round, g, want)
+			}
+		}
+		if n, err := db.FindNoteByID(alice, n1.ID); err != nil || n.Body != n1.Body {
+			t.Errorf("FindNoteByID after restore: %+v %v", n, err)
+		}
+		_, err = db.FindNoteByID(alice, gone.ID)
+		mustCode(t, err, graph.ENOTFOUND)
+		if st, _ := db.Stats(alice); st.Notes != 3 {
+			t.Errorf("round %d: stats notes=%d, want 3", round, st.Notes)
+		}
+
+		var acts []string
+		for _, e := range allEvents(t, db, graph.EventFilter{}) {
+			if e.RequestID == rid {
+				acts = append([]string{e.Action + " " + e.Target + " " + e.Actor}, acts...)
+			}
+		}
+		want := []string{"identity.restore identity:jdxi mcp:bob", "tag.add identity:jdxi mcp:bob", "note.add " + n1.ID + " mcp:bob", "note.add " + n2.ID + " mcp:bob"}
+		if strings.Join(acts, "|") != strings.Join(want, "|") {
+			t.Fatalf("round %d: restore events\n%s\nwant\n%s", round, strings.Join(acts, "\n"), strings.Join(want, "\n"))
+		}
+		// The note's own history reads add, delete, add.
+		evs := allEvents(t, db, graph.EventFilter{Target: n1.ID})
+		if len(evs) != 1+2*round || evs[0].Action != graph.ActNoteAdd || evs[0].RequestID != rid {
+			t.Fatalf("round %d: %s history: %v", round, n1.ID, actions(evs))
+		}
+	}
+	rep, err := db.VerifyChangelog(alice)
+	if err != nil || !rep.OK {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}

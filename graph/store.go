@@ -90,7 +90,9 @@ type Store interface {
 	Export(ctx context.Context, w io.Writer) error
 	// Import reads Export's JSON lines in batched transactions, calling progress now and
 	// then. Into an empty database the chain is kept byte for byte; into a non-empty one
-	// the import records its own events.
+	// the import records its own events. The whole input is checked first: malformed
+	// input (EINVALID) or an identity, unit hint or note already here (ECONFLICT) writes
+	// nothing, and the error names the first such line.
 	Import(ctx context.Context, r io.Reader, progress func(records int)) (*ImportStats, error)
 }
 

@@ -7,9 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"devgraph/graph"
@@ -210,14 +213,269 @@ func (db *DB) Export(ctx context.Context, w io.Writer) error {
 	return bw.Flush()
 }
 
-const importBatch = 20000
+// importBatch is how many lines one import transaction writes (a variable for tests).
+var importBatch = 20000
 
-// Import reads Export's lines in batched transactions. Into an empty database it writes
-// the records as they are and the changelog byte for byte (each event's hash checked);
-// into a non-empty one it creates identities (with hints and tags), devices and notes
-// through the ordinary paths, recording its own events, and skips the file's changelog.
-// A clash (an identity that exists) stops the import with ECONFLICT; batches before it
-// stay.
+// scanExport reads Export's lines, calling fn for each record after the header (and for
+// the header itself when it carries a checkpoint and withCheckpoint is set). Malformed
+// input is EINVALID naming the line.
+func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(line int, l exportLine) error) (int, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	line := 0
+	sawHeader := false
+	for sc.Scan() {
+		line++
+		if line%4096 == 0 && ctx.Err() != nil {
+			return line, ctx.Err()
+		}
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var l exportLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return line, graph.Errorf(graph.EINVALID, "import line %d is not an export record: %v", line, err)
+		}
+		if !sawHeader {
+			if l.Type != "header" || l.Format != m.FormatName {
+				return line, graph.Errorf(graph.EINVALID, "import line %d: not a devgraph export (it must start with a header line); make one with devgraph export", line)
+			}
+			sawHeader = true
+			if l.Checkpoint != nil && withCheckpoint {
+				cp, err := hex.DecodeString(l.Checkpoint.Hash)
+				if err != nil || len(cp) != 32 {
+					return line, graph.Errorf(graph.EINVALID, "import line %d: bad checkpoint hash", line)
+				}
+				if err := fn(line, l); err != nil {
+					return line, err
+				}
+			}
+			continue
+		}
+		if err := fn(line, l); err != nil {
+			return line, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return line, graph.Errorf(graph.EINVALID, "read import at line %d: %v", line, err)
+	}
+	if !sawHeader {
+		return line, graph.Errorf(graph.EINVALID, "the import is empty; give a file made by devgraph export")
+	}
+	return line, nil
+}
+
+// rewindable returns r as a reader that can be read twice: r itself when it is a file it
+// can seek back in, else a copy spooled to a temporary file beside the database. done
+// removes the copy.
+func (db *DB) rewindable(r io.Reader) (io.ReadSeeker, func(), error) {
+	if f, ok := r.(*os.File); ok {
+		if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				return &offsetFile{f, pos}, func() {}, nil
+			}
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(db.path), ".devgraph-import-*")
+	if err != nil {
+		return nil, nil, graph.Errorf(graph.EINVALID, "cannot spool the import beside %s: %v", db.path, err)
+	}
+	done := func() { tmp.Close(); os.Remove(tmp.Name()) }
+	if _, err := io.Copy(tmp, r); err != nil {
+		done()
+		return nil, nil, graph.Errorf(graph.EINVALID, "read import: %v", err)
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		done()
+		return nil, nil, fmt.Errorf("rewind spooled import: %w", err)
+	}
+	return &offsetFile{tmp, 0}, done, nil
+}
+
+// offsetFile reads a file from start; Seek(0, io.SeekStart) goes back to start.
+type offsetFile struct {
+	f     *os.File
+	start int64
+}
+
+func (o *offsetFile) Read(p []byte) (int, error) { return o.f.Read(p) }
+func (o *offsetFile) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekStart {
+		off += o.start
+	}
+	n, err := o.f.Seek(off, whence)
+	return n - o.start, err
+}
+
+// importCheck reads the whole input without writing and returns the first problem, so a
+// bad import changes nothing: every line must decode into a valid record; into an empty
+// database the changelog must chain from the header's checkpoint; into a non-empty one no
+// identity slug, unit-class hint or note id of the file may be taken here already. A slug
+// or note id given twice in the file is EINVALID.
+func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
+	type pending struct {
+		line int
+		what string // identity slug, "hint" fingerprint or note local id
+		fp   graph.Fingerprint
+		slug string
+	}
+	var idents, notes, hints []pending
+	slugLine := map[string]int{}
+	noteLine := map[string]int{}
+	hintLine := map[graph.Fingerprint]pending{}
+	var head m.Head
+	_, err := scanExport(ctx, r, empty, func(line int, l exportLine) error {
+		bad := func(format string, args ...any) error {
+			return graph.Errorf(graph.EINVALID, "import line %d: "+format+"; nothing was imported", append([]any{line}, args...)...)
+		}
+		switch l.Type {
+		case "header":
+			cp, _ := hex.DecodeString(l.Checkpoint.Hash)
+			head.Seq = l.Checkpoint.Seq
+			copy(head.Hash[:], cp)
+		case "identity":
+			id := l.Identity
+			if id == nil || graph.KindOf(id.ID) != graph.KindIdentity || graph.ValidateSlug(slugOf(id.ID)) != nil {
+				return bad("an identity record without a valid id")
+			}
+			slug := slugOf(id.ID)
+			if prev, dup := slugLine[slug]; dup {
+				return bad("%s is also on line %d; each identity may appear once", id.ID, prev)
+			}
+			slugLine[slug] = line
+			if empty {
+				return nil
+			}
+			if err := graph.ValidateText("name", strings.TrimSpace(id.Name), 1, graph.MaxNameLen); err != nil {
+				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
+			}
+			if _, err := validateData(id.Data); err != nil {
+				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
+			}
+			fps, err := normalizeHints(id.Hints)
+			if err != nil {
+				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
+			}
+			if _, err := normalizeTags(id.Tags); err != nil {
+				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
+			}
+			idents = append(idents, pending{line: line, slug: slug})
+			for _, f := range fps {
+				if f.Class() != graph.ClassUnit {
+					continue
+				}
+				if prev, dup := hintLine[f]; dup {
+					return bad("unit hint %s is held by identity:%s (line %d) and %s; a unit fingerprint belongs to one identity", f, prev.slug, prev.line, id.ID)
+				}
+				p := pending{line: line, fp: f, slug: slug}
+				hintLine[f] = p
+				hints = append(hints, p)
+			}
+		case "device":
+			if l.Device == nil || l.Device.Key == "" {
+				return bad("a device record without a key")
+			}
+		case "note":
+			n := l.Note
+			if n == nil || graph.KindOf(n.ID) != graph.KindNote {
+				return bad("a note record without a valid id")
+			}
+			local := noteLocal(n.ID)
+			if prev, dup := noteLine[local]; dup {
+				return bad("%s is also on line %d; each note may appear once", n.ID, prev)
+			}
+			noteLine[local] = line
+			if !empty {
+				notes = append(notes, pending{line: line, what: local})
+			}
+		case "robot":
+			if l.Robot == nil || l.Robot.Ref == "" {
+				return bad("a robot record without a ref")
+			}
+		case "event":
+			if !empty {
+				return nil
+			}
+			e := l.Event
+			if e == nil {
+				return bad("an event line without an event")
+			}
+			if e.Seq != head.Seq+1 {
+				return bad("event %d does not follow event %d; the export's changelog is incomplete", e.Seq, head.Seq)
+			}
+			if e.PrevHash != hex.EncodeToString(head.Hash[:]) {
+				return bad("event %d does not link to the one before it; the export was altered", e.Seq)
+			}
+			e.Time = e.Time.UTC()
+			sum := sha256.Sum256(append(append([]byte(nil), head.Hash[:]...), m.CanonicalEvent(e)...))
+			if hex.EncodeToString(sum[:]) != e.Hash {
+				return bad("event %d (%s) does not match its hash; the export was altered", e.Seq, e.ID)
+			}
+			head = m.Head{Seq: e.Seq, Hash: sum}
+		default:
+			return bad("unknown record type %q", l.Type)
+		}
+		return nil
+	})
+	if err != nil {
+		var ge *graph.Error
+		if errors.As(err, &ge) && !strings.HasSuffix(ge.Message, "nothing was imported") {
+			return &graph.Error{Code: ge.Code, Field: ge.Field, Message: ge.Message + "; nothing was imported"}
+		}
+		return err
+	}
+	if empty {
+		return nil
+	}
+	// Against the database: the first clash in file order.
+	type clash struct {
+		line int
+		msg  string
+	}
+	var first *clash
+	note := func(line int, format string, args ...any) {
+		if first == nil || line < first.line {
+			first = &clash{line, fmt.Sprintf(format, args...)}
+		}
+	}
+	err = db.view(ctx, func(tx *bolt.Tx) error {
+		ib, nb := tx.Bucket(m.BucketIdentities), tx.Bucket(m.BucketNotes)
+		for _, p := range idents {
+			if ib.Get([]byte(p.slug)) != nil {
+				note(p.line, "identity:%s already exists here", p.slug)
+				break
+			}
+		}
+		for _, p := range hints {
+			if hs := holders(tx, p.fp); len(hs) > 0 {
+				note(p.line, "unit hint %s of identity:%s is held here by %s (a unit fingerprint belongs to one identity)", p.fp, p.slug, hs[0])
+				break
+			}
+		}
+		for _, p := range notes {
+			if nb.Get([]byte(p.what)) != nil {
+				note(p.line, "note:%s already exists here", p.what)
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if first != nil {
+		return graph.Errorf(graph.ECONFLICT, "import line %d: %s; nothing was imported. Import into an empty database, or remove or rename the clashing records on one side first", first.line, first.msg)
+	}
+	return nil
+}
+
+// Import checks the whole input first (importCheck: bad or clashing input changes
+// nothing), then reads Export's lines again in batched transactions. Into an empty
+// database it writes the records as they are and the changelog byte for byte (each
+// event's hash checked); into a non-empty one it creates identities (with hints and
+// tags), devices and notes through the ordinary paths, recording its own events, and
+// skips the file's changelog. Devices known here already keep this database's record.
 func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int)) (*graph.ImportStats, error) {
 	st := &graph.ImportStats{}
 	empty := true
@@ -232,7 +490,22 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 	if err != nil {
 		return nil, err
 	}
+	if db.opts.ReadOnly {
+		return nil, graph.Errorf(graph.EINVALID, "database %s is open read-only; an import needs it read-write", db.path)
+	}
 	st.KeptLog = empty
+	src, done, err := db.rewindable(r)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := db.importCheck(ctx, src, empty); err != nil {
+		return st, err
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return st, fmt.Errorf("rewind import: %w", err)
+	}
+	r = src
 	// Decoding runs one batch ahead of writing, so JSON work overlaps the commit's I/O.
 	type decoded struct {
 		lines []exportLine
@@ -252,55 +525,25 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 				return false
 			}
 		}
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		var batch []exportLine
-		line := 0
-		sawHeader := false
-		for sc.Scan() {
-			line++
-			b := bytes.TrimSpace(sc.Bytes())
-			if len(b) == 0 {
-				continue
-			}
-			var l exportLine
-			if err := json.Unmarshal(b, &l); err != nil {
-				send(decoded{err: graph.Errorf(graph.EINVALID, "import line %d is not an export record: %v", line, err)})
-				return
-			}
-			if !sawHeader {
-				if l.Type != "header" || l.Format != m.FormatName {
-					send(decoded{err: graph.Errorf(graph.EINVALID, "import line %d: not a devgraph export (it must start with a header line); make one with devgraph export", line)})
-					return
-				}
-				sawHeader = true
-				if l.Checkpoint != nil && empty {
-					cp, err := hex.DecodeString(l.Checkpoint.Hash)
-					if err != nil || len(cp) != 32 {
-						send(decoded{err: graph.Errorf(graph.EINVALID, "import line %d: bad checkpoint hash", line)})
-						return
-					}
-					batch = append(batch, l)
-				}
-				continue
-			}
+		last, err := scanExport(ctx, r, empty, func(line int, l exportLine) error {
 			batch = append(batch, l)
 			if len(batch) >= importBatch {
 				if !send(decoded{lines: batch, upTo: line}) {
-					return
+					return errImportStopped
 				}
 				batch = nil
 			}
-		}
-		if err := sc.Err(); err != nil {
-			send(decoded{err: graph.Errorf(graph.EINVALID, "read import at line %d: %v", line, err)})
+			return nil
+		})
+		if errors.Is(err, errImportStopped) {
 			return
 		}
-		if !sawHeader {
-			send(decoded{err: graph.Errorf(graph.EINVALID, "the import is empty; give a file made by devgraph export")})
+		if err != nil {
+			send(decoded{err: err})
 			return
 		}
-		send(decoded{lines: batch, upTo: line})
+		send(decoded{lines: batch, upTo: last})
 	}()
 	for d := range batches {
 		if d.err != nil {
@@ -473,6 +716,8 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 	}
 	return 0, 0, graph.Errorf(graph.EINVALID, "import: unknown record type %q", l.Type)
 }
+
+var errImportStopped = errors.New("import stopped")
 
 func (w *wtx) indexTags(node string, tags []string) error {
 	for _, t := range tags {

@@ -1,0 +1,242 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"devgraph/graph"
+	"devgraph/store"
+	"devgraph/store/storetest"
+)
+
+// importSource is a database of 12 identities (with hints, tags and notes) and a device,
+// exported.
+func importSource(t *testing.T) []byte {
+	t.Helper()
+	ctx := ctxActor("cli:src")
+	src := storetest.MustOpen(t)
+	for i := range 12 {
+		c := graph.IdentityCreate{Name: fmt.Sprintf("Unit %02d", i), Slug: fmt.Sprintf("unit-%02d", i), Tags: []string{"role:synth"},
+			Hints: []graph.Fingerprint{fp("usb_serial", fmt.Sprintf("0582:01a9:S%02d", i))}}
+		if _, err := src.CreateIdentity(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.AddNote(ctx, graph.NoteCreate{Target: c.Slug, Body: "note on " + c.Name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	observe(t, src, dev("sn:0582:01a9:S03", "usb:1-1", fp("usb_serial", "0582:01a9:S03")))
+	var exp bytes.Buffer
+	if err := src.Export(ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	return exp.Bytes()
+}
+
+// snapshot is what a failed import must leave exactly as it was.
+func snapshot(t *testing.T, db *store.DB) string {
+	t.Helper()
+	ctx := context.Background()
+	st, err := db.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := db.VerifyChangelog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _, _, err := db.FindIdentities(ctx, graph.IdentityFilter{First: graph.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, id := range ids {
+		names = append(names, id.ID)
+	}
+	return fmt.Sprintf("identities=%d devices=%d notes=%d events=%d head=%d/%s ids=%v",
+		st.Identities, st.Devices, st.Notes, st.Events, rep.HeadSeq, rep.HeadHash, names)
+}
+
+// onlyReader hides a reader's other methods (a pipe, an HTTP body): the import spools it.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// A conflicting or bad import into a non-empty database writes nothing, even when the
+// problem sits batches after the start of the file, and names the first problem.
+func TestImport_BadInputChangesNothing(t *testing.T) {
+	defer store.SetImportBatch(3)() // a dozen identities span several transactions
+	exp := importSource(t)
+	ctx := ctxActor("cli:dst")
+	lines := strings.Split(strings.TrimRight(string(exp), "\n"), "\n")
+	lineOf := func(sub string) int {
+		for i, l := range lines {
+			if strings.Contains(l, sub) {
+				return i + 1
+			}
+		}
+		t.Fatalf("no line with %q", sub)
+		return 0
+	}
+
+	cases := []struct {
+		name  string
+		setup func(db *store.DB)
+		input func() []byte
+		code  string
+		want  string // in the message
+	}{
+		{"existing identity late in the file", func(db *store.DB) {
+			if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Unit 10", Slug: "unit-10"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Unit 11", Slug: "unit-11"}); err != nil {
+				t.Fatal(err)
+			}
+		}, func() []byte { return exp }, graph.ECONFLICT, fmt.Sprintf("import line %d: identity:unit-10 already exists", lineOf(`"id":"identity:unit-10"`))},
+		{"unit hint held here", func(db *store.DB) {
+			if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Mine", Hints: []graph.Fingerprint{fp("usb_serial", "0582:01a9:S09")}}); err != nil {
+				t.Fatal(err)
+			}
+		}, func() []byte { return exp }, graph.ECONFLICT, "held here by identity:mine"},
+		{"note twice in the file", func(db *store.DB) {
+			if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Mine"}); err != nil {
+				t.Fatal(err)
+			}
+		}, func() []byte {
+			// the file's last note reappears under another identity's note line
+			var notes []string
+			for _, l := range lines {
+				if strings.Contains(l, `"type":"note"`) {
+					notes = append(notes, l)
+				}
+			}
+			return []byte(strings.Join(lines, "\n") + "\n" + notes[0] + "\n")
+		}, graph.EINVALID, "each note may appear once"},
+		{"malformed last line", func(db *store.DB) {
+			if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Mine"}); err != nil {
+				t.Fatal(err)
+			}
+		}, func() []byte { return append(append([]byte(nil), exp...), "{not json\n"...) }, graph.EINVALID, fmt.Sprintf("import line %d", len(lines)+1)},
+		{"bad identity data late in the file", func(db *store.DB) {
+			if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Mine"}); err != nil {
+				t.Fatal(err)
+			}
+		}, func() []byte {
+			return []byte(strings.Replace(string(exp), `"name":"Unit 11"`, `"name":"Unit 11","data":[1,2]`, 1))
+		}, graph.EINVALID, "identity:unit-11"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := storetest.MustOpen(t)
+			c.setup(db)
+			before := snapshot(t, db)
+			st, err := db.Import(ctx, onlyReader{bytes.NewReader(c.input())}, nil)
+			mustCode(t, err, c.code)
+			if msg := graph.ErrorMessage(err); !strings.Contains(msg, c.want) || !strings.Contains(msg, "nothing was imported") {
+				t.Errorf("message %q; want it to name %q and say nothing was imported", msg, c.want)
+			}
+			if st != nil && st.Records+st.Events != 0 {
+				t.Errorf("stats %+v after a refused import", st)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Fatalf("a refused import changed the database:\n before %s\n after  %s", before, after)
+			}
+		})
+	}
+
+	t.Run("a note already here", func(t *testing.T) {
+		db := storetest.MustOpen(t)
+		// The same notes: import the file once into an empty database, then the notes
+		// alone (identities renamed away) again.
+		if _, err := db.Import(ctx, bytes.NewReader(exp), nil); err != nil {
+			t.Fatal(err)
+		}
+		var keep []string
+		for _, l := range lines {
+			if !strings.Contains(l, `"type":"identity"`) {
+				keep = append(keep, l)
+			}
+		}
+		before := snapshot(t, db)
+		_, err := db.Import(ctx, bytes.NewReader([]byte(strings.Join(keep, "\n"))), nil)
+		mustCode(t, err, graph.ECONFLICT)
+		if !strings.Contains(graph.ErrorMessage(err), "already exists here") || !strings.Contains(graph.ErrorMessage(err), "note:") {
+			t.Errorf("message %q does not name the note", graph.ErrorMessage(err))
+		}
+		if after := snapshot(t, db); after != before {
+			t.Fatalf("changed:\n %s\n %s", before, after)
+		}
+	})
+
+	t.Run("into empty: an altered event late in the changelog", func(t *testing.T) {
+		db := storetest.MustOpen(t)
+		i := strings.LastIndex(string(exp), `"actor":"cli:src"`)
+		tampered := string(exp[:i]) + `"actor":"cli:evil"` + string(exp[i+len(`"actor":"cli:src"`):])
+		_, err := db.Import(ctx, onlyReader{strings.NewReader(tampered)}, nil)
+		mustCode(t, err, graph.EINVALID)
+		if !strings.Contains(graph.ErrorMessage(err), "does not match its hash") {
+			t.Errorf("message %q", graph.ErrorMessage(err))
+		}
+		if st, _ := db.Stats(ctx); st.Identities+st.Notes+st.Devices != 0 || st.Events != 0 {
+			t.Fatalf("an empty database took part of a tampered import: %+v", st)
+		}
+	})
+}
+
+// A clean import still writes everything, from a spooled stream and from a file read
+// from where its offset stands.
+func TestImport_CleanAfterCheck(t *testing.T) {
+	defer store.SetImportBatch(3)()
+	exp := importSource(t)
+	ctx := ctxActor("cli:dst")
+
+	db := storetest.MustOpen(t)
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Mine"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.Import(ctx, onlyReader{bytes.NewReader(exp)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := db.Stats(ctx); s.Identities != 13 || s.Notes != 12 || s.Devices != 1 || st.Records != 12+12+1 {
+		t.Fatalf("stats %+v, import %+v", s, st)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(db.Path()))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".devgraph-import-") {
+			t.Errorf("spool file %s left behind", e.Name())
+		}
+	}
+
+	// A file whose offset is past a preamble: the check and the import both start there.
+	path := filepath.Join(t.TempDir(), "exp.jsonl")
+	if err := os.WriteFile(path, append([]byte("PREAMBLE\n"), exp...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(int64(len("PREAMBLE\n")), io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	empty := storetest.MustOpen(t)
+	st, err = empty.Import(ctx, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.KeptLog || st.Records != 12+12+1 {
+		t.Fatalf("import from a file: %+v", st)
+	}
+	if r, _ := empty.VerifyChangelog(ctx); !r.OK {
+		t.Fatalf("verify %+v", r)
+	}
+}

@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: run test bench build vet fmt
+.PHONY: run test bench build vet fmt load
 
 # run: the main job as it stands.
 run:
@@ -15,6 +15,10 @@ test:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# load: the stack under load over loopback, one table row per phase (LOAD_ARGS e.g. --db /tmp/load.db).
+load:
+	$(GO) run ./cmd/devgraph-load $(LOAD_ARGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

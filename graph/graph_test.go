@@ -15,7 +15,10 @@ func TestSlugify(t *testing.T) {
 		{"  Focusrite Scarlett 2i2 (3rd gen) ", "focusrite-scarlett-2i2-3rd-gen"},
 		{"korg_nano.2", "korg_nano.2"},
 		{"---", ""},
-		{"Ünïcode", "n-code"},
+		{"Ünïcode", "unicode"},
+		{"Café Synth", "cafe-synth"},
+		{"Straße Œuvre Łódź", "strasse-oeuvre-lodz"},
+		{"日本 synth", "synth"},
 		{strings.Repeat("a", 100), strings.Repeat("a", 64)},
 	} {
 		if got := graph.Slugify(tc.in); got != tc.want {

@@ -33,6 +33,11 @@ func Slugify(name string) string {
 	var sb strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(name) {
+		if f, ok := foldLatin[r]; ok {
+			sb.WriteString(f)
+			dash = false
+			continue
+		}
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_':
 			sb.WriteRune(r)

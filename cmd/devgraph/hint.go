@@ -15,6 +15,12 @@ func runHint(ctx context.Context, e *env, args []string) error {
 	switch sub {
 	case "add", "remove":
 	case "":
+		if err := e.groupHelp("hint", rest, []subcmd{
+			{"add", "ID KIND=VALUE…", "add fingerprints to an identity as hints (--move takes over a unit hint)"},
+			{"remove", "ID KIND=VALUE…", "remove hints from an identity"},
+		}); err != nil {
+			return err
+		}
 		return usagef("hint: missing subcommand; want add or remove")
 	default:
 		return usagef("hint: unknown subcommand %q; want add or remove", sub)

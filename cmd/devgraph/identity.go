@@ -44,9 +44,21 @@ func runIdentity(ctx context.Context, e *env, args []string) error {
 			return id, "restored", err
 		})
 	case "":
+		if err := e.groupHelp("identity", rest, identitySubs); err != nil {
+			return err
+		}
 		return usagef("identity: missing subcommand; want create, rename, update, delete, merge or restore")
 	}
 	return usagef("identity: unknown subcommand %q; want create, rename, update, delete, merge or restore", sub)
+}
+
+var identitySubs = []subcmd{
+	{"create", "NAME", "create an identity (--slug, --data, --hint, --tag)"},
+	{"rename", "ID NAME", "rename an identity"},
+	{"update", "ID", "change an identity's name or data"},
+	{"delete", "ID", "delete an identity (restore brings it back)"},
+	{"merge", "FROM INTO", "merge one identity into another"},
+	{"restore", "ID", "bring back a deleted identity"},
 }
 
 // subcommand splits off the first positional argument, leaving flags before it in place.

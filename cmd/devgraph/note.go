@@ -58,6 +58,12 @@ func runNote(ctx context.Context, e *env, args []string) error {
 			return nil
 		})
 	case "":
+		if err := e.groupHelp("note", rest, []subcmd{
+			{"add", `TARGET "MESSAGE"`, "leave a note on an identity, device or robot"},
+			{"delete", "NOTE-ID", "delete a note"},
+		}); err != nil {
+			return err
+		}
 		return usagef("note: missing subcommand; want add or delete (list them with `devgraph notes TARGET`)")
 	}
 	return usagef("note: unknown subcommand %q; want add or delete", sub)

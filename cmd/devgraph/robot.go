@@ -26,9 +26,21 @@ func runRobot(ctx context.Context, e *env, args []string) error {
 	case "parameters", "params":
 		return robotParameters(ctx, e, rest)
 	case "":
+		if err := e.groupHelp("robot", rest, robotSubs); err != nil {
+			return err
+		}
 		return usagef("robot: missing subcommand; want status, navigate, stop, arm, disarm or parameters")
 	}
 	return usagef("robot: unknown subcommand %q; want status, navigate, stop, arm, disarm or parameters", sub)
+}
+
+var robotSubs = []subcmd{
+	{"status", "[ROBOT]", "list the robots, or one robot's state"},
+	{"navigate", "ROBOT X Y", "drive a robot to (x, y) metres and wait for the outcome"},
+	{"stop", "ROBOT", "stop a robot at once"},
+	{"arm", "ROBOT", "arm a robot so it may move"},
+	{"disarm", "ROBOT", "disarm a robot"},
+	{"parameters", "ROBOT", "show or change (--set NAME=VALUE) a robot's parameters"},
 }
 
 func robotStatus(ctx context.Context, e *env, args []string) error {

@@ -432,6 +432,11 @@ func TestHandler_ReadOnly(t *testing.T) {
 	if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(graph.ErrorMessage(err), "read-only") {
 		t.Fatalf("create on a read-only server: %v", err)
 	}
+	// The refusal speaks of what the user did, not of internal method names.
+	_, err = client.UpdateTags(ctx, "identity:x", []string{"role:synth"}, nil)
+	if got, want := graph.ErrorMessage(err), "this server is read-only (--read-only): tagging is refused; ask its owner or use a server without --read-only"; got != want {
+		t.Fatalf("tag on a read-only server: %q, want %q", got, want)
+	}
 	if _, _, _, err := client.FindIdentities(ctx, graph.IdentityFilter{}); err != nil {
 		t.Fatalf("read on a read-only server: %v", err)
 	}

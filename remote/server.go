@@ -36,6 +36,29 @@ var readMethods = map[string]bool{
 	"Sources": true, "Robots": true, "Robot": true, "RobotDetect": true,
 }
 
+// writeNames say in a user's words what each changing method does, for the read-only
+// refusal (the method names are internal).
+var writeNames = map[string]string{
+	"CreateIdentity": "creating an identity", "RenameIdentity": "renaming an identity",
+	"UpdateIdentity": "updating an identity", "DeleteIdentity": "deleting an identity",
+	"MergeIdentities": "merging identities", "RestoreIdentity": "restoring an identity",
+	"AddHints": "adding hints", "RemoveHints": "removing hints",
+	"UpdateTags": "tagging", "AddNote": "adding a note", "DeleteNote": "deleting a note",
+	"ObserveDevices": "recording devices", "BindDevice": "binding a device", "UnbindDevice": "unbinding a device",
+	"Bind": "binding a device", "Unbind": "unbinding a device",
+	"SaveRobot": "saving a robot", "PruneChangelog": "pruning the changelog", "Import": "importing",
+	"RobotNavigate": "driving a robot", "RobotStop": "stopping a robot", "RobotArm": "arming a robot",
+	"RobotDisarm": "disarming a robot", "RobotGrasp": "grasping with a robot", "RobotRelease": "releasing a robot's gripper",
+	"RobotSetParameters": "changing a robot's parameters",
+}
+
+func writeWords(method string) string {
+	if w, ok := writeNames[method]; ok {
+		return w
+	}
+	return "changing the graph"
+}
+
 // maxArgs bounds a request's JSON arguments (imports stream and are not bounded).
 const maxArgs = 8 << 20
 
@@ -78,7 +101,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.opts.ReadOnly && !readMethods[name] {
-		h.writeError(w, graph.Errorf(graph.EINVALID, "this devgraph server is read-only (--read-only); %s changes the graph, so stop it and serve without --read-only", name))
+		h.writeError(w, graph.Errorf(graph.EINVALID, "this server is read-only (--read-only): %s is refused; ask its owner or use a server without --read-only", writeWords(name)))
 		return
 	}
 	fn(w, r.WithContext(callerContext(r)))

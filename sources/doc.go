@@ -60,6 +60,28 @@
 //
 // Two USB devices are never joined: sources that disagree are noted, not believed.
 //
+// A device is only ever half there for a moment — during an unplug the kernel tears down
+// the sysfs entry while ALSA and PipeWire still list the card; during a plug sysfs shows
+// the device before ALSA has a card. So when the usb source answered, a card or PipeWire
+// device that places itself on USB (usbid, usbbus, an "at usb-…" long name, a USB
+// sysfs.path or device.bus-path) at a place the usb reading does not show is left out of
+// the snapshot, with a note in its source's warning ("card 2 (USB) … at usb 3-3.1,
+// 1235:8210: not in the usb scan …"). Keyed from ALSA alone it would show under a second
+// key (path:… instead of sn:…) and split one unit into two records; left out, the store
+// sees the device's record (whose sources include usb) gone, and the same key back when
+// usb shows it again. One seen by usb before ALSA is simply a usb-only device with its
+// usual key. A card whose place usb does show but whose evidence disagrees is kept (and
+// noted, above).
+//
+// When the usb source failed (or is disabled) the fallback stays: ALSA and PipeWire key
+// the device themselves, so it does not vanish while sysfs is unreadable. To avoid minting
+// a second key for a unit with a serial, Live remembers the serials of its last good usb
+// reading by ids and place, and a device ALSA or PipeWire place at the same ids and place
+// gets its sn: key (and serial attribute) from that memory. A Live that never read usb, or
+// a place whose ids changed, falls back to path:<vid>:<pid>:<usb path> — a serial device
+// then shows under a second key until usb answers; guessing a serial from PipeWire's
+// device.serial (udev's mangled vendor_model_serial) was judged worse than that.
+//
 // Fingerprints each reader contributes (per-boot numbers — card, client and device
 // numbers, PipeWire ids — go in Attrs, never here):
 //
@@ -78,7 +100,7 @@
 // path:<vid>:<pid>:<usb path>, else alsa:<card id>, else pw:<device.name>
 // (alsa:seq:<client> and pw:midi:<client> for a client seen alone). Because ALSA and
 // PipeWire know the USB ids and place too, a serial-less device keeps its key while the
-// usb source is down. Ref (where it is now): usb:<path>, else alsa:card:<id>, else
+// usb source is down (a serial device too, from Live's memory of the last usb reading). Ref (where it is now): usb:<path>, else alsa:card:<id>, else
 // pipewire:<device.name>. Name: the USB product, else the card's short name, the client
 // name, PipeWire's description, else a name made of the interface class and ids ("USB
 // input device 04d9:1702"). Attrs hold manufacturer, product, serial, speed, busnum,

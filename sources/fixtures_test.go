@@ -76,6 +76,26 @@ var scenarios = []scenario{
 		}
 		rm(t, dir, "proc/asound/card3")
 	}},
+	// The Scarlett mid-unplug: the kernel has torn down its usb device, ALSA and PipeWire
+	// still list its card for a moment.
+	{name: "unplugging", rig: fixture.DemoRig, mutate: func(t testing.TB, dir string) {
+		for _, e := range []string{"3-3.1", "3-3.1:1.0", "3-3.1:1.1", "3-3.1:1.2", "3-3.1:1.3"} {
+			rm(t, dir, "sys/bus/usb/devices/"+e)
+		}
+		rm(t, dir, dev("3-3.1"))
+	}},
+	// The Scarlett mid-plug: sysfs has its usb device, ALSA has no card for it yet.
+	{name: "arriving", rig: func() *fixture.Rig {
+		r := fixture.DemoRig()
+		cards := r.Cards[:0]
+		for _, c := range r.Cards {
+			if c.USB != "3-3.1" {
+				cards = append(cards, c)
+			}
+		}
+		r.Cards = cards
+		return r
+	}},
 	{name: "missing-files", rig: smallRig, mutate: func(t testing.TB, dir string) {
 		rm(t, dir, "proc/asound/seq")
 		rm(t, dir, "proc/asound/card1/usbbus")

@@ -45,6 +45,9 @@ type Live struct {
 	mu     sync.Mutex
 	last   *graph.Snapshot
 	flight *flight
+
+	memMu  sync.Mutex
+	usbMem usbMemory // serials of the last good usb reading, for readings without it
 }
 
 var _ graph.Live = (*Live)(nil)
@@ -222,7 +225,13 @@ func (l *Live) Scan(ctx context.Context) *graph.Snapshot {
 	}
 	wg.Wait()
 
-	devs, mergeNotes := merge(usbDevs, alsaR, pwR)
+	l.memMu.Lock()
+	if usbRes.status.OK {
+		l.usbMem = rememberUSB(usbDevs)
+	}
+	mem := l.usbMem
+	l.memMu.Unlock()
+	devs, mergeNotes := mergeReadings(usbDevs, usbRes.status.OK, alsaR, pwR, mem)
 	snap := &graph.Snapshot{Taken: taken}
 	for _, res := range []*result{&usbRes, &alsaRes, &pwRes} {
 		if res.status.Name == "" {

@@ -30,6 +30,7 @@ type merger struct {
 	parent []int
 	usbOf  []int               // per root: the usb item in its group, -1 when none
 	notes  map[string][]string // by source name
+	mem    usbMemory           // serials from an earlier usb reading; nil when usb answered
 }
 
 // note records something merging skipped, under the source whose evidence it concerns.
@@ -92,7 +93,35 @@ func (m *merger) union(a, b int, why string) bool {
 // the readings may be nil (that source failed); the others still give their devices,
 // and a device keeps the same key as long as one source that knows its USB place sees it.
 func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.ObservedDevice, map[string][]string) {
+	return mergeReadings(usb, usb != nil, alsa, pw, nil)
+}
+
+// usbMemory remembers the serial of each USB device the last good usb reading showed, by
+// usbMemoryKey, so that a reading without the usb source keys a serial device as before.
+type usbMemory map[string]string
+
+func usbMemoryKey(vid, pid, path string) string { return vid + ":" + pid + "@" + path }
+
+// rememberUSB is the memory of one good usb reading.
+func rememberUSB(usb []*usbDevice) usbMemory {
+	mem := usbMemory{}
+	for _, d := range usb {
+		if d.Serial != "" {
+			mem[usbMemoryKey(d.VID, d.PID, d.Path)] = d.Serial
+		}
+	}
+	return mem
+}
+
+// mergeReadings is merge with the usb source's status spelled out: usbOK says the usb
+// source answered (usb may then be empty). When it did, a device ALSA or PipeWire place
+// on USB that the usb reading does not show is left out (see the package comment); when
+// it did not, mem (may be nil) supplies the serial last seen at a device's USB place.
+func mergeReadings(usb []*usbDevice, usbOK bool, alsa *alsaReading, pw *pwReading, mem usbMemory) ([]*graph.ObservedDevice, map[string][]string) {
 	m := &merger{}
+	if !usbOK {
+		m.mem = mem
+	}
 	byPath := map[string]int{}
 	byBusDev := map[[2]int]int{}
 	for _, d := range usb {
@@ -218,6 +247,9 @@ func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.Observe
 		for _, i := range groups[r] {
 			g = append(g, m.items[i])
 		}
+		if usbOK && m.usbOf[r] < 0 && m.unplugging(g, usb) {
+			continue
+		}
 		if d := m.build(g); d != nil {
 			out = append(out, d)
 		}
@@ -228,6 +260,86 @@ func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.Observe
 }
 
 func hasKey[K comparable](m map[K]int, k K) bool { _, ok := m[k]; return ok }
+
+// unplugging reports whether a group without a usb device is a USB device the (working)
+// usb source does not show: torn down in sysfs while ALSA and PipeWire still list it, or
+// listed by them before its sysfs entry is readable. Such a group is noted and left out,
+// so the device keeps the key usb gives it instead of showing under a second one. A group
+// whose USB place the usb reading does show (the sources disagree about it and were not
+// linked; that is noted already) is kept.
+func (m *merger) unplugging(g []evidence, usb []*usbDevice) bool {
+	attached := false
+	var place, ids []string
+	source := ""
+	for _, e := range g {
+		switch {
+		case e.card != nil:
+			c := e.card
+			if c.VID == "" && c.Bus <= 0 && c.DevPath == "" {
+				continue
+			}
+			attached = true
+			source = SourceALSA
+			for _, d := range usb {
+				if (c.Bus > 0 && c.Devnum > 0 && d.Bus == c.Bus && d.Devnum == c.Devnum) ||
+					(c.Bus > 0 && c.DevPath != "" && d.Path == c.usbPath()) ||
+					(c.Bus <= 0 && c.DevPath != "" && d.DevPath == c.DevPath && (c.Controller == "" || d.Controller == "" || d.Controller == c.Controller)) ||
+					(c.Bus <= 0 && c.DevPath == "" && d.VID == c.VID && d.PID == c.PID) {
+					return false
+				}
+			}
+			switch {
+			case c.Bus > 0 && c.DevPath != "":
+				place = appendNonEmpty(place, "usb "+c.usbPath())
+			case c.Bus > 0:
+				place = appendNonEmpty(place, fmt.Sprintf("usbbus %03d/%03d", c.Bus, c.Devnum))
+			case c.DevPath != "":
+				place = appendNonEmpty(place, "port "+c.DevPath)
+			}
+			if c.VID != "" {
+				ids = appendNonEmpty(ids, c.VID+":"+c.PID)
+			}
+		case e.pwdev != nil:
+			p := e.pwdev
+			if p.USBPath == "" && p.DevPath == "" {
+				continue
+			}
+			attached = true
+			if source == "" {
+				source = SourcePipeWire
+			}
+			for _, d := range usb {
+				if d.Path == p.USBPath || (p.USBPath == "" && d.DevPath == p.DevPath && (p.Controller == "" || d.Controller == "" || d.Controller == p.Controller)) {
+					return false
+				}
+			}
+			if p.USBPath != "" {
+				place = appendNonEmpty(place, "usb "+p.USBPath)
+			} else {
+				place = appendNonEmpty(place, "port "+p.DevPath)
+			}
+			if p.VID != "" {
+				ids = appendNonEmpty(ids, p.VID+":"+p.PID)
+			}
+		}
+	}
+	if !attached {
+		return false
+	}
+	var what []string
+	for _, e := range g {
+		switch {
+		case e.card != nil:
+			what = append(what, fmt.Sprintf("card %d (%s)", e.card.Number, e.card.ID))
+		case e.pwdev != nil:
+			what = append(what, fmt.Sprintf("pipewire device %d (%s)", e.pwdev.ID, e.pwdev.Name))
+		}
+	}
+	where := strings.Join(append(place, ids...), ", ")
+	m.note(source, "%s at %s: not in the usb scan (unplugging, or not yet in sysfs); left out until usb shows it",
+		strings.Join(what, " and "), where)
+	return true
+}
 
 func (c *alsaCard) usbPath() string { return strconv.Itoa(c.Bus) + "-" + c.DevPath }
 
@@ -339,6 +451,14 @@ func (m *merger) build(g []evidence) *graph.ObservedDevice {
 	}
 	if serial != "" {
 		fp.add(m, graph.FPUSBSerial, vid+":"+pid+":"+serial)
+	}
+	if usb == nil && serial == "" && vid != "" && path != "" {
+		// The usb source did not answer: the serial it last showed at this place (same
+		// ids) keeps the key; without one the device is keyed by its place.
+		if sn := m.mem[usbMemoryKey(vid, pid, path)]; sn != "" {
+			serial = sn
+			set("serial", sn)
+		}
 	}
 	if vid != "" {
 		fp.add(m, graph.FPUSBID, vid+":"+pid)

@@ -39,6 +39,9 @@ type HandlerOptions struct {
 	// MaxBodyBytes bounds a request body (default: the document limit plus the variables
 	// limit plus 4 KiB).
 	MaxBodyBytes int64
+	// ReadOnly refuses every mutation (403, FORBIDDEN); queries still run. Set it for a
+	// server started with --read-only.
+	ReadOnly bool
 }
 
 // NewHandler serves POST and GET /graphql (GraphiQL for a browser), /graphql/assets/… and
@@ -130,7 +133,13 @@ func (h *handler) graphql(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusMethodNotAllowed, graph.EINVALID, "/graphql takes GET (queries) or POST (application/json)")
 		return
 	}
+	if h.opts.ReadOnly && m == modeAll {
+		m = modeReadOnly
+	}
 	resp, fail := h.exec.execute(r.Context(), req, m)
+	if fail == failForbidden && m == modeReadOnly {
+		resp = errResponse(CodeForbidden, "this server is read-only (--read-only): mutations are refused and nothing was changed; send queries, or use a server started without --read-only")
+	}
 	status := http.StatusOK
 	switch fail {
 	case failRequest:
@@ -249,19 +258,20 @@ func Guard(next http.Handler, opts HandlerOptions) http.Handler {
 	for _, h := range opts.AllowedHosts {
 		allowed[strings.ToLower(h)] = true
 	}
+	fail := writeErr
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rid := graph.NewRequestID()
 		w.Header().Set("X-Request-Id", rid)
 		if !hostAllowed(r, allowed) {
-			writeErr(w, http.StatusForbidden, CodeForbidden, "Host %q is not this server's; use the address the server listens on (or add it to the allowed hosts)", truncate(r.Host, 100))
+			fail(w, http.StatusForbidden, CodeForbidden, "Host %q is not this server's; use the address the server listens on (or add it to the allowed hosts)", truncate(r.Host, 100))
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host) {
-			writeErr(w, http.StatusForbidden, CodeForbidden, "cross-origin requests are refused (Origin %q); call the API from the same origin or from a non-browser client", truncate(o, 100))
+			fail(w, http.StatusForbidden, CodeForbidden, "cross-origin requests are refused (Origin %q); call the API from the same origin or from a non-browser client", truncate(o, 100))
 			return
 		}
 		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-			writeErr(w, http.StatusForbidden, CodeForbidden, "cross-site requests are refused")
+			fail(w, http.StatusForbidden, CodeForbidden, "cross-site requests are refused")
 			return
 		}
 		actor := ""
@@ -273,7 +283,7 @@ func Guard(next http.Handler, opts HandlerOptions) http.Handler {
 			}
 			if name == "" {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="devgraph"`)
-				writeErr(w, http.StatusUnauthorized, CodeForbidden, "the bearer token is not one of this server's tokens; check the token file")
+				fail(w, http.StatusUnauthorized, CodeForbidden, "the bearer token is not one of this server's tokens; check the token file")
 				return
 			}
 			actor = "http:" + name
@@ -281,7 +291,7 @@ func Guard(next http.Handler, opts HandlerOptions) http.Handler {
 			actor = "http:local"
 		} else if r.URL.Path != "/healthz" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="devgraph"`)
-			writeErr(w, http.StatusUnauthorized, CodeForbidden, "this server needs a bearer token: send Authorization: Bearer <token> with a token from its --token-file")
+			fail(w, http.StatusUnauthorized, CodeForbidden, "this server needs a bearer token: send Authorization: Bearer <token> with a token from its --token-file")
 			return
 		}
 		ctx := graph.WithRequestID(r.Context(), rid)

@@ -345,7 +345,7 @@ func (e *env) runFrontends(ctx context.Context, f *serveFlags, rt *runtime, log 
 // httpServer listens on --http ADDR: GraphQL, GraphiQL and /healthz from query, /mcp
 // from mcptools, all behind query.Guard (Host, Origin, tokens).
 func (e *env) httpServer(f *serveFlags, rt *runtime, log *slog.Logger) (*http.Server, net.Listener, error) {
-	opts := query.HandlerOptions{}
+	opts := query.HandlerOptions{ReadOnly: f.readOnly}
 	if f.tokenFile != "" {
 		toks, err := query.LoadTokens(f.tokenFile)
 		if err != nil {

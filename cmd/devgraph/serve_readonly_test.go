@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// postGraphQL sends one GraphQL request to url and returns the status and decoded body.
+func postGraphQL(t *testing.T, url, q string) (int, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"query": q})
+	resp, err := http.Post(url, "application/json", strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("POST %s: %s %q is not JSON", url, resp.Status, raw)
+	}
+	return resp.StatusCode, m
+}
+
+// `serve --read-only --http` refuses GraphQL mutations over HTTP with a clear error
+// and writes nothing; queries still run.
+func TestServe_ReadOnlyHTTP(t *testing.T) {
+	env := procEnv(t)
+	db := filepath.Join(t.TempDir(), "ro.db")
+	srv := startServe(t, env, "--db", db, "--read-only", "--http", "127.0.0.1:0", "--poll", "0")
+	url := strings.TrimPrefix(srv.waitLine("GraphiQL: "), "GraphiQL: ")
+
+	status, body := postGraphQL(t, url, `mutation { createIdentity(name: "Sneaky") { id } }`)
+	if status != http.StatusForbidden {
+		t.Errorf("mutation on a read-only server: status %d, want 403: %v", status, body)
+	}
+	errs, _ := body["errors"].([]any)
+	if len(errs) != 1 || !strings.Contains(errs[0].(map[string]any)["message"].(string), "read-only (--read-only)") {
+		t.Errorf("mutation on a read-only server: %v, want one error saying the server is read-only", body)
+	}
+	if body["data"] != nil {
+		t.Errorf("a refused mutation carries data: %v", body["data"])
+	}
+	status, body = postGraphQL(t, url, `{ identities { totalCount } }`)
+	if status != http.StatusOK {
+		t.Fatalf("query on a read-only server: %d %v", status, body)
+	}
+	n := body["data"].(map[string]any)["identities"].(map[string]any)["totalCount"]
+	if n != float64(0) {
+		t.Errorf("a read-only server holds %v identities after a refused create", n)
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	if err := srv.wait(); err != nil {
+		t.Errorf("serve ended with %v:\n%s", err, srv.log())
+	}
+}

@@ -116,8 +116,40 @@ func (s *Service) Subscribe(fn func(events []*graph.Event)) (cancel func()) {
 	return func() {}
 }
 
-// Observe takes a snapshot and reconciles it into the store; see sync.
+// Observe takes a snapshot and reconciles it into the store; see sync. Inside a read view
+// (BeginRead) it writes nothing and returns the snapshot the view was opened with.
 func (s *Service) Observe(ctx context.Context) (*graph.Snapshot, error) { return s.sync(ctx) }
+
+// svcViewKey marks a context carrying a read view begun through this service.
+type svcViewKey struct{ s *Service }
+
+// svcView is the snapshot reconciled into the store when the view began: reads inside
+// the view match devices against it instead of observing (a write) again.
+type svcView struct{ snap *graph.Snapshot }
+
+// BeginRead forwards to the store's graph.ReadViewer (embedding graph.Store does not
+// promote it), remembering the last reconciled snapshot: reads with the returned context
+// see one snapshot of the store and of the hardware, and never observe. Refresh live state
+// first (Observe) when the reads need it. Without a ReadViewer store the context comes
+// back as it is.
+func (s *Service) BeginRead(ctx context.Context) (context.Context, func(), error) {
+	if _, ok := ctx.Value(svcViewKey{s}).(*svcView); ok {
+		return ctx, func() {}, nil
+	}
+	rv, ok := s.Store.(graph.ReadViewer)
+	if !ok {
+		return ctx, func() {}, nil
+	}
+	// Under syncMu no observe is half-way: the snapshot and the store agree.
+	s.syncMu.Lock()
+	snap := s.observed
+	vctx, release, err := rv.BeginRead(ctx)
+	s.syncMu.Unlock()
+	if err != nil {
+		return ctx, nil, err
+	}
+	return context.WithValue(vctx, svcViewKey{s}, &svcView{snap: snap}), release, nil
+}
 
 // sync takes a snapshot (Live shares recent ones) and, unless it is the one already
 // reconciled, records it with Store.ObserveDevices under actor discovery:<source>. It
@@ -125,6 +157,14 @@ func (s *Service) Observe(ctx context.Context) (*graph.Snapshot, error) { return
 func (s *Service) sync(ctx context.Context) (*graph.Snapshot, error) {
 	if s.Live == nil {
 		return nil, nil
+	}
+	if v, ok := ctx.Value(svcViewKey{s}).(*svcView); ok {
+		// Inside a read view: never write (the write could wait on this very view) and
+		// never wait for the poller's observe (it could be waiting on the view too).
+		if v.snap != nil {
+			return v.snap, nil
+		}
+		return s.Live.Snapshot(ctx)
 	}
 	snap, err := s.Live.Snapshot(ctx)
 	if err != nil {
@@ -639,3 +679,5 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+var _ graph.ReadViewer = (*Service)(nil)

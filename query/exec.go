@@ -154,6 +154,22 @@ func (e *Executor) execute(ctx context.Context, req Request, m mode) (*Response,
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// A query reads one snapshot: one read view for all its resolvers, released only
+	// after graphql-go's executor has finished (Execute below returns only then). Live
+	// state is refreshed before the view opens, never inside it. Mutations hold no view:
+	// their writes would wait on it.
+	if op.Operation == ast.OperationTypeQuery {
+		vctx, release, err := e.beginRead(runCtx, ent.live)
+		if err != nil {
+			if runCtx.Err() != nil {
+				return errResponse(graph.ELIMIT, "the query ran out of time before it started (limit %v)", timeout), failNone
+			}
+			e.log.ErrorContext(ctx, "graphql read view", "request_id", graph.RequestIDFrom(ctx), "err", err)
+			return errResponse(graph.ErrorCode(err), "%s", graph.ErrorMessage(err)), failNone
+		}
+		defer release()
+		runCtx = vctx
+	}
 	st := &reqState{runCtx: runCtx}
 	// graphql-go returns at once when its context ends but leaves the resolvers running;
 	// give it a context that never ends so Execute returns only after the executor has
@@ -263,6 +279,80 @@ type cached struct {
 	key  string
 	doc  *ast.Document
 	resp *Response
+	live bool // it touches live state (touchesLive)
+}
+
+// observer is the live refresh a service may offer (identity.Service.Observe).
+type observer interface {
+	Observe(ctx context.Context) (*graph.Snapshot, error)
+}
+
+// beginRead opens the request's read view when the service offers one, refreshing live
+// state first when live is set. Without a graph.ReadViewer it returns ctx and a no-op.
+func (e *Executor) beginRead(ctx context.Context, live bool) (context.Context, func(), error) {
+	rv, ok := e.b.svc.(graph.ReadViewer)
+	if !ok {
+		return ctx, func() {}, nil
+	}
+	if o, ok := e.b.svc.(observer); ok && live {
+		if _, err := o.Observe(ctx); err != nil && ctx.Err() == nil {
+			// Reads still run on what the store holds; the next poll catches up.
+			e.log.WarnContext(ctx, "graphql live refresh", "request_id", graph.RequestIDFrom(ctx), "err", err)
+		}
+	}
+	return rv.BeginRead(ctx)
+}
+
+// liveFields are the fields whose resolvers read live hardware or robots (devices with
+// their matches, sources, robots); root-level node and find may return devices too.
+var liveFields = map[string]bool{
+	"devices": true, "device": true, "unbound": true, "match": true, "sources": true,
+	"robots": true, "robot": true,
+}
+
+// touchesLive reports whether any operation or fragment of doc selects a live field, so
+// the executor refreshes live state before opening the query's read view.
+func touchesLive(doc *ast.Document) bool {
+	var walk func(ss *ast.SelectionSet, root bool) bool
+	walk = func(ss *ast.SelectionSet, root bool) bool {
+		if ss == nil {
+			return false
+		}
+		for _, sel := range ss.Selections {
+			switch x := sel.(type) {
+			case *ast.Field:
+				if x.Name != nil && (liveFields[x.Name.Value] || root && (x.Name.Value == "node" || x.Name.Value == "find")) {
+					return true
+				}
+				if walk(x.SelectionSet, false) {
+					return true
+				}
+			case *ast.InlineFragment:
+				if walk(x.SelectionSet, root) {
+					return true
+				}
+			case *ast.FragmentSpread:
+				// the fragment's own fields are walked below; at the root it may hold node
+				if root {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, d := range doc.Definitions {
+		switch def := d.(type) {
+		case *ast.OperationDefinition:
+			if walk(def.SelectionSet, true) {
+				return true
+			}
+		case *ast.FragmentDefinition:
+			if walk(def.SelectionSet, false) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // prepare parses, checks and validates a document once; later requests with the same text
@@ -273,6 +363,9 @@ func (e *Executor) prepare(q string) *cached {
 	}
 	ent := &cached{key: q}
 	ent.doc, ent.resp = e.check(q)
+	if ent.doc != nil {
+		ent.live = touchesLive(ent.doc)
+	}
 	// Oversize documents are rejected before parsing and not worth a cache slot.
 	if len(q) <= e.limits.MaxDocumentBytes {
 		e.cache.put(ent)

@@ -477,6 +477,9 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 // tags), devices and notes through the ordinary paths, recording its own events, and
 // skips the file's changelog. Devices known here already keep this database's record.
 func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int)) (*graph.ImportStats, error) {
+	if db.viewOf(ctx) != nil {
+		return nil, errInView()
+	}
 	st := &graph.ImportStats{}
 	empty := true
 	err := db.view(ctx, func(tx *bolt.Tx) error {

@@ -285,6 +285,9 @@ func (db *DB) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if ok, err := db.inView(ctx, fn); ok {
+		return err
+	}
 	err := db.bolt.View(fn)
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return errClosed
@@ -313,6 +316,9 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if db.viewOf(ctx) != nil {
+		return nil, errInView()
 	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
 	db.mu.RLock()
@@ -402,6 +408,9 @@ var errDryRun = errors.New("dry run")
 func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 	if db.opts.ReadOnly {
 		return graph.Errorf(graph.EINVALID, "database %s is open read-only", db.path)
+	}
+	if db.viewOf(ctx) != nil {
+		return errInView()
 	}
 	r := &writeReq{ctx: ctx, fn: fn}
 	err := db.bolt.Update(func(tx *bolt.Tx) error {

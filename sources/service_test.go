@@ -1,0 +1,159 @@
+package sources_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"devgraph/graph"
+	"devgraph/identity"
+	"devgraph/sources"
+	"devgraph/sources/fixture"
+	"devgraph/store/storetest"
+)
+
+// A bound Scarlett whose sysfs entry goes away while ALSA and PipeWire still list it (a
+// mid-read unplug), then comes back: the store keeps one record for it, still bound, and
+// records one disappear and one appear of that same device — no second, path-keyed record.
+func TestHalfRemovedKeepsOneBoundRecord(t *testing.T) {
+	const key = "sn:1235:8210:Y8KG3J11B6F7D0"
+	root := t.TempDir()
+	if err := fixture.DemoRig().Write(root); err != nil {
+		t.Fatal(err)
+	}
+	live := sources.Demo(root)
+	live.ShareWindow = -1
+	svc := identity.New(storetest.MustOpen(t), live, nil)
+	if err := svc.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	ctx := graph.WithActor(context.Background(), "cli:tester")
+
+	observe := func(what string) *graph.Snapshot {
+		t.Helper()
+		snap, err := svc.Observe(ctx)
+		if err != nil {
+			t.Fatalf("observe %s: %v", what, err)
+		}
+		return snap
+	}
+	observe("the full rig")
+	res, err := svc.Bind(ctx, graph.BindInput{Ref: "usb:3-3.1", NewName: "Studio Scarlett"})
+	if err != nil {
+		t.Fatalf("bind usb:3-3.1: %v", err)
+	}
+	if res.Device == nil || res.Device.Key != key {
+		t.Fatalf("bound %+v, want the device keyed %s", res.Device, key)
+	}
+	id := res.Device.ID
+	identityID := res.Device.IdentityID
+	if identityID == "" {
+		t.Fatalf("bind left device %s unbound: %+v", id, res)
+	}
+	since := lastSeq(t, ctx, svc)
+
+	// Half-remove: the usb device and its interfaces leave sysfs, ALSA and PipeWire keep it.
+	hidden := filepath.Join(root, "hidden")
+	if err := os.Mkdir(hidden, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var moved [][2]string
+	for _, e := range []string{"3-3.1", "3-3.1:1.0", "3-3.1:1.1", "3-3.1:1.2", "3-3.1:1.3"} {
+		moved = append(moved, [2]string{filepath.Join(root, "sys/bus/usb/devices", e), filepath.Join(hidden, e)})
+	}
+	moved = append(moved, [2]string{filepath.Join(root, fixture.DevDir("3-3.1")), filepath.Join(hidden, "dev")})
+	for _, m := range moved {
+		if err := os.Rename(m[0], m[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := observe("half-removed")
+	for _, d := range snap.Devices {
+		if strings.Contains(d.Key, "1235:8210") {
+			t.Errorf("half-removed snapshot still has the Scarlett as %s %s", d.Ref, d.Key)
+		}
+	}
+	if v, err := svc.Device(ctx, id); err != nil || v.Present || v.IdentityID != identityID {
+		t.Fatalf("half-removed: device %s = %+v, %v; want it not present and still bound to %s", id, v, err, identityID)
+	}
+
+	for i := len(moved) - 1; i >= 0; i-- {
+		if err := os.Rename(moved[i][1], moved[i][0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	observe("restored")
+
+	all, _, _, err := svc.Devices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scarletts []*graph.DeviceView
+	for _, v := range all {
+		if strings.Contains(v.Name, "Scarlett") || strings.Contains(v.Key, "1235:8210") {
+			scarletts = append(scarletts, v)
+		}
+	}
+	if len(scarletts) != 1 {
+		for _, v := range scarletts {
+			t.Logf("  %s %s present=%v bound=%s", v.ID, v.Ref, v.Present, v.IdentityID)
+		}
+		t.Fatalf("%d Scarlett records after half-remove and restore, want 1", len(scarletts))
+	}
+	if v := scarletts[0]; v.ID != id || !v.Present || v.IdentityID != identityID || v.Ref != "usb:3-3.1" {
+		t.Errorf("Scarlett after restore: %s %s present=%v bound=%q; want %s at usb:3-3.1, present, bound to %s", v.ID, v.Ref, v.Present, v.IdentityID, id, identityID)
+	}
+
+	var got []string
+	for _, e := range eventsAfter(t, ctx, svc, since) {
+		if strings.HasPrefix(e.Action, "device.") {
+			got = append(got, e.Action+" "+e.Target)
+		}
+	}
+	want := []string{"device.disappear " + id, "device.appear " + id}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("device events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func allEvents(t *testing.T, ctx context.Context, svc *identity.Service) []*graph.Event {
+	t.Helper()
+	var all []*graph.Event
+	f := graph.EventFilter{First: graph.MaxPageSize}
+	for {
+		evs, next, err := svc.FindEvents(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, evs...)
+		if next == "" {
+			return all
+		}
+		f.After = next
+	}
+}
+
+// lastSeq is the newest event's sequence number.
+func lastSeq(t *testing.T, ctx context.Context, svc *identity.Service) uint64 {
+	var last uint64
+	for _, e := range allEvents(t, ctx, svc) {
+		last = max(last, e.Seq)
+	}
+	return last
+}
+
+// eventsAfter returns the events after seq, oldest first.
+func eventsAfter(t *testing.T, ctx context.Context, svc *identity.Service, seq uint64) []*graph.Event {
+	var out []*graph.Event
+	for _, e := range allEvents(t, ctx, svc) {
+		if e.Seq > seq {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}

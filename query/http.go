@@ -42,6 +42,10 @@ type HandlerOptions struct {
 	// ReadOnly refuses every mutation (403, FORBIDDEN); queries still run. Set it for a
 	// server started with --read-only.
 	ReadOnly bool
+	// JSONRPCErrors makes Guard answer its refusals as JSON-RPC error objects
+	// ({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":…}}) instead of
+	// GraphQL's shape: set it for the guard in front of /mcp, whose clients speak JSON-RPC.
+	JSONRPCErrors bool
 }
 
 // NewHandler serves POST and GET /graphql (GraphiQL for a browser), /graphql/assets/… and
@@ -259,6 +263,9 @@ func Guard(next http.Handler, opts HandlerOptions) http.Handler {
 		allowed[strings.ToLower(h)] = true
 	}
 	fail := writeErr
+	if opts.JSONRPCErrors {
+		fail = writeJSONRPCErr
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rid := graph.NewRequestID()
 		w.Header().Set("X-Request-Id", rid)
@@ -299,6 +306,25 @@ func Guard(next http.Handler, opts HandlerOptions) http.Handler {
 			ctx = graph.WithActor(ctx, actor)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// writeJSONRPCErr answers a refusal in JSON-RPC's error shape (invalid request, id null:
+// the request was not read), keeping the HTTP status and putting devgraph's code in data.
+func writeJSONRPCErr(w http.ResponseWriter, status int, code, format string, args ...any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error": map[string]any{
+			"code":    -32600,
+			"message": fmt.Sprintf(format, args...),
+			"data":    map[string]any{"code": code},
+		},
 	})
 }
 

@@ -370,7 +370,10 @@ func (e *env) httpServer(f *serveFlags, rt *runtime, log *slog.Logger) (*http.Se
 	mux.Handle("/graphql", gql)
 	mux.Handle("/graphql/", gql)
 	mux.Handle("/healthz", gql)
-	mux.Handle("/mcp", query.Guard(rt.mcp.HTTPHandler(), opts))
+	// MCP clients speak JSON-RPC: the guard's refusals come in its error shape there.
+	mcpOpts := opts
+	mcpOpts.JSONRPCErrors = true
+	mux.Handle("/mcp", query.Guard(rt.mcp.HTTPHandler(), mcpOpts))
 	mux.Handle("/", query.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			http.Redirect(w, r, "/graphql", http.StatusFound)

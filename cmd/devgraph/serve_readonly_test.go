@@ -59,3 +59,50 @@ func TestServe_ReadOnlyHTTP(t *testing.T) {
 		t.Errorf("serve ended with %v:\n%s", err, srv.log())
 	}
 }
+
+// The guard's refusals on /mcp come as JSON-RPC error objects with the HTTP status kept;
+// /graphql keeps GraphQL's error shape.
+func TestServe_MCPGuardErrorsAreJSONRPC(t *testing.T) {
+	env := procEnv(t)
+	db := filepath.Join(t.TempDir(), "guard.db")
+	srv := startServe(t, env, "--db", db, "--http", "127.0.0.1:0", "--poll", "0")
+	mcpURL := strings.TrimPrefix(srv.waitLine("MCP: "), "MCP: ")
+	gqlURL := strings.TrimSuffix(mcpURL, "/mcp") + "/graphql"
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	send := func(url, origin, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("POST %s: %s %q is not JSON", url, resp.Status, raw)
+		}
+		return resp.StatusCode, m
+	}
+	status, body := send(mcpURL, "http://evil.example", init)
+	if status != http.StatusForbidden {
+		t.Errorf("cross-origin /mcp: status %d, want 403", status)
+	}
+	e, _ := body["error"].(map[string]any)
+	if body["jsonrpc"] != "2.0" || body["id"] != nil || e == nil || e["code"] != float64(-32600) || !strings.Contains(e["message"].(string), "cross-origin") {
+		t.Errorf("cross-origin /mcp answered %v; want a JSON-RPC error (code -32600, id null) saying cross-origin", body)
+	}
+	if _, ok := body["errors"]; ok {
+		t.Errorf("/mcp refusal in GraphQL's shape: %v", body)
+	}
+	status, body = send(gqlURL, "http://evil.example", `{"query":"{ stats { identities } }"}`)
+	if errs, _ := body["errors"].([]any); status != http.StatusForbidden || len(errs) != 1 {
+		t.Errorf("cross-origin /graphql: %d %v; want 403 in GraphQL's error shape", status, body)
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	if err := srv.wait(); err != nil {
+		t.Errorf("serve ended with %v:\n%s", err, srv.log())
+	}
+}

@@ -71,6 +71,10 @@ type Server struct {
 	closeOnce sync.Once
 	cancels   []func()
 	done      chan struct{}
+
+	// testInitDelay slows initialize down in tests, to show that later requests of the
+	// session wait for it.
+	testInitDelay time.Duration
 }
 
 // New builds the server: it registers the tools (fewer in read-only mode), resources
@@ -101,6 +105,11 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
+	hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
+		if d := s.testInitDelay; d > 0 {
+			time.Sleep(d)
+		}
+	})
 
 	s.mcp = server.NewMCPServer("devgraph", opts.Version,
 		server.WithTitle("devgraph — the hardware graph"),

@@ -32,7 +32,8 @@ var stdioSessions atomic.Int64
 // Every request is served on its own goroutine: mcp-go's stdio server runs tool calls
 // on a fixed worker pool (5 by default), where long robot_navigate calls would make
 // robot_stop wait in the queue. Notifications (notifications/cancelled included) are
-// handled in order as they arrive.
+// handled in order as they arrive, and so is initialize: no later request of the
+// session runs before the client's name is known.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	sess := &stdioSession{
 		id:    fmt.Sprintf("stdio-%d", stdioSessions.Add(1)),
@@ -153,6 +154,16 @@ func (s *Server) stdioMessage(ctx context.Context, line []byte, w *lineWriter, s
 		return
 	}
 	isRequest := len(base.ID) > 0 && string(base.ID) != "null" && base.Method != ""
+	if isRequest && base.Method == string(mcp.MethodInitialize) {
+		// initialize names the client (the actor of its changes): handle it before
+		// reading on, so a tools/call sent right behind it already knows the name.
+		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
+			if err := w.write(resp); err != nil {
+				s.log.Debug("stdio: write response", "err", err)
+			}
+		}
+		return
+	}
 	if !isRequest {
 		if base.Method == "" {
 			return // a response to something we never asked; ignore

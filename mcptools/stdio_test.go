@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"devgraph/graph"
 )
 
 // rawStdio is a hand-written client over ServeStdio's pipes: every line the server
@@ -163,4 +165,55 @@ func TestServeStdio_Raw(t *testing.T) {
 			t.Fatal(fmt.Sprint("ServeStdio did not return on cancel"))
 		}
 	})
+}
+
+// A client that sends initialize, notifications/initialized and a write back to back
+// (one write on the pipe) gets its change recorded under its own name every time, even
+// when initialize is slow.
+func TestServeStdio_BackToBackInitializeNamesTheActor(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.srv.testInitDelay = 20 * time.Millisecond
+	ctx := graph.WithActor(context.Background(), "cli:test")
+	if _, err := e.svc.CreateIdentity(ctx, graph.IdentityCreate{Name: "Racer"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 25
+	for i := range n {
+		cr, cw := io.Pipe()
+		sr, sw := io.Pipe()
+		done := make(chan error, 1)
+		go func() { done <- e.srv.ServeStdio(context.Background(), cr, sw); sw.Close() }()
+		go func() {
+			io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"quick-client","version":"1"}}}`+"\n"+
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+				fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"graph_note","arguments":{"target":"identity:racer","body":"note %d"}}}`, i)+"\n")
+		}()
+		sc := bufio.NewScanner(sr)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["id"] == 2.0 {
+				if path(m, "result", "isError") == true || m["error"] != nil {
+					t.Fatalf("graph_note: %v", m)
+				}
+				break
+			}
+		}
+		cw.Close()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		sr.Close()
+	}
+	evs, _, err := e.svc.FindEvents(ctx, graph.EventFilter{Action: graph.ActNoteAdd, First: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != n {
+		t.Fatalf("%d note.add events, want %d", len(evs), n)
+	}
+	for _, ev := range evs {
+		if ev.Actor != "mcp:quick-client" {
+			t.Errorf("note.add %s recorded by %q, want mcp:quick-client", ev.Target, ev.Actor)
+		}
+	}
 }

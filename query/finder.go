@@ -172,7 +172,13 @@ func (f *Finder) sync(ctx context.Context) error {
 	if head == f.lastSeq {
 		return nil
 	}
-	if head < f.lastSeq || head-f.lastSeq > maxPending {
+	if head < f.lastSeq {
+		// ctx reads an older snapshot (a query's read view begun before the index's
+		// last sync): the index is newer already; rebuilding it from the old view would
+		// only send it back (and a later sync forward again).
+		return nil
+	}
+	if head-f.lastSeq > maxPending {
 		return f.rebuildLocked(ctx)
 	}
 	touched := map[string]bool{}

@@ -299,3 +299,51 @@ func TestReadView_LiveQueriesWhilePollerWrites(t *testing.T) {
 		t.Fatalf("the poller recorded no device events (%v): the test did not exercise it", err)
 	}
 }
+
+// countingSvc counts full finder rebuilds (they page through every device).
+type countingSvc struct {
+	*identity.Service
+	findDevices atomic.Int32
+}
+
+func (c *countingSvc) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.Device, int, string, error) {
+	c.findDevices.Add(1)
+	return c.Service.FindDevices(ctx, f)
+}
+
+// A find made inside an older read view than the index's last sync keeps the index as it
+// is: no full rebuild back to the old snapshot.
+func TestReadView_FinderKeepsNewerIndex(t *testing.T) {
+	e := newEnv(t, query.Options{})
+	e.seed()
+	growAndFree(t, e.db)
+	svc := &countingSvc{Service: e.svc}
+	f := query.NewFinder(svc)
+	bg := context.Background()
+	if err := f.Refresh(bg); err != nil {
+		t.Fatal(err)
+	}
+	vctx, release, err := e.svc.BeginRead(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, err := e.svc.CreateIdentity(graph.WithActor(bg, "cli:t"), graph.IdentityCreate{Name: "Moog Subsequent 37"}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := f.Find(bg, query.FindQuery{Text: "subsequent"})
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("find after the write: %v %v", hits, err)
+	}
+	rebuilds := svc.findDevices.Load()
+	hits, err = f.Find(vctx, query.FindQuery{Text: "subsequent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := svc.findDevices.Load(); got != rebuilds {
+		t.Fatalf("a find in an older view rebuilt the index (%d device reads)", got-rebuilds)
+	}
+	if len(hits) == 0 {
+		t.Fatal("the newer index lost the new identity")
+	}
+}

@@ -26,6 +26,13 @@
 // (a LIMIT error), and Execute returns — releasing what the request holds — only after
 // graphql-go has finished.
 //
+// A query reads one snapshot: when the service is a graph.ReadViewer the executor opens
+// one read view for the whole query and releases it after graphql-go has finished. A
+// document selecting live fields (devices, device, unbound, match, sources, robots, robot,
+// or node/find at the root) refreshes live state (the service's Observe) before the view
+// opens, never inside it. Mutations run without a view: a write waiting on a read
+// transaction its own request holds would never finish.
+//
 // Errors have the standard shape with extensions.code: graph's codes (INVALID, NOT_FOUND,
 // CONFLICT, LIMIT, UNAVAILABLE, INTERNAL) and FORBIDDEN for a mutation where only queries
 // run. Messages come from graph.ErrorMessage; internal errors are logged, never shown.

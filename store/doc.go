@@ -20,9 +20,11 @@
 //     and carry the hint ({"kind","value"}) or tag ({"tag"}) as before/after. hint.move
 //     (a unit hint taken from another identity) targets the new holder and is also indexed
 //     under the old one; its before/after name the holder ("identity").
-//   - identity.delete carries the whole identity (hints and tags included) as before, after
-//     one hint.remove, tag.remove, note.delete and device.unbind per item it takes along;
-//     identity.restore brings back that before.
+//   - identity.delete carries the whole identity (hints and tags included, and under
+//     "notes" the notes it deletes) as before, after one hint.remove, tag.remove,
+//     note.delete and device.unbind per item it takes along; identity.restore brings back
+//     that before: identity.restore, hint.add and tag.add per item, note.add per note (same
+//     ids, authors and times).
 //   - Merge writes hint.move and tag.add on the surviving identity, note.move per note and
 //     device.bind per device moved, identity.merge on the survivor and identity.delete on
 //     the merged-away one.
@@ -40,5 +42,11 @@
 // arrive while a commit is in flight are gathered into the next bbolt transaction, and a
 // failing write is dropped from its group and the rest re-run, so one bad request never
 // takes others down. Reads use their own read transactions and never hold one while
-// writing.
+// writing, unless the context carries a read view (BeginRead, graph.ReadViewer): then
+// every read made with it shares that one transaction, and a write made with it fails at
+// once (EINTERNAL) instead of waiting on a transaction its own caller holds.
+//
+// Import checks the whole input before writing anything (a file it can seek in is read
+// twice, anything else is spooled beside the database first): bad lines, a broken chain
+// or a clash with what is here already leave the database as it was.
 package store

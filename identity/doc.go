@@ -50,6 +50,12 @@
 // When several sources' devices come or go in one snapshot, the actor joins their names
 // (discovery:alsa+usb), since the store records one snapshot in one transaction.
 //
+// BeginRead forwards to the store's graph.ReadViewer (embedding does not promote it):
+// reads with its context share one read transaction, and live reads inside it use the
+// snapshot reconciled when the view began — they never observe, since that write (or a
+// wait for the poller's) could wait on the view itself. Call Observe first for fresh
+// live state.
+//
 //	svc := identity.New(st, live, fleet) // live, fleet may be nil
 //	svc.PollInterval = 2 * time.Second   // 0: no background polling
 //	svc.AutoBind = false                 // bind high, unambiguous matches as discovery:<source>

@@ -26,8 +26,14 @@ const maxInFlight = 1024
 var stdioSessions atomic.Int64
 
 // ServeStdio speaks MCP over newline-delimited JSON-RPC on in/out until in reaches
-// EOF or ctx is cancelled; it then cancels every request still running, waits for
-// them, and returns (nil on EOF). Only protocol goes to out; logs go to the logger.
+// EOF or ctx is cancelled, and returns (nil on EOF). Only protocol goes to out; logs go
+// to the logger.
+//
+// On EOF it stops reading, cancels navigations at once (their robots stop) and gives
+// the other requests still running up to stdioGrace to finish and write their
+// responses (`printf '<initialize>\n<initialized>\n<tools/call>\n' | devgraph serve`
+// gets its answer); then it cancels what is left. When ctx is cancelled it cancels
+// every request at once.
 //
 // Every request is served on its own goroutine: mcp-go's stdio server runs tool calls
 // on a fixed worker pool (5 by default), where long robot_navigate calls would make
@@ -47,6 +53,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ctx = s.mcp.WithContext(ctx, sess)
+	// Navigations run on a context that also ends with the input.
+	motionCtx, stopMotion := context.WithCancel(ctx)
+	defer stopMotion()
 
 	w := &lineWriter{w: out}
 	var wg sync.WaitGroup
@@ -92,18 +101,33 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	slots := make(chan struct{}, maxInFlight)
 	var reqs sync.WaitGroup
 	var result error
+	eof := false
 loop:
 	for {
 		select {
 		case <-ctx.Done():
 			break loop // the caller ended the session: not an error
 		case err := <-readErr:
-			if !errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) {
+				eof = true
+			} else {
 				result = fmt.Errorf("read stdin: %w", err)
 			}
 			break loop
 		case line := <-lines:
-			s.stdioMessage(ctx, line, w, slots, &reqs)
+			s.stdioMessage(ctx, motionCtx, line, w, slots, &reqs)
+		}
+	}
+	stopMotion()
+	if eof {
+		// The client said all it will say; let its last calls finish and answer.
+		inFlight := make(chan struct{})
+		go func() { reqs.Wait(); close(inFlight) }()
+		select {
+		case <-inFlight:
+		case <-ctx.Done():
+		case <-time.After(stdioGrace):
+			s.log.Warn("stdio: requests still running after the input ended; cancelling them", "grace", stdioGrace)
 		}
 	}
 	cancel()
@@ -120,7 +144,11 @@ loop:
 	return result
 }
 
-// stdioDrain bounds how long ServeStdio waits for running requests after its input ends.
+// stdioGrace is how long requests still running when the input ends may take to finish
+// before they are cancelled.
+const stdioGrace = 5 * time.Second
+
+// stdioDrain bounds how long ServeStdio waits for cancelled requests to return.
 const stdioDrain = 3 * time.Second
 
 // readLine reads one line, refusing lines over maxStdioLine (the rest of such a line
@@ -141,12 +169,17 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-func (s *Server) stdioMessage(ctx context.Context, line []byte, w *lineWriter, slots chan struct{}, reqs *sync.WaitGroup) {
+// motionTools are the tools that move a robot for as long as they run: when the input
+// ends they are cancelled at once (the robot stops) rather than given a grace period.
+var motionTools = map[string]bool{"robot_navigate": true}
+
+func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *lineWriter, slots chan struct{}, reqs *sync.WaitGroup) {
 	var base struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
+		Params json.RawMessage `json:"params"`
 	}
 	if err := json.Unmarshal(line, &base); err != nil {
 		_ = w.write(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
@@ -174,6 +207,14 @@ func (s *Server) stdioMessage(ctx context.Context, line []byte, w *lineWriter, s
 			_ = w.write(resp)
 		}
 		return
+	}
+	if base.Method == string(mcp.MethodToolsCall) {
+		var p struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(base.Params, &p) == nil && motionTools[p.Name] {
+			ctx = motionCtx
+		}
 	}
 	select {
 	case slots <- struct{}{}:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,4 +217,63 @@ func TestServeStdio_BackToBackInitializeNamesTheActor(t *testing.T) {
 			t.Errorf("note.add %s recorded by %q, want mcp:quick-client", ev.Target, ev.Actor)
 		}
 	}
+}
+
+// `printf '<initialize>\n<initialized>\n<tools/call>\n' | devgraph serve`: the input ends
+// right behind the call, which still lands and is answered before ServeStdio returns.
+func TestServeStdio_EOFLetsCallsFinish(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := graph.WithActor(context.Background(), "cli:test")
+	if _, err := e.svc.CreateIdentity(ctx, graph.IdentityCreate{Name: "Piped"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"piped","version":"1"}}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"graph_tag","arguments":{"target":"identity:piped","add":["project:p%d"]}}}`, i) + "\n")
+		var out strings.Builder
+		if err := e.srv.ServeStdio(context.Background(), in, &syncWriter{w: &out}); err != nil {
+			t.Fatal(err)
+		}
+		var answered bool
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["id"] == 2.0 {
+				answered = true
+				if path(m, "result", "isError") == true || m["error"] != nil {
+					t.Fatalf("graph_tag: %v", m)
+				}
+			}
+		}
+		if !answered {
+			t.Fatalf("run %d: no answer to the call before ServeStdio returned:\n%s", i, out.String())
+		}
+		id, err := e.svc.FindIdentityByID(ctx, "identity:piped", graph.IdentityParts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("project:p%d", i); !slicesContains(id.Tags, want) {
+			t.Fatalf("run %d: tags %v lack %s: the call was cancelled at EOF", i, id.Tags, want)
+		}
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func slicesContains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

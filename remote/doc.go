@@ -21,9 +21,11 @@
 // Import sends the raw export stream as the request body.
 //
 // The caller's actor, request id and change message travel in the X-Devgraph-Actor,
-// X-Devgraph-Request-Id and X-Devgraph-Message headers. The server trusts them because
-// only the same user can connect: the socket is mode 0600 and Listen checks every peer's
-// uid with SO_PEERCRED, refusing others.
+// X-Devgraph-Request-Id and X-Devgraph-Message headers. Only the same user can connect
+// (the socket is mode 0600 and Listen checks every peer's uid with SO_PEERCRED, refusing
+// others), so the server accepts an actor the caller names as long as it has one of the
+// contract's forms (cli:, mcp:, http:, discovery:<source>, robot:<id>; at most 128
+// bytes, else 400); a caller naming none is recorded as cli:<the peer's user>.
 //
 // Errors keep their graph code, message and field across the wire, so a caller branches
 // on graph.ErrorCode exactly as it would in-process. Internal errors are logged by the

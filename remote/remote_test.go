@@ -71,7 +71,7 @@ func serve(t testing.TB, svc graph.Service, opts remote.Options) (string, *remot
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: remote.NewHandler(svc, opts)}
+	hs := &http.Server{Handler: remote.NewHandler(svc, opts), ConnContext: remote.ConnContext}
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close(); ln.Close() })
 	return sock, remote.NewClient(sock)

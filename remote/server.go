@@ -70,7 +70,9 @@ type handler struct {
 
 // NewHandler returns an http.Handler answering every graph.Service method under /rpc/
 // (see the package comment for the wire format). Serve it only on a listener from
-// Listen, which admits same-user peers alone: the handler trusts the caller's actor.
+// Listen, which admits same-user peers alone, with ConnContext as the server's
+// ConnContext: a caller naming no actor acts as cli:<its user>, and a named actor must
+// be one of the contract's forms (else 400).
 func NewHandler(svc graph.Service, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -104,28 +106,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, graph.Errorf(graph.EINVALID, "this server is read-only (--read-only): %s is refused; ask its owner or use a server without --read-only", writeWords(name)))
 		return
 	}
-	fn(w, r.WithContext(callerContext(r)))
-}
-
-// CallerContext returns r's context carrying the caller's actor, request id and message
-// from the X-Devgraph-* headers. Other endpoints served on the same socket (GraphQL for
-// `devgraph query`) use it too.
-func CallerContext(r *http.Request) context.Context { return callerContext(r) }
-
-// callerContext carries the caller's actor, request id and message into the request's
-// context.
-func callerContext(r *http.Request) context.Context {
-	ctx := r.Context()
-	if a := r.Header.Get(HeaderActor); a != "" {
-		ctx = graph.WithActor(ctx, a)
+	ctx, err := CallerContext(r)
+	if err != nil {
+		h.writeError(w, err)
+		return
 	}
-	if id := r.Header.Get(HeaderRequestID); id != "" {
-		ctx = graph.WithRequestID(ctx, id)
-	}
-	if m := r.Header.Get(HeaderMessage); m != "" {
-		ctx = graph.WithMessage(ctx, m)
-	}
-	return ctx
+	fn(w, r.WithContext(ctx))
 }
 
 func (h *handler) writeError(w http.ResponseWriter, err error) {

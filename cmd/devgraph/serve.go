@@ -213,7 +213,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock
 	mux.Handle("/rpc/", remote.NewHandler(svc, remote.Options{Logger: log, DB: db, Version: Version, ReadOnly: f.readOnly}))
 	mux.Handle("/graphql", socketGraphQL(rt.exec, f.readOnly))
 	mux.Handle("/mcp-stdio", relayHandler(baseCtx, rt.mcp, log))
-	sockSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	sockSrv := &http.Server{Handler: mux, ConnContext: remote.ConnContext, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go sockSrv.Serve(ln)
 	srv.onClose("socket", func() error {
 		cancelBase() // ends relayed sessions
@@ -439,7 +439,14 @@ func socketGraphQL(exec *query.Executor, readOnly bool) http.Handler {
 			json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": "malformed request body: " + err.Error(), "extensions": map[string]any{"code": graph.EINVALID}}}})
 			return
 		}
-		resp := exec.Execute(remote.CallerContext(r), req, readOnly)
+		ctx, err := remote.CallerContext(r)
+		if err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": graph.ErrorMessage(err), "extensions": map[string]any{"code": graph.ErrorCode(err)}}}})
+			return
+		}
+		resp := exec.Execute(ctx, req, readOnly)
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(resp)
 	})

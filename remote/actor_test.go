@@ -1,0 +1,88 @@
+package remote_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os/user"
+	"strings"
+	"testing"
+
+	"devgraph/graph"
+	"devgraph/identity"
+	"devgraph/remote"
+	"devgraph/store/storetest"
+)
+
+// The socket records a caller that names no actor as cli:<the peer's user>, accepts the
+// contract's actor forms, and refuses anything else with 400 and nothing written.
+func TestHandler_Actor(t *testing.T) {
+	svc := identity.New(storetest.MustOpen(t), nil, nil)
+	sock, client := serve(t, svc, remote.Options{})
+	defer client.Close()
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastActor := func() string {
+		t.Helper()
+		evs, _, err := svc.FindEvents(context.Background(), graph.EventFilter{First: 1})
+		if err != nil || len(evs) == 0 {
+			t.Fatalf("events: %v %v", evs, err)
+		}
+		return evs[0].Actor
+	}
+
+	t.Run("NoHeaderIsThePeersUser", func(t *testing.T) {
+		// A raw request with no X-Devgraph-Actor at all.
+		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		}}}
+		resp, err := hc.Post("http://devgraph/rpc/CreateIdentity", "application/json", strings.NewReader(`{"name":"Headless"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("create without an actor header: %s", resp.Status)
+		}
+		if got, want := lastActor(), "cli:"+u.Username; got != want {
+			t.Fatalf("actor %q, want %q", got, want)
+		}
+	})
+	t.Run("ContractFormsAccepted", func(t *testing.T) {
+		for i, a := range []string{"cli:alice", "mcp:Claude-Desktop", "http:ci", "discovery:usb", "robot:scout"} {
+			if _, err := client.AddNote(caller(a, "", ""), graph.NoteCreate{Target: "identity:headless", Kind: "info", Body: "n" + string(rune('0'+i))}); err != nil {
+				t.Fatalf("actor %q: %v", a, err)
+			}
+			if got := lastActor(); got != a {
+				t.Fatalf("actor %q recorded as %q", a, got)
+			}
+		}
+	})
+	t.Run("OthersRefused", func(t *testing.T) {
+		for _, a := range []string{"root", "admin:me", "cli:", "mcp:  ", "cli:" + strings.Repeat("x", 125), "cli:a\tb"} {
+			before := lastActor()
+			_, err := client.UpdateTags(caller(a, "", ""), "identity:headless", []string{"role:synth"}, nil)
+			if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(graph.ErrorMessage(err), "X-Devgraph-Actor") {
+				t.Errorf("actor %q: %v, want INVALID naming the header", a, err)
+			}
+			if got := lastActor(); got != before {
+				t.Errorf("actor %q: a refused call wrote an event by %q", a, got)
+			}
+		}
+	})
+}
+
+func TestValidActor(t *testing.T) {
+	for a, ok := range map[string]bool{
+		"cli:alice": true, "mcp:unknown": true, "http:local": true, "discovery:alsa": true, "robot:scout": true,
+		"": false, "unknown": false, "cli:": false, "mcp:\xff\xfe": false, "robot:x\x00": false,
+		"http:" + strings.Repeat("a", 123): true, "http:" + strings.Repeat("a", 124): false,
+	} {
+		if err := remote.ValidActor(a); (err == nil) != ok {
+			t.Errorf("ValidActor(%q) = %v, want ok=%v", a, err, ok)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"devgraph/graph"
@@ -30,8 +31,7 @@ type Client struct {
 func NewClient(path string) *Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
+			return DialSocket(ctx, path)
 		},
 		MaxIdleConns:          8,
 		IdleConnTimeout:       30 * time.Second,
@@ -39,6 +39,37 @@ func NewClient(path string) *Client {
 		DisableCompression:    true,
 	}
 	return &Client{path: path, http: &http.Client{Transport: tr}}
+}
+
+// serverUID tells who runs the process at the other end of a socket connection
+// (SO_PEERCRED); tests replace it.
+var serverUID = peerUID
+
+// DialSocket connects to the unix socket at path and checks that the process serving it
+// runs as our own user: in a shared directory another user could have made the socket
+// first, and would then see our calls and answer them. A server of another user is
+// refused with an EUNAVAILABLE error saying so.
+func DialSocket(ctx context.Context, path string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "%s is not a unix socket", path)
+	}
+	uid, err := serverUID(uc)
+	if err != nil {
+		c.Close()
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "cannot tell which user serves %s (%v); refusing to talk to it", path, err)
+	}
+	if me := os.Getuid(); uid != me {
+		c.Close()
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "the process listening on %s runs as another user (uid %d, not %d); refusing to talk to it. Remove that socket, or keep the database in a directory only you can write", path, uid, me)
+	}
+	return c, nil
 }
 
 // Dial returns a client for the socket at path once a server answers its ping within

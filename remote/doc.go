@@ -25,7 +25,9 @@
 // (the socket is mode 0600 and Listen checks every peer's uid with SO_PEERCRED, refusing
 // others), so the server accepts an actor the caller names as long as it has one of the
 // contract's forms (cli:, mcp:, http:, discovery:<source>, robot:<id>; at most 128
-// bytes, else 400); a caller naming none is recorded as cli:<the peer's user>.
+// bytes, else 400); a caller naming none is recorded as cli:<the peer's user>. The
+// client, in turn, checks that the server's process runs as our own user (SO_PEERCRED,
+// DialSocket) before it sends anything.
 //
 // Errors keep their graph code, message and field across the wire, so a caller branches
 // on graph.ErrorCode exactly as it would in-process. Internal errors are logged by the

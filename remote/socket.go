@@ -64,6 +64,9 @@ func Listen(path string) (net.Listener, error) {
 		if fi.Mode()&os.ModeSocket == 0 {
 			return nil, graph.Errorf(graph.ECONFLICT, "%s exists and is not a socket; remove it", path)
 		}
+		if !ownedByUs(fi) {
+			return nil, graph.Errorf(graph.ECONFLICT, "%s is another user's socket; remove it, or keep the database in a directory only you can write", path)
+		}
 		if Answering(path) {
 			return nil, graph.Errorf(graph.ECONFLICT, "another devgraph server already listens on %s", path)
 		}

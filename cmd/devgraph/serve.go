@@ -508,9 +508,11 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 // relayStdio connects to the socket, asks for /mcp-stdio and pipes in → server → out
 // until in ends (then waits for the server's last answers) or the server hangs up.
 func relayStdio(ctx context.Context, sock string, in io.Reader, out io.Writer) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", sock)
+	c, err := remote.DialSocket(ctx, sock)
 	if err != nil {
+		if graph.ErrorCode(err) != graph.EINTERNAL {
+			return err
+		}
 		return graph.Errorf(graph.EUNAVAILABLE, "cannot reach the devgraph server on %s: %v", sock, rootErr(err))
 	}
 	conn := c.(*net.UnixConn)

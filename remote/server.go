@@ -89,7 +89,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if name == "ping" {
-		writeJSON(w, http.StatusOK, Ping{PID: os.Getpid(), DB: h.opts.DB, Version: h.opts.Version})
+		writeJSON(w, http.StatusOK, Ping{PID: os.Getpid(), DB: h.opts.DB, Version: h.opts.Version, ReadOnly: h.opts.ReadOnly})
 		return
 	}
 	fn, ok := h.routes[name]

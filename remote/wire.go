@@ -39,6 +39,8 @@ type Ping struct {
 	PID     int    `json:"pid"`
 	DB      string `json:"db,omitempty"`
 	Version string `json:"version,omitempty"`
+	// ReadOnly is true when the server refuses every change (--read-only).
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // Argument objects, one per distinct signature.

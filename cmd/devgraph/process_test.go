@@ -393,7 +393,7 @@ func TestProcess_ServeBeside(t *testing.T) {
 			if res, _ := call["result"].(map[string]any); res == nil || res["isError"] == true {
 				t.Fatalf("graph_note through the relay: %v", call)
 			}
-			if !strings.Contains(relay.log(), "relaying") {
+			if !strings.Contains(relay.log(), "relays to the server at "+sock) {
 				t.Errorf("the second serve did not say it relays:\n%s", relay.log())
 			}
 			relay.stdin.Close()

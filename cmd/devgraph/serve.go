@@ -37,6 +37,7 @@ type serveFlags struct {
 	autoBind  bool
 	limits    query.Limits
 	logLevel  string
+	set       map[string]bool // the flags given on the command line
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -65,9 +66,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := nargs(fs, pos, 0, 0); err != nil {
 		return err
 	}
-	stdioSet := false
-	fs.Visit(func(fl *flagT) { stdioSet = stdioSet || fl.Name == "stdio" })
-	if !stdioSet {
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flagT) { f.set[fl.Name] = true })
+	if !f.set["stdio"] {
 		f.stdio = f.httpAddr == ""
 	}
 	for _, s := range f.simRobots {
@@ -212,7 +213,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock
 	mux := http.NewServeMux()
 	mux.Handle("/rpc/", remote.NewHandler(svc, remote.Options{Logger: log, DB: db, Version: Version, ReadOnly: f.readOnly}))
 	mux.Handle("/graphql", socketGraphQL(rt.exec, f.readOnly))
-	mux.Handle("/mcp-stdio", relayHandler(baseCtx, rt.mcp, log))
+	mux.Handle("/mcp-stdio", relayHandler(baseCtx, rt, log))
 	sockSrv := &http.Server{Handler: mux, ConnContext: remote.ConnContext, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go sockSrv.Serve(ln)
 	srv.onClose("socket", func() error {
@@ -239,6 +240,12 @@ type runtime struct {
 	log  *slog.Logger
 	exec *query.Executor
 	mcp  *mcptools.Server
+
+	svc      graph.Service
+	mcpOpts  mcptools.Options
+	roOnce   sync.Once
+	mcpRO    *mcptools.Server // for relayed sessions of a `serve --read-only`
+	mcpROErr error
 }
 
 func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, fleet *robot.Fleet, f *serveFlags) error {
@@ -258,10 +265,30 @@ func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, fleet *robo
 		exec.Close()
 		return err
 	}
+	rt.svc, rt.mcpOpts = svc, opts
 	return nil
 }
 
+// readOnlyMCP is the MCP server for sessions that ask for read-only mode: the server
+// itself when it is read-only, else a read-only one over the same service, built on
+// first use.
+func (rt *runtime) readOnlyMCP() (*mcptools.Server, error) {
+	if rt.mcpOpts.ReadOnly {
+		return rt.mcp, nil
+	}
+	rt.roOnce.Do(func() {
+		opts := rt.mcpOpts
+		opts.ReadOnly = true
+		rt.mcpRO, rt.mcpROErr = mcptools.New(rt.svc, opts)
+	})
+	return rt.mcpRO, rt.mcpROErr
+}
+
 func (rt *runtime) close() error {
+	rt.roOnce.Do(func() {}) // no read-only server is built after this
+	if rt.mcpRO != nil {
+		rt.mcpRO.Close()
+	}
 	if rt.mcp != nil {
 		rt.mcp.Close()
 	}
@@ -455,11 +482,23 @@ func socketGraphQL(exec *query.Executor, readOnly bool) http.Handler {
 // relayHandler serves POST /mcp-stdio: it takes over the connection and speaks MCP's
 // stdio protocol on it, so a second `devgraph serve` on the same database can pipe its
 // own stdin and stdout through. The relayed client's name sets the actor as usual.
-func relayHandler(ctx context.Context, mcp *mcptools.Server, log *slog.Logger) http.Handler {
+// ?read_only=1 (the relaying process has --read-only) serves the session without the
+// tools that write or move a robot.
+func relayHandler(ctx context.Context, rt *runtime, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			http.Error(w, "use POST", http.StatusMethodNotAllowed)
 			return
+		}
+		mcp := rt.mcp
+		readOnly := r.URL.Query().Get("read_only") == "1"
+		if readOnly {
+			var err error
+			if mcp, err = rt.readOnlyMCP(); err != nil {
+				log.Error("build the read-only MCP server", "err", err)
+				http.Error(w, "cannot serve a read-only session", http.StatusInternalServerError)
+				return
+			}
 		}
 		conn, brw, err := http.NewResponseController(w).Hijack()
 		if err != nil {
@@ -474,16 +513,37 @@ func relayHandler(ctx context.Context, mcp *mcptools.Server, log *slog.Logger) h
 		if n := brw.Reader.Buffered(); n > 0 {
 			in = io.MultiReader(brw.Reader, conn)
 		}
-		log.Info("relayed stdio session started")
+		log.Info("relayed stdio session started", "read_only", readOnly)
 		err = mcp.ServeStdio(ctx, in, conn)
 		log.Info("relayed stdio session ended", "err", err)
 	})
 }
 
+// relayIgnored are the serve flags that shape the server's own sources and robots: a
+// relaying process has none of its own, so they do not apply.
+var relayIgnored = []string{"demo", "sim-robot", "auto-bind", "poll", "sys-root", "proc-root", "pw-dump-file"}
+
 // relay serves this process's stdio MCP through the server that holds the database.
 // With --http it also serves HTTP here, over the holder's socket.
 func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db string, log *slog.Logger) error {
-	fmt.Fprintf(e.stderr, "devgraph: %s is held by a running server; relaying to it through %s\n", db, cl.Path())
+	ping, err := cl.Ping(ctx)
+	if err != nil {
+		return err
+	}
+	var ignored []string
+	for _, name := range relayIgnored {
+		if f.set[name] {
+			ignored = append(ignored, "--"+name)
+		}
+	}
+	line := fmt.Sprintf("devgraph: %s is held by a running server; this session relays to the server at %s (pid %d)", db, cl.Path(), ping.PID)
+	if len(ignored) > 0 {
+		line += "; " + strings.Join(ignored, ", ") + " do not apply here (the server's own sources and robots serve)"
+	}
+	if ping.ReadOnly && !f.readOnly {
+		line += "; that server is read-only, so changes are refused"
+	}
+	fmt.Fprintln(e.stderr, line)
 	if f.httpAddr != "" {
 		rt := &runtime{log: log}
 		if err := rt.build(cl, nil, nil, f); err != nil {
@@ -502,12 +562,13 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 	if !f.stdio {
 		return nil
 	}
-	return relayStdio(ctx, cl.Path(), e.stdin, e.stdout)
+	return relayStdio(ctx, cl.Path(), f.readOnly, e.stdin, e.stdout)
 }
 
-// relayStdio connects to the socket, asks for /mcp-stdio and pipes in → server → out
-// until in ends (then waits for the server's last answers) or the server hangs up.
-func relayStdio(ctx context.Context, sock string, in io.Reader, out io.Writer) error {
+// relayStdio connects to the socket, asks for /mcp-stdio (read-only when readOnly) and
+// pipes in → server → out until in ends (then waits for the server's last answers) or
+// the server hangs up.
+func relayStdio(ctx context.Context, sock string, readOnly bool, in io.Reader, out io.Writer) error {
 	c, err := remote.DialSocket(ctx, sock)
 	if err != nil {
 		if graph.ErrorCode(err) != graph.EINTERNAL {
@@ -517,7 +578,11 @@ func relayStdio(ctx context.Context, sock string, in io.Reader, out io.Writer) e
 	}
 	conn := c.(*net.UnixConn)
 	defer conn.Close()
-	if _, err := io.WriteString(conn, "POST /mcp-stdio HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: devgraph-mcp-stdio\r\nContent-Length: 0\r\n\r\n"); err != nil {
+	target := "/mcp-stdio"
+	if readOnly {
+		target += "?read_only=1"
+	}
+	if _, err := io.WriteString(conn, "POST "+target+" HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: devgraph-mcp-stdio\r\nContent-Length: 0\r\n\r\n"); err != nil {
 		return graph.Errorf(graph.EUNAVAILABLE, "relay: %v", err)
 	}
 	br := bufio.NewReader(conn)

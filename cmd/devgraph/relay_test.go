@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"devgraph/graph"
+	"devgraph/store"
+)
+
+const relayInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"relay-test","version":"1.0"}}}`
+
+// A `serve --read-only` relaying to a read-write server gets the read-only tool set and
+// its write calls are refused; it says which of its flags do not apply.
+func TestProcess_ReadOnlyRelay(t *testing.T) {
+	env := procEnv(t)
+	db := filepath.Join(t.TempDir(), "relay.db")
+	binOK(t, env, "identity", "create", "Relay Synth", "--db", db)
+	srv := startServe(t, env, "--db", db, "--poll", "0", "--sim-robot", "scout@1,1")
+	sock := strings.TrimPrefix(srv.waitLine("socket: "), "socket: ")
+
+	relay := startServe(t, env, "--db", db, "--read-only", "--sim-robot", "other@2,2", "--poll", "1s")
+	l := relay.waitLine("devgraph: ")
+	for _, want := range []string{"relays to the server at " + sock, "(pid ", "--sim-robot", "--poll"} {
+		if !strings.Contains(l, want) {
+			t.Errorf("relay line %q lacks %q", l, want)
+		}
+	}
+	relay.send(relayInit)
+	relay.reply(1)
+	relay.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	relay.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	res, _ := relay.reply(2)["result"].(map[string]any)
+	tools, _ := res["tools"].([]any)
+	names := map[string]bool{}
+	for _, tl := range tools {
+		names[tl.(map[string]any)["name"].(string)] = true
+	}
+	for _, ro := range []string{"graph_find", "graph_query", "graph_browse", "robot_status"} {
+		if !names[ro] {
+			t.Errorf("read-only relay lacks %s: %v", ro, names)
+		}
+	}
+	for _, w := range []string{"graph_tag", "graph_bind", "graph_note", "robot_navigate", "robot_arm"} {
+		if names[w] {
+			t.Errorf("read-only relay offers the write tool %s", w)
+		}
+	}
+	relay.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"graph_tag","arguments":{"target":"relay-synth","add":["role:synth"]}}}`)
+	call := relay.reply(3)
+	if r, _ := call["result"].(map[string]any); call["error"] == nil && (r == nil || r["isError"] != true) {
+		t.Errorf("graph_tag through a read-only relay was not refused: %v", call)
+	}
+	relay.stdin.Close()
+	if err := relay.wait(); err != nil {
+		t.Errorf("relay ended with %v:\n%s", err, relay.log())
+	}
+	srv.stdin.Close()
+	if err := srv.wait(); err != nil {
+		t.Errorf("serve ended with %v:\n%s", err, srv.log())
+	}
+	st, err := store.Open(db, store.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id, err := st.FindIdentityByID(context.Background(), "relay-synth", graph.IdentityParts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(id.Tags) != 0 {
+		t.Errorf("a read-only relay tagged: %v", id.Tags)
+	}
+}

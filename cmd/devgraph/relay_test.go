@@ -75,3 +75,29 @@ func TestProcess_ReadOnlyRelay(t *testing.T) {
 		t.Errorf("a read-only relay tagged: %v", id.Tags)
 	}
 }
+
+// When the server a session relays to stops, the relay ends at once with a one-line
+// reason and a non-zero status.
+func TestProcess_RelayEndsWithItsServer(t *testing.T) {
+	env := procEnv(t)
+	db := filepath.Join(t.TempDir(), "gone.db")
+	srv := startServe(t, env, "--db", db, "--poll", "0")
+	srv.waitLine("socket: ")
+	relay := startServe(t, env, "--db", db)
+	relay.waitLine("devgraph: ")
+	relay.send(relayInit)
+	relay.reply(1)
+
+	srv.stdin.Close() // the first server ends
+	if err := srv.wait(); err != nil {
+		t.Fatalf("serve ended with %v:\n%s", err, srv.log())
+	}
+	err := relay.wait()
+	if err == nil {
+		t.Fatalf("the relay exited 0 after its server stopped:\n%s", relay.log())
+	}
+	if !strings.Contains(relay.log(), "devgraph: the server holding "+db+" (pid ") ||
+		!strings.Contains(relay.log(), "stopped; this relayed session ends — restart the MCP client to start a new server") {
+		t.Errorf("relay stderr lacks the reason:\n%s", relay.log())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"devgraph/graph"
@@ -562,13 +563,15 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 	if !f.stdio {
 		return nil
 	}
-	return relayStdio(ctx, cl.Path(), f.readOnly, e.stdin, e.stdout)
+	return relayStdio(ctx, cl.Path(), f.readOnly, e.stdin, e.stdout, func() error {
+		return graph.Errorf(graph.EUNAVAILABLE, "the server holding %s (pid %d) stopped; this relayed session ends — restart the MCP client to start a new server", db, ping.PID)
+	})
 }
 
 // relayStdio connects to the socket, asks for /mcp-stdio (read-only when readOnly) and
 // pipes in → server → out until in ends (then waits for the server's last answers) or
-// the server hangs up.
-func relayStdio(ctx context.Context, sock string, readOnly bool, in io.Reader, out io.Writer) error {
+// the server hangs up; a hang-up before in ends returns gone().
+func relayStdio(ctx context.Context, sock string, readOnly bool, in io.Reader, out io.Writer, gone func() error) error {
 	c, err := remote.DialSocket(ctx, sock)
 	if err != nil {
 		if graph.ErrorCode(err) != graph.EINTERNAL {
@@ -597,12 +600,21 @@ func relayStdio(ctx context.Context, sock string, readOnly bool, in io.Reader, o
 		<-ctx.Done()
 		conn.Close()
 	}()
+	var inDone atomic.Bool
 	go func() {
 		io.Copy(conn, in)
+		inDone.Store(true)
 		conn.CloseWrite() // the server sees EOF, finishes and hangs up
 	}()
 	_, err = io.Copy(out, br)
-	if err != nil && ctx.Err() == nil && !strings.Contains(err.Error(), "use of closed") {
+	if ctx.Err() != nil {
+		return nil
+	}
+	if !inDone.Load() {
+		// The server went away while our client still talks to us.
+		return gone()
+	}
+	if err != nil && !strings.Contains(err.Error(), "use of closed") {
 		return graph.Errorf(graph.EUNAVAILABLE, "relay: %v", err)
 	}
 	return nil

@@ -67,6 +67,10 @@ type Store interface {
 	// ObserveDevices reconciles a snapshot with the stored devices: new or returning
 	// devices appear, present ones whose every source answered and none saw disappear,
 	// seen-again ones only refresh last seen (no event). Returns the events written.
+	// When the context's actor is the bare "discovery", each event's actor is
+	// discovery:<that device's Source> (discovery:live when it has none), so one
+	// snapshot spanning several sources records each change under its own source;
+	// any other actor is used as given for every event.
 	ObserveDevices(ctx context.Context, snap *Snapshot) ([]*Event, error)
 	BindDevice(ctx context.Context, r BindRequest) (*BindResult, error)
 	UnbindDevice(ctx context.Context, deviceID string) (*Device, error)

@@ -207,33 +207,9 @@ func (s *Service) observe(ctx context.Context, snap *graph.Snapshot) error {
 		cp.Devices = append(cp.Devices, od)
 	}
 	snap = &cp
-	present, err := s.allDevices(ctx, graph.DeviceFilter{})
-	if err != nil {
-		return err
-	}
-	// The actor names the source whose devices came or went (usually one per poll:
-	// a re-plug is one device); several at once are joined with "+".
-	was := map[string]*graph.Device{}
-	for _, d := range present {
-		was[d.Key] = d
-	}
-	changed := map[string]bool{}
-	seen := map[string]bool{}
-	for _, od := range snap.Devices {
-		if od == nil {
-			continue
-		}
-		seen[od.Key] = true
-		if was[od.Key] == nil {
-			changed[od.Source] = true
-		}
-	}
-	for _, d := range present {
-		if !seen[d.Key] {
-			changed[d.Source] = true
-		}
-	}
-	actor := discoveryActor(changed, snap)
+	// Under the bare actor "discovery" the store records each appear/disappear as
+	// discovery:<that device's source> (graph.Store.ObserveDevices).
+	const actor = "discovery"
 	dctx := graph.WithMessage(graph.WithRequestID(graph.WithActor(ctx, actor), graph.NewRequestID()), "")
 	evs, err := s.Store.ObserveDevices(dctx, snap)
 	if err != nil {
@@ -248,28 +224,6 @@ func (s *Service) observe(ctx context.Context, snap *graph.Snapshot) error {
 		}
 	}
 	return nil
-}
-
-func discoveryActor(changed map[string]bool, snap *graph.Snapshot) string {
-	var names []string
-	for n := range changed {
-		if n != "" {
-			names = append(names, n)
-		}
-	}
-	if len(names) == 0 {
-		for _, st := range snap.Sources {
-			if st.OK {
-				names = append(names, st.Name)
-				break
-			}
-		}
-	}
-	if len(names) == 0 {
-		names = []string{"live"}
-	}
-	sort.Strings(names)
-	return "discovery:" + strings.Join(names, "+")
 }
 
 // autoBind binds present, unbound devices whose match is high and unambiguous.

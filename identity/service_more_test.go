@@ -222,7 +222,7 @@ func TestService_Poll(t *testing.T) {
 			return false
 		}
 	}
-	waitFor("the rig appearing", has(graph.ActDeviceAppear, "device:path:0582:01a9:3-3.2", "discovery:alsa+usb"))
+	waitFor("the rig appearing", has(graph.ActDeviceAppear, "device:path:0582:01a9:3-3.2", "discovery:usb"))
 	r.move("3-6", "3-9")
 	waitFor("the keyboard leaving 3-6", has(graph.ActDeviceDisappear, "device:path:04d9:1702:3-6", "discovery:usb"))
 	waitFor("the keyboard arriving at 3-9", has(graph.ActDeviceAppear, "device:path:04d9:1702:3-9", "discovery:usb"))

@@ -135,6 +135,19 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 		if snap.Taken.IsZero() {
 			taken = w.now
 		}
+		// Under the bare actor "discovery" each event names the source of its own
+		// device: discovery:<device's Source>.
+		perSource := w.actor == DiscoveryActor
+		actorFor := func(d *graph.Device) {
+			if perSource {
+				w.actor = discoveryActorOf(d.Source)
+			}
+		}
+		defer func() {
+			if perSource {
+				w.actor = DiscoveryActor
+			}
+		}()
 		seen := map[string]bool{}
 		refs := w.b(m.BucketRefs)
 		for _, od := range snap.Devices {
@@ -176,6 +189,7 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 				return err
 			}
 			if isNew || !wasPresent {
+				actorFor(d)
 				if err := w.emit(graph.ActDeviceAppear, d.ID, before, deviceJSON(d), d.IdentityID); err != nil {
 					return err
 				}
@@ -206,12 +220,26 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			if err := w.putDevice(d); err != nil {
 				return err
 			}
+			actorFor(d)
 			if err := w.emit(graph.ActDeviceDisappear, d.ID, before, deviceJSON(d), d.IdentityID); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// DiscoveryActor is the bare actor under which ObserveDevices names each event's actor
+// discovery:<that device's source> (see graph.Store.ObserveDevices).
+const DiscoveryActor = "discovery"
+
+// discoveryActorOf is the actor for a device seen by source ("discovery:live" when the
+// device names none).
+func discoveryActorOf(source string) string {
+	if source == "" {
+		source = "live"
+	}
+	return "discovery:" + source
 }
 
 // allAnswered reports whether every source that saw d answered in snap, so its absence

@@ -24,7 +24,9 @@
 //     "notes" the notes it deletes) as before, after one hint.remove, tag.remove,
 //     note.delete and device.unbind per item it takes along; identity.restore brings back
 //     that before: identity.restore, hint.add and tag.add per item, note.add per note (same
-//     ids, authors and times).
+//     ids, authors and times), and device.bind per device the delete's request unbound
+//     (found through its device.unbind events) that still exists and is not bound
+//     elsewhere meanwhile (others are skipped and logged).
 //   - Merge writes hint.move and tag.add on the surviving identity, note.move per note and
 //     device.bind per device moved, identity.merge on the survivor and identity.delete on
 //     the merged-away one.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sort"
 	"strings"
 
@@ -613,10 +614,57 @@ func (db *DB) RestoreIdentity(ctx context.Context, text string) (*graph.Identity
 				return err
 			}
 		}
+		if err := w.putIdentity(id); err != nil {
+			return err
+		}
+		if err := w.rebindDeleted(last); err != nil {
+			return err
+		}
 		out = id
-		return w.putIdentity(id)
+		return nil
 	})
 	return out, err
+}
+
+// rebindDeleted binds again the devices the delete event del's request unbound (its
+// device.unbind events, indexed under the identity) with device.bind events under the
+// restoring request. A device gone since, or bound to another identity meanwhile, is
+// skipped and logged.
+func (w *wtx) rebindDeleted(del *graph.Event) error {
+	var keys []string
+	err := eachTargetEvent(w.tx, del.Target, del.Seq, func(h *m.EventHeader) (bool, error) {
+		if h.RequestID != del.RequestID {
+			return false, nil // a request's events are consecutive: the delete's are done
+		}
+		if h.Action == graph.ActDeviceUnbind && graph.KindOf(h.Target) == graph.KindDevice {
+			keys = append(keys, devKey(h.Target))
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(keys) - 1; i >= 0; i-- { // oldest first, as the delete unbound them
+		key := keys[i]
+		d, err := getDevice(w.tx, key)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d == nil:
+			slog.Warn("restore: device no longer exists; not re-bound", "identity", del.Target, "device", graph.DeviceID(key))
+			continue
+		case d.IdentityID == del.Target:
+			continue
+		case d.IdentityID != "":
+			slog.Warn("restore: device was bound elsewhere meanwhile; not re-bound", "identity", del.Target, "device", d.ID, "bound_to", d.IdentityID)
+			continue
+		}
+		if err := w.bind(key, del.Target); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (db *DB) AddHints(ctx context.Context, text string, fps []graph.Fingerprint, move bool) (*graph.Identity, error) {

@@ -227,7 +227,7 @@ func BenchmarkFind(b *testing.B) {
 		}
 	})
 	b.Run("GraphQL", func(b *testing.B) {
-		q := `query($t: String){ find(text: $t, first: 20){ score node { id ... on Identity { name } } } }`
+		q := `query($t: String){ find(text: $t, first: 20){ edges { score node { id ... on Identity { name } } } } }`
 		durs := make([]time.Duration, 0, b.N)
 		for i := 0; i < b.N; i++ {
 			t0 := time.Now()

@@ -40,10 +40,31 @@
 // # Schema
 //
 // Node (identity, device, note, tag) is the interface behind node(id) and every link to "a
-// node". Lists that can grow are connections (edges{cursor node}, nodes, pageInfo,
-// totalCount) whose page size is capped by Limits.MaxPageSize; cursors are opaque and any
-// edge's cursor can be resumed from. 64-bit numbers (seq, byte counts) are the Int64
-// scalar, sent as decimal strings; times are RFC 3339 (Time); free-form JSON is JSON.
+// node". 64-bit numbers (seq, byte counts) are the Int64 scalar, sent as decimal strings;
+// times are RFC 3339 (Time); free-form JSON is JSON.
+//
+// Lists that can grow are connections (XConnection{edges{cursor node} nodes pageInfo
+// totalCount}) with first and after: the root identities, devices, robots, tags, notes,
+// changelog, unbound and find, and a node's notes and changelog and a tag's nodes. Every
+// one pages through one helper (pageList over page), so they behave alike: cursors are
+// opaque and any edge's cursor can be resumed from; first: 0 reads only totalCount;
+// totalCount is null only where counting is not cheap (a filtered changelog). Lists the
+// service returns whole (robots, tags, unbound, find) page by offset over that one read.
+// find's edges (FindEdge) carry the hit beside its node: kind, name, score, matched.
+// find ranks at most graph.MaxPageSize hits, so its totalCount is capped there.
+//
+// first has one rule everywhere: absent, the field's default (find 20, others
+// graph.DefaultPageSize); 0..Limits.MaxPageSize, that many; below 0 or above the cap, an
+// INVALID error naming the range (never silently cut, so a client asking for more than it
+// gets is told; pageInfo.hasNextPage and endCursor say how to read on).
+//
+// These stay plain lists, because each is a small value list fixed by the node it hangs
+// on and paging it would only add ceremony: an identity's hints and tags, a device's
+// fingerprints, aliases, sources and tags, the root sources (one per hardware source), a
+// match's candidates and explanation, a robot's detected objects and geofence, a bind's
+// hints and conflicts, a tag payload's tags. An identity's devices also stay a list: they
+// are the few incarnations of one physical thing (read with a cap of graph.MaxPageSize);
+// devices(filter: {identity: …}) pages them when needed.
 //
 // # Finder
 //

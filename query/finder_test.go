@@ -127,12 +127,12 @@ fragment TypeRef on __Type {
 func TestFinder_ReadYourWrites(t *testing.T) {
 	e := newEnv(t, query.Options{})
 	e.seed()
-	e.ok(`{ find(text: "jdxi"){ name } }`, nil) // builds the index
+	e.ok(`{ find(text: "jdxi"){ edges { name } } }`, nil) // builds the index
 	for i := 0; i < 20; i++ {
 		name := fmt.Sprintf("Zephyr Looper %d", i)
 		e.ok(`mutation($n: String!){ createIdentity(name: $n){ id } }`, map[string]any{"n": name})
-		d := e.ok(`query($t: String){ find(text: $t, first: 1){ name } }`, map[string]any{"t": name})
-		if get(d, "find.0.name") != name {
+		d := e.ok(`query($t: String){ find(text: $t, first: 1){ edges { name } } }`, map[string]any{"t": name})
+		if get(d, "find.edges.0.name") != name {
 			t.Fatalf("find right after create %q: %v", name, d)
 		}
 	}

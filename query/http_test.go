@@ -92,7 +92,7 @@ func TestHTTP_Hostile(t *testing.T) {
 			return post(t, gql, "application/json", gqlBody(strings.Repeat("{a", 20000)+strings.Repeat("}", 20000), nil))
 		}, 400, graph.ELIMIT},
 		{"deep list literal", func() *http.Request {
-			return post(t, gql, "application/json", gqlBody("{ find(tags: "+strings.Repeat("[", 20000)+strings.Repeat("]", 20000)+"){ name } }", nil))
+			return post(t, gql, "application/json", gqlBody("{ find(tags: "+strings.Repeat("[", 20000)+strings.Repeat("]", 20000)+"){ edges { name } } }", nil))
 		}, 400, graph.ELIMIT},
 		{"deep valid selection", func() *http.Request { return post(t, gql, "application/json", gqlBody(deepFields, nil)) }, 400, graph.ELIMIT},
 		{"thousands of aliases", func() *http.Request {
@@ -122,23 +122,23 @@ func TestHTTP_Hostile(t *testing.T) {
 			return post(t, gql, "application/json", gqlBody(`{ identities(first: 100){ edges { node { tags { nodes(first: 100){ nodes { id ... on Identity { tags { name } } } } } } } } }`, nil))
 		}, 400, graph.ELIMIT},
 		{"enormous string", func() *http.Request {
-			return post(t, gql, "application/json", gqlBody(`{ find(text: "`+strings.Repeat("x", 2<<20)+`"){ name } }`, nil))
+			return post(t, gql, "application/json", gqlBody(`{ find(text: "`+strings.Repeat("x", 2<<20)+`"){ edges { name } } }`, nil))
 		}, 413, graph.ELIMIT},
 		{"enormous variables", func() *http.Request {
-			return post(t, gql, "application/json", gqlBody(`query($t: String){ find(text: $t){ name } }`, map[string]any{"t": strings.Repeat("y", 4<<20)}))
+			return post(t, gql, "application/json", gqlBody(`query($t: String){ find(text: $t){ edges { name } } }`, map[string]any{"t": strings.Repeat("y", 4<<20)}))
 		}, 413, graph.ELIMIT},
 		{"deeply nested variables", func() *http.Request {
 			body := `{"query": "query($f: JSON){ createIdentity: stats { identities } }", "variables": {"f": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}}`
 			return post(t, gql, "application/json", body)
 		}, 400, graph.ELIMIT},
 		{"variables over their limit", func() *http.Request {
-			return post(t, gql, "application/json", gqlBody(`query($t: String){ find(text: $t){ name } }`, map[string]any{"t": strings.Repeat("y", 100<<10)}))
+			return post(t, gql, "application/json", gqlBody(`query($t: String){ find(text: $t){ edges { name } } }`, map[string]any{"t": strings.Repeat("y", 100<<10)}))
 		}, 400, graph.ELIMIT},
 		{"many tokens", func() *http.Request {
-			return post(t, gql, "application/json", gqlBody(`{ find(tags: [`+strings.Repeat(`a `, 25000)+`]){ name } }`, nil))
+			return post(t, gql, "application/json", gqlBody(`{ find(tags: [`+strings.Repeat(`a `, 25000)+`]){ edges { name } } }`, nil))
 		}, 400, graph.ELIMIT},
 		{"long string argument", func() *http.Request {
-			return post(t, gql, "application/json", gqlBody(`{ find(text: "`+strings.Repeat("z", 10000)+`"){ name } }`, nil))
+			return post(t, gql, "application/json", gqlBody(`{ find(text: "`+strings.Repeat("z", 10000)+`"){ edges { name } } }`, nil))
 		}, 200, graph.EINVALID},
 		{"syntax error", func() *http.Request { return post(t, gql, "application/json", gqlBody("{ stats { ", nil)) }, 400, graph.EINVALID},
 		{"unknown field", func() *http.Request { return post(t, gql, "application/json", gqlBody("{ planets { name } }", nil)) }, 400, graph.EINVALID},
@@ -159,7 +159,7 @@ func TestHTTP_Hostile(t *testing.T) {
 		}, 400, graph.EINVALID},
 		{"no query", func() *http.Request { return post(t, gql, "application/json", `{"variables": {}}`) }, 400, graph.EINVALID},
 		{"invalid UTF-8", func() *http.Request {
-			return post(t, gql, "application/json", "{\"query\": \"{ find(text: \\\"\xff\xfe\\\"){ name } }\"}")
+			return post(t, gql, "application/json", "{\"query\": \"{ find(text: \\\"\xff\xfe\\\"){ edges { name } } }\"}")
 		}, 400, graph.EINVALID},
 		{"text/plain", func() *http.Request { return post(t, gql, "text/plain", gqlBody("{ stats { identities } }", nil)) }, 415, graph.EINVALID},
 		{"form post", func() *http.Request {
@@ -242,9 +242,9 @@ func TestHTTP_Hostile(t *testing.T) {
 		})
 	}
 	// Nothing the hostile requests tried to create exists.
-	d := e.ok(`{ find(text: "csrf"){ name } a: find(text: "evil"){ name } b: find(text: "rebind"){ name } c: find(text: "via get"){ name } }`, nil)
+	d := e.ok(`{ find(text: "csrf"){ edges { name } } a: find(text: "evil"){ edges { name } } b: find(text: "rebind"){ edges { name } } c: find(text: "via get"){ edges { name } } }`, nil)
 	for _, k := range []string{"find", "a", "b", "c"} {
-		if l := getList(d, k); len(l) > 0 {
+		if l := getList(d, k+".edges"); len(l) > 0 {
 			t.Errorf("a refused request wrote %v", l)
 		}
 	}

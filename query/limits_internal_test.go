@@ -20,15 +20,15 @@ func TestScanDocument(t *testing.T) {
 		ok   bool
 	}{
 		{"plain", `{ stats { identities } }`, true},
-		{"braces inside a string", `{ find(text: "` + strings.Repeat("{[(", 200) + `"){ name } }`, true},
-		{"braces inside a block string", "{ find(text: \"\"\"" + strings.Repeat("{", 200) + "\\\"\"\" still inside \"\"\"){ name } }", true},
+		{"braces inside a string", `{ find(text: "` + strings.Repeat("{[(", 200) + `"){ edges { name } } }`, true},
+		{"braces inside a block string", "{ find(text: \"\"\"" + strings.Repeat("{", 200) + "\\\"\"\" still inside \"\"\"){ edges { name } } }", true},
 		{"braces inside a comment", "# " + strings.Repeat("{", 200) + "\n{ stats { identities } }", true},
-		{"escaped quote in a string", `{ find(text: "a\"{{{{"){ name } }`, true},
+		{"escaped quote in a string", `{ find(text: "a\"{{{{"){ edges { name } } }`, true},
 		{"nesting at the limit", strings.Repeat("{", 64) + strings.Repeat("}", 64), true},
 		{"nesting past the limit", strings.Repeat("{", 65) + strings.Repeat("}", 65), false},
-		{"list nesting", "{ find(tags: " + strings.Repeat("[", 80) + strings.Repeat("]", 80) + ") { name } }", false},
-		{"too many tokens", "{ find(tags: [" + strings.Repeat("a ", 20001) + "]) { name } }", false},
-		{"too big", "{ find(text: \"" + strings.Repeat("x", 64<<10) + "\") { name } }", false},
+		{"list nesting", "{ find(tags: " + strings.Repeat("[", 80) + strings.Repeat("]", 80) + ") { edges { name } } }", false},
+		{"too many tokens", "{ find(tags: [" + strings.Repeat("a ", 20001) + "]) { edges { name } } }", false},
+		{"too big", "{ find(text: \"" + strings.Repeat("x", 64<<10) + "\") { edges { name } } }", false},
 	} {
 		err := scanDocument(c.doc, l)
 		if (err == nil) != c.ok {

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"strconv"
 	"strings"
+
+	"github.com/graphql-go/graphql"
 )
 
 // connection is one page of a list, ready for the XConnection types.
@@ -18,6 +20,7 @@ type connection struct {
 type edge struct {
 	cursor string
 	node   any
+	item   any // the item the edge was made from (find: *findHit), for extra edge fields
 }
 
 // fetchFunc reads one page from the service: the items after a store cursor, the total
@@ -81,7 +84,10 @@ func page(ctx context.Context, first int, after string, fetch fetchFunc) (*conne
 	}
 	c := &connection{edges: make([]edge, len(items)), hasNext: next != ""}
 	for i, it := range items {
-		c.edges[i] = edge{cursor: encodeCursor(storeAfter, i+1), node: it}
+		c.edges[i] = edge{cursor: encodeCursor(storeAfter, i+1), node: it, item: it}
+		if e, ok := it.(edgeItem); ok {
+			c.edges[i].node = e.edgeNode()
+		}
 	}
 	if next != "" {
 		c.end = encodeCursor(next, 0)
@@ -98,4 +104,58 @@ func page(ctx context.Context, first int, after string, fetch fetchFunc) (*conne
 		c.total = &t
 	}
 	return c, nil
+}
+
+// edgeItem is an item that carries more than its node: the edge shows the item's extra
+// fields (find's score and matched positions) and its node.
+type edgeItem interface{ edgeNode() any }
+
+// listFetch reads up to n items of one list after a store cursor: the items, the total
+// when it is cheap (-1 when not) and the store cursor of the next page ("" on the last).
+// n is at least 1.
+type listFetch[T any] func(ctx context.Context, after string, n int) (items []T, total int, next string, err error)
+
+// pageList is the one way every list field pages, so paging behaves the same everywhere:
+// it reads first (b.first: default def, 0..Limits.MaxPageSize, else INVALID) and after,
+// and pages fetch. With first: 0 it reads one item only for the total.
+func pageList[T any](ctx context.Context, b *builder, p graphql.ResolveParams, def int, fetch listFetch[T]) (*connection, error) {
+	first, err := b.first(p, def)
+	if err != nil {
+		return nil, err
+	}
+	return page(ctx, first, argString(p, "after"), func(ctx context.Context, after string, n int) ([]any, int, string, error) {
+		items, total, next, err := fetch(ctx, after, max(n, 1))
+		if err != nil {
+			return nil, 0, "", err
+		}
+		if n == 0 {
+			return nil, total, after, nil
+		}
+		out := make([]any, len(items))
+		for i, x := range items {
+			out[i] = x
+		}
+		return out, total, next, nil
+	})
+}
+
+// sliceFetch pages a list the service returns whole (robots, unbound devices, tags, find
+// hits): the store cursor is the decimal offset into all, and the total is len(all).
+func sliceFetch[T any](all []T) listFetch[T] {
+	return func(ctx context.Context, after string, n int) ([]T, int, string, error) {
+		off := 0
+		if after != "" {
+			o, err := strconv.Atoi(after)
+			if err != nil || o < 0 {
+				return nil, 0, "", invalidArg("after", "after is not a cursor of this list; pass a cursor or pageInfo.endCursor from a previous page of the same list")
+			}
+			off = min(o, len(all))
+		}
+		end := min(off+n, len(all))
+		next := ""
+		if end < len(all) {
+			next = strconv.Itoa(end)
+		}
+		return all[off:end], len(all), next, nil
+	}
 }

@@ -275,7 +275,7 @@ func TestReadView_LiveQueriesWhilePollerWrites(t *testing.T) {
 			}
 		}
 	}()
-	q := `{ devices(filter: {all: true}){ totalCount nodes { id present match { confidence } } } unbound { id } sources { name ok }
+	q := `{ devices(filter: {all: true}){ totalCount nodes { id present match { confidence } } } unbound { nodes { id } } sources { name ok }
 		d: device(id:"usb:3-3.2"){ id } identities(first: 3){ totalCount } }`
 	var wq sync.WaitGroup
 	for w := 0; w < 3; w++ {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/graphql-go/graphql"
@@ -43,16 +44,22 @@ var eventFilterInput = graphql.NewInputObject(graphql.InputObjectConfig{
 func (b *builder) queryType() *graphql.Object {
 	identityConnection := connectionType("Identity", b.identity, "Identities matching the filter.")
 	deviceConnection := connectionType("Device", b.device, "Devices matching the filter.")
-	findHitType := graphql.NewObject(graphql.ObjectConfig{
-		Name:        "FindHit",
-		Description: "One result of find, best first.",
-		Fields: graphql.Fields{
-			"node":    field(nonNull(b.nodeIface), "", func(h *findHit) any { return h.node }),
-			"kind":    field(nonNull(graphql.String), "identity, device or robot.", func(h *findHit) any { return h.hit.Kind }),
-			"name":    field(nonNull(graphql.String), "", func(h *findHit) any { return h.hit.Name }),
-			"score":   field(nonNull(graphql.Float), "Fuzzy score; higher is better (it grows fast with runs of adjacent matches).", func(h *findHit) any { return float64(h.hit.Score) }),
-			"matched": field(listOf(graphql.Int), "Byte offsets of the name that matched the text.", func(h *findHit) any { return h.hit.Matched }),
-		},
+	robotConnection := connectionType("Robot", b.robot, "Robots connected.")
+	tagConnection := connectionType("Tag", b.tag, "Tags listed.")
+	hit := func(get func(h *findHit) any) func(e edge) any {
+		return func(e edge) any {
+			h, _ := e.item.(*findHit)
+			if h == nil {
+				return nil
+			}
+			return get(h)
+		}
+	}
+	findConnection := connectionType("Find", b.nodeIface, fmt.Sprintf("Hits in all pages (find reads at most %d: that many means at least that many).", graph.MaxPageSize), graphql.Fields{
+		"kind":    field(nonNull(graphql.String), "identity, device or robot.", hit(func(h *findHit) any { return h.hit.Kind })),
+		"name":    field(nonNull(graphql.String), "The name that matched.", hit(func(h *findHit) any { return h.hit.Name })),
+		"score":   field(nonNull(graphql.Float), "Fuzzy score; higher is better (it grows fast with runs of adjacent matches).", hit(func(h *findHit) any { return float64(h.hit.Score) })),
+		"matched": field(listOf(graphql.Int), "Byte offsets of the name that matched the text.", hit(func(h *findHit) any { return nonNilInts(h.hit.Matched) })),
 	})
 	idArg := graphql.FieldConfigArgument{"id": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.ID), Description: "Full id, bare slug or device ref."}}
 
@@ -74,22 +81,10 @@ func (b *builder) queryType() *graphql.Object {
 					if err != nil {
 						return nil, err
 					}
-					first, err := b.first(p, graph.DefaultPageSize)
-					if err != nil {
-						return nil, err
-					}
-					return page(ctx, first, argString(p, "after"), func(ctx context.Context, after string, n int) ([]any, int, string, error) {
+					return pageList(ctx, b, p, graph.DefaultPageSize, func(ctx context.Context, after string, n int) ([]*graph.Identity, int, string, error) {
 						g := f
-						g.First, g.After = max(n, 1), after
-						ids, total, next, err := b.svc.FindIdentities(ctx, g)
-						if n == 0 {
-							return nil, total, after, err
-						}
-						out := make([]any, len(ids))
-						for i, x := range ids {
-							out[i] = x
-						}
-						return out, total, next, err
+						g.First, g.After = n, after
+						return b.svc.FindIdentities(ctx, g)
 					})
 				})},
 			"device": {Type: b.device, Args: idArg, Description: "One device by id, key or ref, with its match.",
@@ -100,43 +95,36 @@ func (b *builder) queryType() *graphql.Object {
 				Args: withArgs(pageArgs, graphql.FieldConfigArgument{"filter": &graphql.ArgumentConfig{Type: deviceFilterInput}}),
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					f := deviceFilter(p.Args["filter"])
-					first, err := b.first(p, graph.DefaultPageSize)
+					return pageList(ctx, b, p, graph.DefaultPageSize, func(ctx context.Context, after string, n int) ([]*graph.DeviceView, int, string, error) {
+						g := f
+						g.First, g.After = n, after
+						return b.svc.Devices(ctx, g)
+					})
+				})},
+			"robots": {Type: nonNull(robotConnection), Args: pageArgs, Description: "Robots connected, by ref.",
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					rs, err := b.svc.Robots(ctx)
 					if err != nil {
 						return nil, err
 					}
-					return page(ctx, first, argString(p, "after"), func(ctx context.Context, after string, n int) ([]any, int, string, error) {
-						g := f
-						g.First, g.After = max(n, 1), after
-						devs, total, next, err := b.svc.Devices(ctx, g)
-						if n == 0 {
-							return nil, total, after, err
-						}
-						out := make([]any, len(devs))
-						for i, x := range devs {
-							out[i] = x
-						}
-						return out, total, next, err
-					})
+					return pageList(ctx, b, p, graph.DefaultPageSize, sliceFetch(rs))
 				})},
-			"robots": {Type: listOf(b.robot), Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
-				return b.svc.Robots(ctx)
-			})},
 			"robot": {Type: b.robot, Args: idArg, Description: "A robot by identity, device id or ref (robot:<name>).",
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					return b.svc.Robot(ctx, argString(p, "id"))
 				})},
-			"tags": {Type: listOf(b.tag), Description: "Tags in use with their counts, plus the seeded vocabulary unless inUse.",
-				Args: graphql.FieldConfigArgument{
+			"tags": {Type: nonNull(tagConnection), Description: "Tags in use with their counts, plus the seeded vocabulary unless inUse, by name.",
+				Args: withArgs(pageArgs, graphql.FieldConfigArgument{
 					"namespace": &graphql.ArgumentConfig{Type: graphql.String, Description: "e.g. role"},
 					"inUse":     &graphql.ArgumentConfig{Type: graphql.Boolean, Description: "Only tags on at least one node."},
-				},
+				}),
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					inUse, _ := p.Args["inUse"].(bool)
 					tcs, err := b.svc.FindTags(ctx, graph.TagFilter{Namespace: argString(p, "namespace"), InUse: inUse})
 					if err != nil {
 						return nil, err
 					}
-					return sortedTags(tcs), nil
+					return pageList(ctx, b, p, graph.DefaultPageSize, sliceFetch(sortedTags(tcs)))
 				})},
 			"notes": {Type: nonNull(b.noteConnection()), Description: "Notes newest first, on one target or everywhere.",
 				Args: withArgs(pageArgs, graphql.FieldConfigArgument{
@@ -151,37 +139,46 @@ func (b *builder) queryType() *graphql.Object {
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					return b.eventsConn(ctx, p, eventFilter(p.Args["filter"]))
 				})},
-			"unbound": {Type: listOf(b.device), Description: "Present devices without a binding or a high, unambiguous match, with their best candidate.",
+			"unbound": {Type: nonNull(deviceConnection), Args: pageArgs, Description: "Present devices without a binding or a high, unambiguous match, with their best candidate.",
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
-					return b.svc.Unbound(ctx)
+					devs, err := b.svc.Unbound(ctx)
+					if err != nil {
+						return nil, err
+					}
+					return pageList(ctx, b, p, graph.DefaultPageSize, sliceFetch(devs))
 				})},
-			"find": {Type: listOf(findHitType), Description: "Fuzzy search over identity and device names, best first; tags (all of them) and kind narrow it.",
-				Args: graphql.FieldConfigArgument{
+			"find": {Type: nonNull(findConnection), Description: "Fuzzy search over identity and device names, best first; tags (all of them) and kind narrow it. Each edge carries the hit's score and matched positions.",
+				Args: withArgs(pageArgs, graphql.FieldConfigArgument{
 					"text":  &graphql.ArgumentConfig{Type: graphql.String, Description: "Letters of the name in order, e.g. jdxi."},
 					"tags":  &graphql.ArgumentConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String))},
 					"kind":  &graphql.ArgumentConfig{Type: graphql.String, Description: "identity, device or robot."},
-					"first": &graphql.ArgumentConfig{Type: graphql.Int, Description: "At most this many (default 20)."},
-				},
+					"first": &graphql.ArgumentConfig{Type: graphql.Int, Description: "Page size, 0 up to the server's cap (above it is an INVALID error); default 20."},
+				}),
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
-					first, err := b.first(p, 20)
+					// Finder ranks at most graph.MaxPageSize hits; pages are slices of them, and a
+					// hit's node is read only when its page is.
+					hits, err := b.finder.Find(ctx, FindQuery{Text: argString(p, "text"), Tags: argStrings(p.Args["tags"]), Kind: argString(p, "kind"), First: graph.MaxPageSize})
 					if err != nil {
 						return nil, err
 					}
-					hits, err := b.finder.Find(ctx, FindQuery{Text: argString(p, "text"), Tags: argStrings(p.Args["tags"]), Kind: argString(p, "kind"), First: first})
-					if err != nil {
-						return nil, err
-					}
-					out := make([]any, 0, len(hits))
-					for _, h := range hits {
-						n, err := b.loadNodeOrNil(ctx, h.ID)
+					all := sliceFetch(hits)
+					return pageList(ctx, b, p, 20, func(ctx context.Context, after string, n int) ([]*findHit, int, string, error) {
+						page, total, next, err := all(ctx, after, n)
 						if err != nil {
-							return nil, err
+							return nil, 0, "", err
 						}
-						if n != nil {
-							out = append(out, &findHit{hit: h, node: n})
+						out := make([]*findHit, 0, len(page))
+						for _, h := range page {
+							node, err := b.loadNodeOrNil(ctx, h.ID)
+							if err != nil {
+								return nil, 0, "", err
+							}
+							if node != nil {
+								out = append(out, &findHit{hit: h, node: node})
+							}
 						}
-					}
-					return out, nil
+						return out, total, next, nil
+					})
 				})},
 			"match": {Type: nonNull(b.matchType()), Description: "How fingerprints read against the identities: score, confidence, explanation.",
 				Args: graphql.FieldConfigArgument{"fingerprints": &graphql.ArgumentConfig{Type: graphql.NewNonNull(graphql.NewList(graphql.NewNonNull(fingerprintInput)))}},

@@ -34,11 +34,13 @@ type tagNode struct {
 	known  bool // count and seeded are filled
 }
 
-// findHit is one result of find.
+// findHit is one result of find: the edge shows the hit, its node the node.
 type findHit struct {
 	hit  FindHit
 	node any
 }
+
+func (h *findHit) edgeNode() any { return h.node }
 
 // builder holds what resolvers need.
 type builder struct {
@@ -89,17 +91,18 @@ func (b *builder) resolve(fn func(ctx context.Context, p graphql.ResolveParams) 
 	}
 }
 
-// first reads the first argument, clamped to the server's page cap.
+// first reads the first argument of a list field: def when absent, else 0..MaxPageSize;
+// either side of that range is an INVALID error naming the range (never silently cut).
 func (b *builder) first(p graphql.ResolveParams, def int) (int, error) {
 	n, ok := p.Args["first"].(int)
 	if !ok {
-		return def, nil
+		return min(def, b.limits.MaxPageSize), nil
 	}
 	if n < 0 {
-		return 0, invalidArg("first", "first=%d: want 0..%d", n, b.limits.MaxPageSize)
+		return 0, invalidArg("first", "first=%d is negative: want 0..%d (0 reads only totalCount)", n, b.limits.MaxPageSize)
 	}
 	if n > b.limits.MaxPageSize {
-		n = b.limits.MaxPageSize
+		return 0, invalidArg("first", "first=%d is above this server's page size cap of %d: ask for at most %d and read on with after: pageInfo.endCursor", n, b.limits.MaxPageSize, b.limits.MaxPageSize)
 	}
 	return n, nil
 }
@@ -137,7 +140,7 @@ func field[T any](t graphql.Output, desc string, get func(T) any) *graphql.Field
 }
 
 var pageArgs = graphql.FieldConfigArgument{
-	"first": &graphql.ArgumentConfig{Type: graphql.Int, Description: "Page size; cut to the server's cap (default 50)."},
+	"first": &graphql.ArgumentConfig{Type: graphql.Int, Description: "Page size, 0 up to the server's cap (default 100; above it is an INVALID error); default 50."},
 	"after": &graphql.ArgumentConfig{Type: graphql.String, Description: "Cursor from pageInfo.endCursor (or an edge) of the previous page."},
 }
 
@@ -160,15 +163,19 @@ var pageInfoType = graphql.NewObject(graphql.ObjectConfig{
 	},
 })
 
-// connectionType makes XConnection and XEdge for a node type.
-func connectionType(name string, node graphql.Output, totalDesc string) *graphql.Object {
-	edgeType := graphql.NewObject(graphql.ObjectConfig{
-		Name: name + "Edge",
-		Fields: graphql.Fields{
-			"cursor": field(nonNull(graphql.String), "Resume after this edge.", func(e edge) any { return e.cursor }),
-			"node":   field(nonNull(node), "", func(e edge) any { return e.node }),
-		},
-	})
+// connectionType makes XConnection and XEdge for a node type; edgeFields, when given, are
+// more fields of the edge, resolved from the edge (edge.item is the item it was made from).
+func connectionType(name string, node graphql.Output, totalDesc string, edgeFields ...graphql.Fields) *graphql.Object {
+	fields := graphql.Fields{
+		"cursor": field(nonNull(graphql.String), "Resume after this edge.", func(e edge) any { return e.cursor }),
+		"node":   field(nonNull(node), "", func(e edge) any { return e.node }),
+	}
+	for _, more := range edgeFields {
+		for k, f := range more {
+			fields[k] = f
+		}
+	}
+	edgeType := graphql.NewObject(graphql.ObjectConfig{Name: name + "Edge", Fields: fields})
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name: name + "Connection",
 		Fields: graphql.Fields{
@@ -369,49 +376,25 @@ func (b *builder) identityOrNil(ctx context.Context, id string) (any, error) {
 }
 
 func (b *builder) notesConn(ctx context.Context, p graphql.ResolveParams, target string) (any, error) {
-	first, err := b.first(p, graph.DefaultPageSize)
-	if err != nil {
-		return nil, err
-	}
 	kind := argString(p, "kind")
-	return page(ctx, first, argString(p, "after"), func(ctx context.Context, after string, n int) ([]any, int, string, error) {
-		if n == 0 {
-			_, total, _, err := b.svc.FindNotes(ctx, graph.NoteFilter{Target: target, Kind: kind, First: 1})
-			return nil, total, after, err
-		}
-		notes, total, next, err := b.svc.FindNotes(ctx, graph.NoteFilter{Target: target, Kind: kind, First: n, After: after})
-		out := make([]any, len(notes))
-		for i, x := range notes {
-			out[i] = x
-		}
-		return out, total, next, err
+	return pageList(ctx, b, p, graph.DefaultPageSize, func(ctx context.Context, after string, n int) ([]*graph.Note, int, string, error) {
+		return b.svc.FindNotes(ctx, graph.NoteFilter{Target: target, Kind: kind, First: n, After: after})
 	})
 }
 
 func (b *builder) eventsConn(ctx context.Context, p graphql.ResolveParams, f graph.EventFilter) (any, error) {
-	first, err := b.first(p, graph.DefaultPageSize)
-	if err != nil {
-		return nil, err
-	}
 	unfiltered := f == (graph.EventFilter{})
-	return page(ctx, first, argString(p, "after"), func(ctx context.Context, after string, n int) ([]any, int, string, error) {
+	return pageList(ctx, b, p, graph.DefaultPageSize, func(ctx context.Context, after string, n int) ([]*graph.Event, int, string, error) {
 		total := -1
 		if unfiltered {
 			if st, err := b.svc.Stats(ctx); err == nil {
 				total = int(st.Events)
 			}
 		}
-		if n == 0 {
-			return nil, total, after, nil
-		}
 		g := f
 		g.First, g.After = n, after
 		evs, next, err := b.svc.FindEvents(ctx, g)
-		out := make([]any, len(evs))
-		for i, x := range evs {
-			out[i] = x
-		}
-		return out, total, next, err
+		return evs, total, next, err
 	})
 }
 
@@ -577,16 +560,8 @@ func (b *builder) buildTypes() {
 				})},
 				"nodes": {Type: nonNull(nodeConnection), Args: pageArgs, Description: "Identities and devices carrying it.",
 					Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
-						first, err := b.first(p, graph.DefaultPageSize)
-						if err != nil {
-							return nil, err
-						}
 						tag := p.Source.(*tagNode).name
-						return page(ctx, first, argString(p, "after"), func(ctx context.Context, after string, n int) ([]any, int, string, error) {
-							if n == 0 {
-								_, total, _, err := b.svc.FindTagged(ctx, tag, 1, "")
-								return nil, total, after, err
-							}
+						return pageList(ctx, b, p, graph.DefaultPageSize, func(ctx context.Context, after string, n int) ([]any, int, string, error) {
 							ids, total, next, err := b.svc.FindTagged(ctx, tag, n, after)
 							if err != nil {
 								return nil, 0, "", err
@@ -836,4 +811,11 @@ func sortedTags(tcs []graph.TagCount) []any {
 		out[i] = &tagNode{name: tc.Tag, count: tc.Count, seeded: tc.Seeded, known: true}
 	}
 	return out
+}
+
+func nonNilInts(s []int) []int {
+	if s == nil {
+		return []int{}
+	}
+	return s
 }

@@ -101,20 +101,20 @@ func TestSchema_RootFields(t *testing.T) {
 	})
 
 	t.Run("tags", func(t *testing.T) {
-		d := e.ok(`{ all: tags { name count seeded } ns: tags(namespace:"role"){ name count } used: tags(inUse:true){ name count } }`, nil)
+		d := e.ok(`{ all: tags(first: 100){ totalCount nodes { name count seeded } } ns: tags(namespace:"role"){ nodes { name count } } used: tags(inUse:true){ nodes { name count } } }`, nil)
 		counts := map[string]float64{}
-		for _, x := range getList(d, "used") {
+		for _, x := range getList(d, "used.nodes") {
 			counts[get(x, "name").(string)] = get(x, "count").(float64)
 		}
 		if counts["project:live-set"] != 40 || counts["role:synth"] != 1 || counts["location:desk"] != 1 {
 			t.Errorf("in-use counts=%v", counts)
 		}
-		for _, x := range getList(d, "ns") {
+		for _, x := range getList(d, "ns.nodes") {
 			if !strings.HasPrefix(get(x, "name").(string), "role:") {
 				t.Errorf("tags(namespace: role) gave %v", get(x, "name"))
 			}
 		}
-		if len(getList(d, "all")) <= len(getList(d, "used")) {
+		if get(d, "all.totalCount").(float64) <= float64(len(getList(d, "used.nodes"))) {
 			t.Errorf("tags without inUse should include the seeded vocabulary")
 		}
 	})
@@ -148,9 +148,9 @@ func TestSchema_RootFields(t *testing.T) {
 	})
 
 	t.Run("unbound", func(t *testing.T) {
-		d := e.ok(`{ unbound { ref name match { confidence candidates { identityId score } } fingerprints { kind } } }`, nil)
+		d := e.ok(`{ unbound { totalCount nodes { ref name match { confidence candidates { identityId score } } fingerprints { kind } } } }`, nil)
 		refs := map[string]bool{}
-		for _, x := range getList(d, "unbound") {
+		for _, x := range getList(d, "unbound.nodes") {
 			refs[get(x, "ref").(string)] = true
 		}
 		if refs["usb:3-3.2"] {
@@ -162,26 +162,26 @@ func TestSchema_RootFields(t *testing.T) {
 	})
 
 	t.Run("find", func(t *testing.T) {
-		d := e.ok(`{ a: find(text:"jdxi"){ kind name score matched node { id } }
-			b: find(text:"filler 01", first: 3){ name }
-			c: find(text:"", tags:["project:live-set"], kind:"identity", first: 100){ name }
-			d: find(text:"jd", kind:"device"){ kind node { id } } }`, nil)
-		if get(d, "a.0.node.id") != "identity:jdxi" && get(d, "a.0.kind") != "device" {
-			t.Errorf("find jdxi best=%v", get(d, "a.0"))
+		d := e.ok(`{ a: find(text:"jdxi"){ edges { kind name score matched node { id } } }
+			b: find(text:"filler 01", first: 3){ edges { name } }
+			c: find(text:"", tags:["project:live-set"], kind:"identity", first: 100){ totalCount edges { name } }
+			d: find(text:"jd", kind:"device"){ edges { kind node { id } } } }`, nil)
+		if get(d, "a.edges.0.node.id") != "identity:jdxi" && get(d, "a.edges.0.kind") != "device" {
+			t.Errorf("find jdxi best=%v", get(d, "a.edges.0"))
 		}
-		if n := len(getList(d, "b")); n != 3 {
+		if n := len(getList(d, "b.edges")); n != 3 {
 			t.Errorf("first:3 gave %d", n)
 		}
-		if n := len(getList(d, "c")); n != 40 {
+		if n := len(getList(d, "c.edges")); n != 40 {
 			t.Errorf("tag filter gave %d, want 40", n)
 		}
-		for _, x := range getList(d, "d") {
+		for _, x := range getList(d, "d.edges") {
 			if get(x, "kind") != "device" {
 				t.Errorf("kind filter leaked %v", x)
 			}
 		}
-		e.fail(graph.EINVALID, `{ find(text:"x", kind:"planet"){ name } }`, nil)
-		e.fail(graph.EINVALID, `{ find(text:"x", tags:["no tag"]){ name } }`, nil)
+		e.fail(graph.EINVALID, `{ find(text:"x", kind:"planet"){ edges { name } } }`, nil)
+		e.fail(graph.EINVALID, `{ find(text:"x", tags:["no tag"]){ edges { name } } }`, nil)
 	})
 
 	t.Run("match", func(t *testing.T) {
@@ -312,6 +312,38 @@ func TestSchema_Paging(t *testing.T) {
 		}
 	})
 
+	// Lists the service returns whole (find hits, tags, unbound devices) page the same way.
+	t.Run("find", func(t *testing.T) {
+		q := `query($first: Int, $after: String){ find(text: "", tags: ["project:live-set"], kind: "identity", first: $first, after: $after){ totalCount edges { cursor score node { id } } pageInfo { hasNextPage endCursor } } }`
+		ids, total := walk(t, q, nil, "find", 7)
+		if len(ids) != 40 || total != float64(40) {
+			t.Fatalf("walked %d hits, total %v; want 40", len(ids), total)
+		}
+		unique(t, ids)
+		one := e.ok(q, map[string]any{"first": 100})
+		for i, ed := range getList(one, "find.edges") {
+			if fmt.Sprint(get(ed, "node.id")) != ids[i] {
+				t.Fatalf("hit %d: one page gives %v, paging gives %s", i, get(ed, "node.id"), ids[i])
+			}
+		}
+	})
+	t.Run("tags", func(t *testing.T) {
+		q := `query($first: Int, $after: String){ tags(first: $first, after: $after){ totalCount edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }`
+		ids, total := walk(t, q, nil, "tags", 4)
+		if fmt.Sprint(len(ids)) != fmt.Sprint(total) || len(ids) < 5 {
+			t.Fatalf("walked %d tags, total %v", len(ids), total)
+		}
+		unique(t, ids)
+	})
+	t.Run("unbound", func(t *testing.T) {
+		q := `query($first: Int, $after: String){ unbound(first: $first, after: $after){ totalCount edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }`
+		ids, total := walk(t, q, nil, "unbound", 1)
+		if fmt.Sprint(len(ids)) != fmt.Sprint(total) || len(ids) < 2 {
+			t.Fatalf("walked %d unbound devices, total %v", len(ids), total)
+		}
+		unique(t, ids)
+	})
+
 	t.Run("devices all", func(t *testing.T) {
 		ids, total := walk(t, `query($first: Int, $after: String){ devices(first: $first, after: $after, filter: {all: true}){ totalCount edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }`, nil, "devices", 3)
 		if fmt.Sprint(len(ids)) != fmt.Sprint(total) || len(ids) == 0 {
@@ -321,11 +353,25 @@ func TestSchema_Paging(t *testing.T) {
 	})
 
 	t.Run("page cap", func(t *testing.T) {
-		d := e.ok(`{ identities(first: 100000){ edges { node { id } } } }`, nil)
-		if n := len(getList(d, "identities.edges")); n != e.exec.Limits().MaxPageSize {
-			t.Errorf("first: 100000 gave %d edges, want the cap %d", n, e.exec.Limits().MaxPageSize)
+		// first outside 0..MaxPageSize is INVALID on every list field, both directions.
+		max := e.exec.Limits().MaxPageSize
+		d := e.ok(fmt.Sprintf(`{ identities(first: %d){ edges { node { id } } } }`, max), nil)
+		if n := len(getList(d, "identities.edges")); n != max {
+			t.Errorf("first: %d gave %d edges, want %d", max, n, max)
 		}
-		e.fail(graph.EINVALID, `{ identities(first: -1){ totalCount } }`, nil)
+		for _, q := range []string{
+			`{ identities(first: 100000){ totalCount } }`, `{ identities(first: -1){ totalCount } }`,
+			`{ devices(first: 100000){ totalCount } }`, `{ notes(first: -5){ totalCount } }`,
+			`{ changelog(first: 100000){ totalCount } }`, `{ find(text: "jd", first: -5){ totalCount } }`,
+			`{ find(text: "jd", first: 100000){ totalCount } }`, `{ robots(first: 100000){ totalCount } }`,
+			`{ unbound(first: -1){ totalCount } }`, `{ tags(first: 100000){ totalCount } }`,
+			`{ tag: node(id: "tag:role:synth"){ ... on Tag { nodes(first: 100000){ totalCount } } } }`,
+		} {
+			msg := e.fail(graph.EINVALID, q, nil)
+			if !strings.Contains(msg, fmt.Sprint(max)) {
+				t.Errorf("%s: message %q does not name the cap %d", q, msg, max)
+			}
+		}
 	})
 }
 
@@ -662,7 +708,7 @@ func TestSchema_Golden(t *testing.T) {
 	golden(t, "identity_jdxi.json", e.do(`{ identity(id:"jdxi"){ id name data hints { kind value class } tags { name count seeded }
 		notes { totalCount nodes { kind body author time } }
 		devices { ref name sources present boundBy fingerprints { kind value } match { confidence score summary explanation { kind value class weight note } } } } }`, nil))
-	golden(t, "unbound.json", e.do(`{ unbound { ref name source fingerprints { kind value } match { confidence score summary candidates { identityId score confidence } } } }`, nil))
+	golden(t, "unbound.json", e.do(`{ unbound { totalCount pageInfo { hasNextPage } nodes { ref name source fingerprints { kind value } match { confidence score summary candidates { identityId score confidence } } } } }`, nil))
 	golden(t, "changelog_jdxi.json", e.do(`{ changelog(filter: {target: "identity:jdxi"}){ totalCount nodes { seq time actor action targetId before after } } }`, nil))
 
 	sdl := e.exec.SDL()
@@ -699,9 +745,9 @@ func TestSchema_Robots(t *testing.T) {
 	if get(d, "bind.identity.id") != "identity:rover" {
 		t.Fatalf("bind robot: %v", d)
 	}
-	d = run(`{ robots { ref name state armed battery pose { x y heading } gripper params { maxSpeed arrivalThreshold geofence { x } } identity { id } device { ref } }
+	d = run(`{ robots { totalCount nodes { ref name state armed battery pose { x y heading } gripper params { maxSpeed arrivalThreshold geofence { x } } identity { id } device { ref } } }
 		robot(id: "rover"){ ref detect { id kind distance } } }`, nil)
-	if l := getList(d, "robots"); len(l) != 1 || get(l[0], "identity.id") != "identity:rover" || get(l[0], "device.ref") != "robot:scout" || get(l[0], "armed") != false {
+	if l := getList(d, "robots.nodes"); len(l) != 1 || get(l[0], "identity.id") != "identity:rover" || get(l[0], "device.ref") != "robot:scout" || get(l[0], "armed") != false {
 		t.Fatalf("robots: %v", l)
 	}
 	if get(d, "robot.detect.0.id") != "cup" {

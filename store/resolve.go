@@ -123,11 +123,19 @@ func notFound(tx *bolt.Tx, text string, k graph.Kind, local string) error {
 	return graph.FieldErrorf(graph.ENOTFOUND, "id", "%s", msg)
 }
 
-// suggestBudget bounds how many keys a suggestion looks at.
-const suggestBudget = 2000
+// suggestBudget bounds how many keys a suggestion measures by edit distance;
+// containBudget bounds how many keys per bucket it checks (cheaply) for containing the
+// typed text or its tokens, so an unknown id costs a bounded scan even in a large file.
+const (
+	suggestBudget = 2000
+	containBudget = 250_000
+)
 
-// suggest returns the closest existing id of kind k to local: keys sharing the longest
-// prefix (found by seeking) and, within a bounded scan, the smallest edit distance.
+// suggest returns the closest existing id of kind k to local: a key within a small edit
+// distance (neighbours of where local would sort, and the first suggestBudget keys), else
+// the shortest key containing local (at least 3 bytes), else the shortest key containing
+// each of local's tokens (split at '-', '_', ':', '.', ' ', '/'), among the first
+// containBudget keys of each bucket.
 func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 	var buckets [][]byte
 	prefix := string(k) + ":"
@@ -141,6 +149,12 @@ func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 	default:
 		return ""
 	}
+	name := func(b []byte, key []byte) string {
+		if bytes.Equal(b, m.BucketRefs) {
+			return string(key) // a ref is itself a valid way to name a device
+		}
+		return prefix + string(key)
+	}
 	best, bestD := "", 1<<30
 	consider := func(b []byte, key []byte) {
 		cand := string(key)
@@ -149,38 +163,81 @@ func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 			d-- // a shared prefix is a strong hint
 		}
 		if d < bestD {
-			full := prefix + cand
-			if bytes.Equal(b, m.BucketRefs) {
-				full = cand // a ref is itself a valid way to name a device
-			}
-			best, bestD = full, d
+			best, bestD = name(b, key), d
 		}
 	}
-	for _, name := range buckets {
-		bk := tx.Bucket(name)
+	lower := []byte(strings.ToLower(local))
+	var tokens [][]byte
+	for _, t := range strings.FieldsFunc(string(lower), func(r rune) bool { return strings.ContainsRune("-_:./ ", r) }) {
+		if len(t) >= 2 {
+			tokens = append(tokens, []byte(t))
+		}
+	}
+	if len(tokens) < 2 {
+		tokens = nil // one token is the whole text: the substring check covers it
+	}
+	sub, subLen := "", 1<<30
+	tok, tokLen := "", 1<<30
+	var low []byte
+	contain := func(b []byte, key []byte) {
+		if len(key) >= subLen && len(key) >= tokLen {
+			return
+		}
+		low = append(low[:0], key...)
+		for i, c := range low {
+			if 'A' <= c && c <= 'Z' {
+				low[i] = c + 'a' - 'A'
+			}
+		}
+		if len(lower) >= 3 && len(key) < subLen && bytes.Contains(low, lower) {
+			sub, subLen = name(b, key), len(key)
+			return
+		}
+		if tokens == nil || len(key) >= tokLen {
+			return
+		}
+		for _, t := range tokens {
+			if !bytes.Contains(low, t) {
+				return
+			}
+		}
+		tok, tokLen = name(b, key), len(key)
+	}
+	for _, bn := range buckets {
+		bk := tx.Bucket(bn)
 		c := bk.Cursor()
 		// neighbours of where local would sort
 		key, _ := c.Seek([]byte(local))
 		for i := 0; i < 5 && key != nil; i++ {
-			consider(name, key)
+			consider(bn, key)
 			key, _ = c.Next()
 		}
 		c.Seek([]byte(local))
 		key, _ = c.Prev()
 		for i := 0; i < 5 && key != nil; i++ {
-			consider(name, key)
+			consider(bn, key)
 			key, _ = c.Prev()
 		}
 		n := 0
-		for key, _ := c.First(); key != nil && n < suggestBudget; key, _ = c.Next() {
-			consider(name, key)
+		for key, _ := c.First(); key != nil && n < containBudget; key, _ = c.Next() {
+			if n < suggestBudget {
+				consider(bn, key)
+			}
+			contain(bn, key)
 			n++
 		}
 	}
-	if bestD > len(local)/2+2 {
-		return ""
+	switch {
+	case bestD <= 1 && best != "":
+		return best // a typo or a prefix
+	case sub != "":
+		return sub
+	case bestD <= len(local)/2+2 && best != "":
+		return best
+	case tok != "":
+		return tok
 	}
-	return best
+	return ""
 }
 
 // editDistance is Levenshtein distance, giving up (returning max) once it cannot be below max.

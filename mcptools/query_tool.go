@@ -23,10 +23,12 @@ func (s *Server) queryTool() *toolDef {
 		desc: "Run a read-only GraphQL query over the whole graph (identities, devices with their match, robots, tags, notes, changelog, " +
 			"find, match). The schema is the resource devgraph://schema. Use it for questions the other tools do not answer directly, " +
 			"e.g. { identities(filter: {tags: [\"role:synth\"]}, first: 20) { edges { node { id name tags { name } devices { ref present } } } } }. " +
-			"Mutations are refused here: use the graph_* write tools. Lists are connections (first ≤ 500, after cursor); depth, alias, " +
+			"Mutations are refused here: use the graph_* write tools. Lists are connections (edges { cursor node }, nodes, pageInfo, totalCount; " +
+			"first from 0 to the server's page cap, 100 unless --max-page, more is an INVALID error; after a cursor): " +
+			"find's edges also carry score and matched, e.g. { find(text: \"jdxi\", first: 5) { totalCount edges { score node { id } } } }; depth, alias, " +
 			"complexity, size and time limits apply, and a query over them gets an error saying which.",
 		params: []param{
-			{name: "query", typ: "string", required: true, maxLen: 64 * 1024, desc: "the GraphQL document", example: `"{ robots { ref state battery } }"`},
+			{name: "query", typ: "string", required: true, maxLen: 64 * 1024, desc: "the GraphQL document", example: `"{ robots { nodes { ref state battery } } }"`},
 			{name: "variables", typ: "object", desc: "variables for the document", example: `{"id": "identity:jdxi"}`},
 			{name: "operation_name", typ: "string", maxLen: 200, desc: "which operation to run when the document has several"},
 		},

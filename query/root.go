@@ -152,7 +152,7 @@ func (b *builder) queryType() *graphql.Object {
 					"text":  &graphql.ArgumentConfig{Type: graphql.String, Description: "Letters of the name in order, e.g. jdxi."},
 					"tags":  &graphql.ArgumentConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String))},
 					"kind":  &graphql.ArgumentConfig{Type: graphql.String, Description: "identity, device or robot."},
-					"first": &graphql.ArgumentConfig{Type: graphql.Int, Description: "Page size, 0 up to the server's cap (above it is an INVALID error); default 20."},
+					"first": &graphql.ArgumentConfig{Type: graphql.Int, Description: "Page size, default 20: 0 (only totalCount) up to the server's cap; outside that range is an INVALID error."},
 				}),
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					// Finder ranks at most graph.MaxPageSize hits; pages are slices of them, and a

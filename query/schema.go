@@ -140,7 +140,7 @@ func field[T any](t graphql.Output, desc string, get func(T) any) *graphql.Field
 }
 
 var pageArgs = graphql.FieldConfigArgument{
-	"first": &graphql.ArgumentConfig{Type: graphql.Int, Description: "Page size, 0 up to the server's cap (default 100; above it is an INVALID error); default 50."},
+	"first": &graphql.ArgumentConfig{Type: graphql.Int, Description: "Page size, default 50: 0 (only totalCount) up to the server's cap (100 unless --max-page); outside that range is an INVALID error."},
 	"after": &graphql.ArgumentConfig{Type: graphql.String, Description: "Cursor from pageInfo.endCursor (or an edge) of the previous page."},
 }
 

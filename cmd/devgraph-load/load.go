@@ -102,7 +102,7 @@ func (l *loader) phases() []phase {
 			return nil
 		}},
 		{name: "find(text)", do: func(ctx context.Context, w *worker) error {
-			_, err := l.graphql(ctx, `query($t: String){ find(text: $t, first: 20){ kind name score node { id } } }`, map[string]any{"t": fragment(w)})
+			_, err := l.graphql(ctx, `query($t: String){ find(text: $t, first: 20){ totalCount edges { cursor kind name score matched node { id } } pageInfo { hasNextPage } } }`, map[string]any{"t": fragment(w)})
 			return err
 		}},
 		{name: "writes(tag+/tag-/note)", do: func(ctx context.Context, w *worker) error {

@@ -211,7 +211,12 @@ func BenchmarkServeMemory_100k(b *testing.B) {
 			id++
 			a, _ := json.Marshal(args)
 			p.send(b, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, a))
-			return p.reply(b, id)
+			r := p.reply(b, id)
+			// The workload must do what it says: a refused call would measure nothing.
+			if isErr, _ := path(r, "result", "isError").(bool); isErr || path(r, "error") != nil {
+				b.Fatalf("%s %s: %v", name, a, r)
+			}
+			return r
 		}
 		makers := []string{"roland", "korg", "yamaha", "moog", "arturia", "novation", "elektron", "behringer"}
 		for i := 0; i < 400; i++ {
@@ -222,7 +227,7 @@ func BenchmarkServeMemory_100k(b *testing.B) {
 			case 1:
 				callTool("graph_find", map[string]any{"tags": []string{"role:synth", fmt.Sprintf("location:rack-%d", n%10)}, "limit": 100})
 			case 2:
-				callTool("graph_query", map[string]any{"query": `query($a: String) { identities(first: 200, after: $a) { totalCount edges { cursor node { id name tags { name } hints { kind value } } } } }`})
+				callTool("graph_query", map[string]any{"query": `query($a: String) { identities(first: 100, after: $a) { totalCount edges { cursor node { id name tags { name } hints { kind value } } } } }`})
 			case 3:
 				callTool("graph_changelog", map[string]any{"limit": 100})
 			case 4:

@@ -284,7 +284,7 @@ func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(l
 			for c := range work {
 				c.lines, c.bad = make([]exportLine, len(c.raw)), -1
 				for i, b := range c.raw {
-					if err := json.Unmarshal(b, &c.lines[i]); err != nil {
+					if err := decodeLine(b, &c.lines[i]); err != nil {
 						c.bad, c.err = i, err
 						break
 					}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -641,7 +642,7 @@ func (w *wtx) flushPending() error {
 	pending, deltas := w.pending, w.tagDelta
 	w.pending, w.tagDelta = nil, nil
 	for name, kvs := range pending {
-		sort.SliceStable(kvs, func(i, j int) bool { return bytes.Compare(kvs[i].k, kvs[j].k) < 0 })
+		slices.SortStableFunc(kvs, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
 		b := w.b([]byte(name))
 		for _, p := range kvs {
 			if err := b.Put(p.k, p.v); err != nil {

@@ -47,8 +47,9 @@
 // Live and reconciles it into the store (Store.ObserveDevices under actor
 // discovery:<source>) unless that snapshot was already observed. Open starts a poll loop
 // doing the same every PollInterval, so hot-plug shows up as device.appear/disappear events.
-// When several sources' devices come or go in one snapshot, the actor joins their names
-// (discovery:alsa+usb), since the store records one snapshot in one transaction.
+// The snapshot is recorded in one transaction under the bare actor "discovery", so the
+// store names each appear/disappear discovery:<that device's source> (usb, alsa,
+// pipewire, robot); auto-bind binds as discovery:<the device's source> too.
 //
 // BeginRead forwards to the store's graph.ReadViewer (embedding does not promote it):
 // reads with its context share one read transaction, and live reads inside it use the

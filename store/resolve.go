@@ -133,7 +133,8 @@ const (
 
 // suggest returns the closest existing id of kind k to local: a key within a small edit
 // distance (neighbours of where local would sort, and the first suggestBudget keys), else
-// the shortest key containing local (at least 3 bytes), else the shortest key containing
+// the shortest key containing local (at least 3 bytes, separators ignored), else the
+// shortest key containing
 // each of local's tokens (split at '-', '_', ':', '.', ' ', '/'), among the first
 // containBudget keys of each bucket.
 func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
@@ -176,9 +177,20 @@ func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 	if len(tokens) < 2 {
 		tokens = nil // one token is the whole text: the substring check covers it
 	}
+	// Separators typed or not: "jdxi" names roland-jd-xi as well as "jd-xi" does.
+	bareOf := func(dst, b []byte) []byte {
+		dst = dst[:0]
+		for _, c := range b {
+			if !strings.ContainsRune("-_:./ ", rune(c)) {
+				dst = append(dst, c)
+			}
+		}
+		return dst
+	}
+	lowerBare := bareOf(nil, lower)
 	sub, subLen := "", 1<<30
 	tok, tokLen := "", 1<<30
-	var low []byte
+	var low, bare []byte
 	contain := func(b []byte, key []byte) {
 		if len(key) >= subLen && len(key) >= tokLen {
 			return
@@ -192,6 +204,12 @@ func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 		if len(lower) >= 3 && len(key) < subLen && bytes.Contains(low, lower) {
 			sub, subLen = name(b, key), len(key)
 			return
+		}
+		if len(lowerBare) >= 3 && len(key) < subLen {
+			if bare = bareOf(bare, low); bytes.Contains(bare, lowerBare) {
+				sub, subLen = name(b, key), len(key)
+				return
+			}
 		}
 		if tokens == nil || len(key) >= tokLen {
 			return

@@ -24,6 +24,8 @@ func TestResolveID_SuggestsContaining(t *testing.T) {
 	}
 	for _, c := range []struct{ in, says string }{
 		{"jd-xi", "did you mean identity:roland-jd-xi?"},
+		{"jdxi", "did you mean identity:roland-jd-xi?"},
+		{"mini_logue", "did you mean identity:korg-minilogue?"},
 		{"roland-jd-x", "did you mean identity:roland-jd-xi?"},
 		{"identity:minilogue", "did you mean identity:korg-minilogue?"},
 		{"xi-roland", "did you mean identity:roland-jd-xi?"},

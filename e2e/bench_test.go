@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
 	"devgraph/migrations"
-	"devgraph/store"
+	"devgraph/store/storetest"
 )
 
 // benchDB returns a database of n identities (3 hints and 3 tags each), built once per
@@ -27,25 +25,7 @@ import (
 func benchDB(b *testing.B, n int) string {
 	b.Helper()
 	cache := filepath.Join(os.TempDir(), fmt.Sprintf("devgraph-bench-%d-v%d.db", n, migrations.CurrentVersion))
-	if _, err := os.Stat(cache); err != nil {
-		tmp := cache + ".tmp"
-		os.Remove(tmp)
-		db, err := store.Open(tmp, store.Options{NoBackup: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(writeIdentities(pw, n)) }()
-		if _, err := db.Import(context.Background(), pr, nil); err != nil {
-			b.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(tmp, cache); err != nil {
-			b.Fatal(err)
-		}
-	}
+	storetest.BuildIdentities(b, cache, n, 6)
 	dst := filepath.Join(b.TempDir(), "devgraph.db")
 	data, err := os.ReadFile(cache)
 	if err != nil {
@@ -55,39 +35,6 @@ func benchDB(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	return dst
-}
-
-func writeIdentities(w io.Writer, n int) error {
-	enc := json.NewEncoder(w)
-	type line struct {
-		Type     string          `json:"type"`
-		Format   string          `json:"format,omitempty"`
-		Version  int             `json:"version,omitempty"`
-		Identity *graph.Identity `json:"identity,omitempty"`
-	}
-	if err := enc.Encode(line{Type: "header", Format: migrations.FormatName, Version: migrations.CurrentVersion}); err != nil {
-		return err
-	}
-	makers := []string{"Roland", "Korg", "Yamaha", "Moog", "Arturia", "Novation", "Elektron", "Behringer"}
-	kinds := []string{"Synth", "Drum Machine", "Sampler", "Controller", "Interface", "Mixer"}
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("%s %s %06d", makers[i%len(makers)], kinds[i%len(kinds)], i)
-		id := &graph.Identity{
-			ID: graph.IdentityID(graph.Slugify(name)), Name: name,
-			Hints: []graph.Fingerprint{
-				{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("0582:01a9:SN%06d", i)},
-				{Kind: graph.FPUSBID, Value: fmt.Sprintf("%04x:%04x", 0x500+i%8, i%64)},
-				{Kind: graph.FPUSBPath, Value: fmt.Sprintf("3-%d.%d", i%8+1, i%4+1)},
-			},
-			Tags:      []string{fmt.Sprintf("location:rack-%d", i%10), "manufacturer:" + strings.ToLower(makers[i%len(makers)]), "role:synth"},
-			CreatedAt: base, UpdatedAt: base,
-		}
-		if err := enc.Encode(line{Type: "identity", Identity: id}); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // stdioProc is `devgraph serve` on pipes, spoken to in raw JSON-RPC lines.

@@ -2,8 +2,6 @@ package mcptools
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"path/filepath"
 	"sort"
@@ -15,62 +13,23 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"devgraph/graph"
 	"devgraph/identity"
-	"devgraph/migrations"
 	"devgraph/query"
 	"devgraph/store"
+	"devgraph/store/storetest"
 )
-
-// writeIdentities writes an export of n identities (3 hints, 3 tags each) for Import.
-func writeIdentities(w io.Writer, n int) error {
-	enc := json.NewEncoder(w)
-	type line struct {
-		Type     string          `json:"type"`
-		Format   string          `json:"format,omitempty"`
-		Version  int             `json:"version,omitempty"`
-		Identity *graph.Identity `json:"identity,omitempty"`
-	}
-	if err := enc.Encode(line{Type: "header", Format: migrations.FormatName, Version: migrations.CurrentVersion}); err != nil {
-		return err
-	}
-	makers := []string{"Roland", "Korg", "Yamaha", "Moog", "Arturia", "Novation", "Elektron", "Behringer"}
-	kinds := []string{"Synth", "Drum Machine", "Sampler", "Controller", "Interface", "Mixer"}
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("%s %s %05d", makers[i%len(makers)], kinds[i%len(kinds)], i)
-		id := &graph.Identity{
-			ID: graph.IdentityID(graph.Slugify(name)), Name: name,
-			Hints: []graph.Fingerprint{
-				{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("0582:01a9:SN%06d", i)},
-				{Kind: graph.FPUSBID, Value: fmt.Sprintf("%04x:%04x", 0x500+i%8, i%64)},
-				{Kind: graph.FPUSBPath, Value: fmt.Sprintf("3-%d.%d", i%8+1, i%4+1)},
-			},
-			Tags:      []string{fmt.Sprintf("location:rack-%d", i%10), "manufacturer:" + strings.ToLower(makers[i%len(makers)]), "role:synth"},
-			CreatedAt: base, UpdatedAt: base,
-		}
-		if err := enc.Encode(line{Type: "identity", Identity: id}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // BenchmarkFindStdio_50k measures a graph_find round trip over ServeStdio's newline
 // JSON-RPC (mcp-go's client on pipes) against a 50,000-identity database. Target:
 // p50 ≤ 10 ms.
 func BenchmarkFindStdio_50k(b *testing.B) {
-	dir := b.TempDir()
-	db, err := store.Open(filepath.Join(dir, "bench.db"), store.Options{NoBackup: true})
+	dbPath := filepath.Join(b.TempDir(), "bench.db")
+	storetest.BuildIdentities(b, dbPath, 50_000, 5)
+	db, err := store.Open(dbPath, store.Options{NoBackup: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeIdentities(pw, 50_000)) }()
-	if _, err := db.Import(context.Background(), pr, nil); err != nil {
-		b.Fatal(err)
-	}
 	svc := identity.New(db, nil, nil)
 	exec, err := query.New(svc, query.Options{})
 	if err != nil {

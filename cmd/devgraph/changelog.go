@@ -17,9 +17,7 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 	case "prune":
 		return changelogPrune(ctx, e, rest)
 	}
-	fs := e.newFlags("changelog", "[--since 24h|RFC3339] [--until T] [--target ID] [--actor GLOB] [--action GLOB] [--limit N] [--after CURSOR] [--json] | verify | prune --before T")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("changelog", "[--since 24h|RFC3339] [--until T] [--target ID] [--actor GLOB] [--action GLOB] [--limit N] [--after CURSOR] [--json] | verify | prune --before T", false)
 	jsonOut := fs.Bool("json", false, "print JSON")
 	since := fs.String("since", "", "only events at or after this: a duration back from now (24h, 90m) or a time (RFC 3339, or 2006-01-02)")
 	until := fs.String("until", "", "only events before this (same forms as --since)")
@@ -28,11 +26,8 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 	action := fs.String("action", "", "only actions matching this glob, e.g. 'hint.*'")
 	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
 	after := fs.String("after", "", "continue after this cursor")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -43,7 +38,7 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 	if f.Until, err = parseWhen("until", *until, now); err != nil {
 		return err
 	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		if *target != "" {
 			id, err := svc.ResolveID(ctx, *target)
 			if err != nil {
@@ -104,18 +99,13 @@ func parseWhen(field, s string, now time.Time) (time.Time, error) {
 }
 
 func changelogVerify(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("changelog verify", "[--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("changelog verify", "[--json]", false)
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		r, err := svc.VerifyChangelog(ctx)
 		if err != nil {
 			return err
@@ -142,15 +132,10 @@ func short(h string) string {
 }
 
 func changelogPrune(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("changelog prune", "--before T [-m WHY]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("changelog prune", "--before T [-m WHY]", false)
 	before := fs.String("before", "", "drop events older than this (a duration back from now, or a time)")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
 		return err
 	}
 	if *before == "" {
@@ -160,7 +145,7 @@ func changelogPrune(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		n, err := svc.PruneChangelog(ctx, t)
 		if err != nil {
 			return err

@@ -9,22 +9,17 @@ import (
 )
 
 func runDevices(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("devices", "[--all] [--source S] [--limit N] [--after CURSOR] [--json]")
-	var c common
-	c.register(fs, true)
+	fs, c := e.flags("devices", "[--all] [--source S] [--limit N] [--after CURSOR] [--json]", true)
 	jsonOut := fs.Bool("json", false, "print JSON")
 	all := fs.Bool("all", false, "also list remembered devices that are not plugged in")
 	source := fs.String("source", "", "only devices this source sees (usb, alsa, pipewire, robot)")
 	limit := fs.Int("limit", graph.MaxPageSize, "how many to list (at most 500)")
 	after := fs.String("after", "", "continue after this cursor")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		devs, total, next, err := svc.Devices(ctx, graph.DeviceFilter{All: *all, Source: *source, First: graph.ClampFirst(*limit), After: *after})
 		if err != nil {
 			return err
@@ -67,18 +62,13 @@ func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all bool) error {
 }
 
 func runUnbound(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("unbound", "[--json]")
-	var c common
-	c.register(fs, true)
+	fs, c := e.flags("unbound", "[--json]", true)
 	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		devs, err := svc.Unbound(ctx)
 		if err != nil {
 			return err
@@ -110,9 +100,7 @@ func runUnbound(ctx context.Context, e *env, args []string) error {
 }
 
 func runBind(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("bind", "REF (IDENTITY | --new NAME [--slug S]) [--move] [--dry-run] [-m WHY] [--json]")
-	var c common
-	c.register(fs, true)
+	fs, c := e.flags("bind", "REF (IDENTITY | --new NAME [--slug S]) [--move] [--dry-run] [-m WHY] [--json]", true)
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	newName := fs.String("new", "", "create a new identity with this name")
 	slug := fs.String("slug", "", "the new identity's slug (with --new)")
@@ -141,7 +129,7 @@ func runBind(ctx context.Context, e *env, args []string) error {
 		return usagef("bind: --slug goes with --new NAME")
 	}
 	in.Ref = pos[0]
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		res, err := svc.Bind(ctx, in)
 		if err != nil {
 			return err
@@ -190,18 +178,13 @@ func printBind(w io.Writer, r *graph.BindResult) {
 }
 
 func runUnbind(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("unbind", "REF [-m WHY] [--json]")
-	var c common
-	c.register(fs, true)
+	fs, c := e.flags("unbind", "REF [-m WHY] [--json]", true)
 	jsonOut := fs.Bool("json", false, "print the device as JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		d, err := svc.Unbind(ctx, pos[0])
 		if err != nil {
 			return err

@@ -27,18 +27,13 @@ type doctorReport struct {
 }
 
 func runDoctor(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("doctor", "[--json]")
-	var c common
-	c.register(fs, true)
+	fs, c := e.flags("doctor", "[--json]", true)
 	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
-		return err
-	}
-	db := e.dbPath(&c)
+	db := e.dbPath(c)
 	rep := &doctorReport{DB: db, Socket: remote.SocketPath(db), SchemaCurrent: migrations.CurrentVersion}
 	_, statErr := os.Stat(db)
 	rep.Exists = statErr == nil
@@ -51,7 +46,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	if !rep.Exists && !rep.Server {
 		rep.Problems = append(rep.Problems, "the database does not exist yet; any command that writes creates it")
 		// The sources can still be checked without a database.
-		live, err := e.live(&c, db)
+		live, err := e.live(c, db)
 		if err != nil {
 			return err
 		}
@@ -61,7 +56,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		}
 		rep.Sources = snap.Sources
 	} else {
-		err := e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		err := e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 			var err error
 			if rep.Stats, err = svc.Stats(ctx); err != nil {
 				return err

@@ -15,26 +15,21 @@ import (
 )
 
 func runBackup(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("backup", "FILE")
-	var c common
-	c.register(fs, false)
-	pos, err := parseArgs(fs, args)
+	fs, c := e.flags("backup", "FILE", false)
+	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
 		return err
 	}
 	dst := pos[0]
 	if _, err := os.Stat(dst); err == nil {
 		return graph.FieldErrorf(graph.EINVALID, "file", "%s already exists; back up into a new file", dst)
 	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		n, err := writeAtomically(dst, func(w io.Writer) (int64, error) { return svc.Backup(ctx, w) })
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "backed up %s to %s (%d bytes)\n", e.dbPath(&c), dst, n)
+		fmt.Fprintf(e.stdout, "backed up %s to %s (%d bytes)\n", e.dbPath(c), dst, n)
 		return nil
 	})
 }
@@ -82,17 +77,12 @@ func unwrapPath(err error) error {
 }
 
 func runExport(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("export", "[FILE]  (stdout without FILE)")
-	var c common
-	c.register(fs, false)
-	pos, err := parseArgs(fs, args)
+	fs, c := e.flags("export", "[FILE]  (stdout without FILE)", false)
+	pos, err := parse(fs, args, 0, 1)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 1); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		if len(pos) == 0 || pos[0] == "-" {
 			bw := bufio.NewWriterSize(e.stdout, 1<<20)
 			if err := svc.Export(ctx, bw); err != nil {
@@ -107,7 +97,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		}); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "exported %s to %s (%d bytes)\n", e.dbPath(&c), pos[0], cw.n)
+		fmt.Fprintf(e.stdout, "exported %s to %s (%d bytes)\n", e.dbPath(c), pos[0], cw.n)
 		return nil
 	})
 }
@@ -124,15 +114,10 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 func runImport(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("import", "FILE  (- for stdin) [-m WHY]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("import", "FILE  (- for stdin) [-m WHY]", false)
 	quiet := fs.Bool("quiet", false, "no progress line")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
 		return err
 	}
 	var r io.Reader = e.stdin
@@ -144,7 +129,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		defer f.Close()
 		r = f
 	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		var last time.Time
 		progress := func(n int) {
 			// The first batch at once, then at most twice a second.
@@ -168,17 +153,12 @@ func runImport(ctx context.Context, e *env, args []string) error {
 }
 
 func runCompact(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("compact", "")
-	var c common
-	c.register(fs, false)
-	pos, err := parseArgs(fs, args)
+	fs, c := e.flags("compact", "", false)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
-		return err
-	}
-	db := e.dbPath(&c)
+	db := e.dbPath(c)
 	if cl := dialServer(ctx, db); cl != nil {
 		p, _ := cl.Ping(ctx)
 		cl.Close()
@@ -221,19 +201,14 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 }
 
 func runMigrate(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("migrate", "[--status] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("migrate", "[--status] [--json]", false)
 	status := fs.Bool("status", false, "report the schema version and pending steps; change nothing")
 	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
-		return err
-	}
-	db := e.dbPath(&c)
+	db := e.dbPath(c)
 	if cl := dialServer(ctx, db); cl != nil {
 		// A running server has already migrated the file when it opened it.
 		defer cl.Close()

@@ -25,26 +25,21 @@ func runHint(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("hint: unknown subcommand %q; want add or remove", sub)
 	}
-	fs := e.newFlags("hint "+sub, "ID KIND=VALUE… [--move] [-m WHY] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("hint "+sub, "ID KIND=VALUE… [--move] [-m WHY] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print the identity as JSON")
 	move := false
 	if sub == "add" {
 		fs.BoolVar(&move, "move", false, "move a unit hint (serial, mac) another identity holds instead of failing")
 	}
-	pos, err := parseArgs(fs, rest)
+	pos, err := parse(fs, rest, 2, -1)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 2, -1); err != nil {
 		return err
 	}
 	fps, err := parseFingerprints(pos[1:])
 	if err != nil {
 		return err
 	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		var id *graph.Identity
 		if sub == "add" {
 			id, err = svc.AddHints(ctx, pos[0], fps, move)

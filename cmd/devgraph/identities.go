@@ -25,23 +25,18 @@ func (l *stringList) String() string     { return fmt.Sprint([]string(*l)) }
 func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 func runIdentities(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("identities", "[--name PREFIX] [--tag NS:VALUE]… [--limit N] [--after CURSOR] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("identities", "[--name PREFIX] [--tag NS:VALUE]… [--limit N] [--after CURSOR] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print JSON")
 	name := fs.String("name", "", "only names starting with this (case-insensitive)")
 	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
 	after := fs.String("after", "", "continue after this cursor (printed at the end of the previous page)")
 	var tags stringList
 	fs.Var(&tags, "tag", "only identities carrying this tag (repeatable: all of them)")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		ids, total, next, err := svc.FindIdentities(ctx, graph.IdentityFilter{Name: *name, Tags: tags, First: graph.ClampFirst(*limit), After: *after})
 		if err != nil {
 			return err

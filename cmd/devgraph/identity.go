@@ -82,18 +82,13 @@ func subcommand(args []string) (string, []string) {
 
 func identitySimple(ctx context.Context, e *env, name, usage string, args []string, n int,
 	fn func(ctx context.Context, svc graph.Service, pos []string) (*graph.Identity, string, error)) error {
-	fs := e.newFlags("identity "+name, usage+" [-m WHY] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("identity "+name, usage+" [-m WHY] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print the identity as JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, n, n)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, n, n); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		id, verb, err := fn(ctx, svc, pos)
 		if err != nil {
 			return err
@@ -107,20 +102,15 @@ func identitySimple(ctx context.Context, e *env, name, usage string, args []stri
 }
 
 func identityCreate(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("identity create", "NAME [--slug S] [--data JSON] [--hint KIND=VALUE]… [--tag NS:VALUE]… [-m WHY] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("identity create", "NAME [--slug S] [--data JSON] [--hint KIND=VALUE]… [--tag NS:VALUE]… [-m WHY] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print the identity as JSON")
 	slug := fs.String("slug", "", "the id's slug (default: made from the name)")
 	data := fs.String("data", "", "free-form JSON object")
 	var hints, tags stringList
 	fs.Var(&hints, "hint", "a hint, kind=value (repeatable)")
 	fs.Var(&tags, "tag", "a tag, ns:value (repeatable)")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
 		return err
 	}
 	in := graph.IdentityCreate{Name: pos[0], Slug: *slug, Tags: tags}
@@ -133,7 +123,7 @@ func identityCreate(ctx context.Context, e *env, args []string) error {
 	if in.Hints, err = parseFingerprints(hints); err != nil {
 		return err
 	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		id, err := svc.CreateIdentity(ctx, in)
 		if err != nil {
 			return err
@@ -147,17 +137,12 @@ func identityCreate(ctx context.Context, e *env, args []string) error {
 }
 
 func identityUpdate(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("identity update", "ID [--name NAME] [--data JSON] [-m WHY] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("identity update", "ID [--name NAME] [--data JSON] [-m WHY] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print the identity as JSON")
 	name := fs.String("name", "", "new name")
 	data := fs.String("data", "", "replace the data with this JSON object")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
 		return err
 	}
 	var u graph.IdentityUpdate
@@ -176,7 +161,7 @@ func identityUpdate(ctx context.Context, e *env, args []string) error {
 	if u.Name == nil && u.Data == nil {
 		return usagef("identity update: nothing to change; give --name or --data")
 	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		id, err := svc.UpdateIdentity(ctx, pos[0], u)
 		if err != nil {
 			return err

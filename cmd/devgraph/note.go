@@ -12,19 +12,14 @@ func runNote(ctx context.Context, e *env, args []string) error {
 	sub, rest := subcommand(args)
 	switch sub {
 	case "add":
-		fs := e.newFlags("note add", `TARGET "MESSAGE" [--kind info|success|warning|danger] [-m WHY] [--json]`)
-		var c common
-		c.register(fs, false)
+		fs, c := e.flags("note add", `TARGET "MESSAGE" [--kind info|success|warning|danger] [-m WHY] [--json]`, false)
 		jsonOut := fs.Bool("json", false, "print the note as JSON")
 		kind := fs.String("kind", "info", "info, success, warning or danger")
-		pos, err := parseArgs(fs, rest)
+		pos, err := parse(fs, rest, 2, 2)
 		if err != nil {
 			return err
 		}
-		if err := nargs(fs, pos, 2, 2); err != nil {
-			return err
-		}
-		return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 			target, err := resolveTarget(ctx, svc, pos[0], graph.KindIdentity, graph.KindDevice)
 			if err != nil {
 				return err
@@ -40,17 +35,12 @@ func runNote(ctx context.Context, e *env, args []string) error {
 			return nil
 		})
 	case "delete":
-		fs := e.newFlags("note delete", "NOTE-ID [-m WHY]")
-		var c common
-		c.register(fs, false)
-		pos, err := parseArgs(fs, rest)
+		fs, c := e.flags("note delete", "NOTE-ID [-m WHY]", false)
+		pos, err := parse(fs, rest, 1, 1)
 		if err != nil {
 			return err
 		}
-		if err := nargs(fs, pos, 1, 1); err != nil {
-			return err
-		}
-		return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+		return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 			if err := svc.DeleteNote(ctx, pos[0]); err != nil {
 				return err
 			}
@@ -70,21 +60,16 @@ func runNote(ctx context.Context, e *env, args []string) error {
 }
 
 func runNotes(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("notes", "TARGET [--kind K] [--limit N] [--after CURSOR] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("notes", "TARGET [--kind K] [--limit N] [--after CURSOR] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print JSON")
 	kind := fs.String("kind", "", "only notes of this kind")
 	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
 	after := fs.String("after", "", "continue after this cursor")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		target, err := resolveTarget(ctx, svc, pos[0], graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err

@@ -13,19 +13,14 @@ import (
 )
 
 func runQuery(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("query", "[DOC | -f FILE | < stdin] [--var NAME=VALUE]… [--vars-file F] [--operation NAME]")
-	var c common
-	c.register(fs, true)
+	fs, c := e.flags("query", "[DOC | -f FILE | < stdin] [--var NAME=VALUE]… [--vars-file F] [--operation NAME]", true)
 	file := fs.String("f", "", "read the document from FILE (- for stdin)")
 	varsFile := fs.String("vars-file", "", "variables as a JSON object in FILE")
 	op := fs.String("operation", "", "the operation to run when the document has several")
 	var vars stringList
 	fs.Var(&vars, "var", "a variable NAME=VALUE; VALUE is JSON when it parses as JSON, else a string (repeatable)")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 0, 1)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 0, 1); err != nil {
 		return err
 	}
 	req := query.Request{OperationName: *op}
@@ -70,7 +65,7 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		req.Variables[k] = val
 	}
 
-	s, err := e.open(ctx, &c, openAny)
+	s, err := e.open(ctx, c, openAny)
 	if err != nil {
 		return err
 	}

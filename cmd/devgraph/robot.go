@@ -44,18 +44,13 @@ var robotSubs = []subcmd{
 }
 
 func robotStatus(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("robot status", "[ROBOT] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("robot status", "[ROBOT] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 0, 1)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 1); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openServer, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openServer, func(ctx context.Context, svc graph.Service) error {
 		var robots []*graph.RobotState
 		if len(pos) == 1 {
 			r, err := svc.Robot(ctx, pos[0])
@@ -97,18 +92,13 @@ func printRobots(w io.Writer, robots []*graph.RobotState) error {
 }
 
 func robotCommand(ctx context.Context, e *env, sub string, args []string) error {
-	fs := e.newFlags("robot "+sub, "ROBOT [-m WHY] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("robot "+sub, "ROBOT [-m WHY] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print the robot's state as JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openServer, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openServer, func(ctx context.Context, svc graph.Service) error {
 		var r *graph.RobotState
 		switch sub {
 		case "stop":
@@ -130,17 +120,12 @@ func robotCommand(ctx context.Context, e *env, sub string, args []string) error 
 }
 
 func robotNavigate(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("robot navigate", "ROBOT X Y [--timeout 30s] [-m WHY] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("robot navigate", "ROBOT X Y [--timeout 30s] [-m WHY] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	timeout := fs.Duration("timeout", 0, "give up (and stop the robot) after this long (default: the server's)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 3, 3)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 3, 3); err != nil {
 		return err
 	}
 	x, err := parseCoord("x", pos[1])
@@ -155,7 +140,7 @@ func robotNavigate(ctx context.Context, e *env, args []string) error {
 		return graph.FieldErrorf(graph.EINVALID, "timeout", "--timeout %s is negative; give a positive duration such as 30s", *timeout)
 	}
 	goal := graph.Goal{X: x, Y: y, TimeoutS: timeout.Seconds()}
-	return e.withService(ctx, &c, openServer, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openServer, func(ctx context.Context, svc graph.Service) error {
 		last := time.Time{}
 		progress := func(p graph.NavProgress) {
 			if *quiet || time.Since(last) < 250*time.Millisecond {
@@ -198,24 +183,19 @@ func parseCoord(field, s string) (float64, error) {
 // robotParameters shows a robot's parameters, or sets some: `robot parameters scout
 // --set max_speed=0.5 --set geofence=0,0;5,0;5,5;0,5`.
 func robotParameters(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("robot parameters", "ROBOT [--set NAME=VALUE]… [-m WHY] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("robot parameters", "ROBOT [--set NAME=VALUE]… [-m WHY] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print JSON")
 	var sets stringList
 	fs.Var(&sets, "set", "set a parameter: max_speed, max_turn_rate, max_accel, arrival_threshold, low_battery, detect_range, grasp_reach (numbers) or geofence=x,y;x,y;… (repeatable)")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
 		return err
 	}
 	u, err := parseParams(sets)
 	if err != nil {
 		return err
 	}
-	return e.withService(ctx, &c, openServer, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openServer, func(ctx context.Context, svc graph.Service) error {
 		var r *graph.RobotState
 		if len(sets) == 0 {
 			r, err = svc.Robot(ctx, pos[0])

@@ -308,16 +308,33 @@ func cliActor() string {
 }
 
 func runVersion(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("version", "")
-	var c common
-	c.register(fs, false)
-	pos, err := parseArgs(fs, args)
+	fs, _ := e.flags("version", "", false)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "devgraph %s (%s, schema %d)\n", Version, goruntime.Version(), migrations.CurrentVersion)
 	return nil
+}
+
+// flags returns a verb's FlagSet (see newFlags) with the common flags registered first,
+// into the returned common; sources adds the source roots.
+func (e *env) flags(name, usage string, sources bool) (*flag.FlagSet, *common) {
+	fs := e.newFlags(name, usage)
+	c := new(common)
+	c.register(fs, sources)
+	return fs, c
+}
+
+// parse parses args (see parseArgs) and checks that min to max positionals remain (max
+// -1: no limit), in that order, returning the positionals.
+func parse(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := nargs(fs, pos, min, max); err != nil {
+		return nil, err
+	}
+	return pos, nil
 }

@@ -60,11 +60,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&f.limits.MaxDocumentBytes, "max-document-bytes", d.MaxDocumentBytes, "GraphQL: document size")
 	fs.IntVar(&f.limits.MaxPageSize, "max-page", d.MaxPageSize, "GraphQL and MCP: largest page")
 	fs.DurationVar(&f.limits.Timeout, "query-timeout", d.Timeout, "GraphQL: time limit per query")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
 		return err
 	}
 	f.set = map[string]bool{}

@@ -10,18 +10,13 @@ import (
 )
 
 func runShow(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("show", "ID|REF [--json]")
-	var c common
-	c.register(fs, true)
+	fs, c := e.flags("show", "ID|REF [--json]", true)
 	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 1, 1); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		id, err := resolveTarget(ctx, svc, pos[0])
 		if err != nil {
 			return err

@@ -9,15 +9,10 @@ import (
 )
 
 func runTag(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("tag", "TARGET +NS:VALUE… -NS:VALUE… [-m WHY] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("tag", "TARGET +NS:VALUE… -NS:VALUE… [-m WHY] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print the target's tags as JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := parse(fs, args, 2, -1)
 	if err != nil {
-		return err
-	}
-	if err := nargs(fs, pos, 2, -1); err != nil {
 		return err
 	}
 	var add, remove []string
@@ -31,7 +26,7 @@ func runTag(ctx context.Context, e *env, args []string) error {
 			add = append(add, op)
 		}
 	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		target, err := resolveTarget(ctx, svc, pos[0], graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err
@@ -52,20 +47,15 @@ func runTag(ctx context.Context, e *env, args []string) error {
 }
 
 func runTags(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("tags", "[--namespace NS] [--in-use] [--json]")
-	var c common
-	c.register(fs, false)
+	fs, c := e.flags("tags", "[--namespace NS] [--in-use] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print JSON")
 	ns := fs.String("namespace", "", "only this namespace")
 	inUse := fs.Bool("in-use", false, "only tags on at least one node (else the seeded vocabulary too)")
-	pos, err := parseArgs(fs, args)
+	_, err := parse(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	if err := nargs(fs, pos, 0, 0); err != nil {
-		return err
-	}
-	return e.withService(ctx, &c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		tags, err := svc.FindTags(ctx, graph.TagFilter{Namespace: *ns, InUse: *inUse})
 		if err != nil {
 			return err

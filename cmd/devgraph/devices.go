@@ -24,14 +24,9 @@ func runDevices(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, list[*graph.DeviceView]{Items: nonNil(devs), Total: total, Next: next})
-		}
-		if err := printDeviceTable(e.stdout, devs, *all); err != nil {
-			return err
-		}
-		e.footer(len(devs), total, next)
-		return nil
+		return writePage(e, *jsonOut, devs, total, next, func(w io.Writer, devs []*graph.DeviceView) error {
+			return printDeviceTable(w, devs, *all)
+		})
 	})
 }
 

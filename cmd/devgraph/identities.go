@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"devgraph/graph"
 )
@@ -41,18 +42,13 @@ func runIdentities(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, list[*graph.Identity]{Items: nonNil(ids), Total: total, Next: next})
-		}
-		t := newTable(e.stdout, "ID", "NAME", "HINTS", "TAGS")
-		for _, id := range ids {
-			t.row(id.ID, clip(id.Name, 40), len(id.Hints), joinOr(id.Tags, "-"))
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-		e.footer(len(ids), total, next)
-		return nil
+		return writePage(e, *jsonOut, ids, total, next, func(w io.Writer, ids []*graph.Identity) error {
+			t := newTable(w, "ID", "NAME", "HINTS", "TAGS")
+			for _, id := range ids {
+				t.row(id.ID, clip(id.Name, 40), len(id.Hints), joinOr(id.Tags, "-"))
+			}
+			return t.flush()
+		})
 	})
 }
 

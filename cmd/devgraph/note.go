@@ -78,14 +78,7 @@ func runNotes(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, list[*graph.Note]{Items: nonNil(notes), Total: total, Next: next})
-		}
-		if err := printNotes(e.stdout, notes); err != nil {
-			return err
-		}
-		e.footer(len(notes), total, next)
-		return nil
+		return writePage(e, *jsonOut, notes, total, next, printNotes)
 	})
 }
 

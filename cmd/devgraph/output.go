@@ -19,6 +19,19 @@ type list[T any] struct {
 	Next  string `json:"next,omitempty"` // cursor of the next page; pass it as --after
 }
 
+// writePage prints one page of a listing on stdout: with asJSON as a list (items, total,
+// next cursor), else through table, then the next-page footer on stderr.
+func writePage[T any](e *env, asJSON bool, items []T, total int, next string, table func(io.Writer, []T) error) error {
+	if asJSON {
+		return writeJSON(e.stdout, list[T]{Items: nonNil(items), Total: total, Next: next})
+	}
+	if err := table(e.stdout, items); err != nil {
+		return err
+	}
+	e.footer(len(items), total, next)
+	return nil
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -101,8 +101,7 @@ func parseWhen(field, s string, now time.Time) (time.Time, error) {
 func changelogVerify(ctx context.Context, e *env, args []string) error {
 	fs, c := e.flags("changelog verify", "[--json]", false)
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
@@ -134,8 +133,7 @@ func short(h string) string {
 func changelogPrune(ctx context.Context, e *env, args []string) error {
 	fs, c := e.flags("changelog prune", "--before T [-m WHY]", false)
 	before := fs.String("before", "", "drop events older than this (a duration back from now, or a time)")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	if *before == "" {

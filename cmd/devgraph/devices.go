@@ -15,8 +15,7 @@ func runDevices(ctx context.Context, e *env, args []string) error {
 	source := fs.String("source", "", "only devices this source sees (usb, alsa, pipewire, robot)")
 	limit := fs.Int("limit", graph.MaxPageSize, "how many to list (at most 500)")
 	after := fs.String("after", "", "continue after this cursor")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
@@ -59,8 +58,7 @@ func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all bool) error {
 func runUnbound(ctx context.Context, e *env, args []string) error {
 	fs, c := e.flags("unbound", "[--json]", true)
 	jsonOut := fs.Bool("json", false, "print JSON")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {

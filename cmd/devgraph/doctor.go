@@ -29,8 +29,7 @@ type doctorReport struct {
 func runDoctor(ctx context.Context, e *env, args []string) error {
 	fs, c := e.flags("doctor", "[--json]", true)
 	jsonOut := fs.Bool("json", false, "print JSON")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	db := e.dbPath(c)

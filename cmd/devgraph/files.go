@@ -154,8 +154,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 
 func runCompact(ctx context.Context, e *env, args []string) error {
 	fs, c := e.flags("compact", "", false)
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	db := e.dbPath(c)
@@ -204,8 +203,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	fs, c := e.flags("migrate", "[--status] [--json]", false)
 	status := fs.Bool("status", false, "report the schema version and pending steps; change nothing")
 	jsonOut := fs.Bool("json", false, "print JSON")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	db := e.dbPath(c)

@@ -33,8 +33,7 @@ func runIdentities(ctx context.Context, e *env, args []string) error {
 	after := fs.String("after", "", "continue after this cursor (printed at the end of the previous page)")
 	var tags stringList
 	fs.Var(&tags, "tag", "only identities carrying this tag (repeatable: all of them)")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {

@@ -309,8 +309,7 @@ func cliActor() string {
 
 func runVersion(ctx context.Context, e *env, args []string) error {
 	fs, _ := e.flags("version", "", false)
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "devgraph %s (%s, schema %d)\n", Version, goruntime.Version(), migrations.CurrentVersion)

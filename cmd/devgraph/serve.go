@@ -60,8 +60,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&f.limits.MaxDocumentBytes, "max-document-bytes", d.MaxDocumentBytes, "GraphQL: document size")
 	fs.IntVar(&f.limits.MaxPageSize, "max-page", d.MaxPageSize, "GraphQL and MCP: largest page")
 	fs.DurationVar(&f.limits.Timeout, "query-timeout", d.Timeout, "GraphQL: time limit per query")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	f.set = map[string]bool{}

@@ -51,8 +51,7 @@ func runTags(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print JSON")
 	ns := fs.String("namespace", "", "only this namespace")
 	inUse := fs.Bool("in-use", false, "only tags on at least one node (else the seeded vocabulary too)")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
+	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"devgraph/graph"
-	"devgraph/store"
 )
 
 const relayInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"relay-test","version":"1.0"}}}`
@@ -62,15 +57,7 @@ func TestProcess_ReadOnlyRelay(t *testing.T) {
 	if err := srv.wait(); err != nil {
 		t.Errorf("serve ended with %v:\n%s", err, srv.log())
 	}
-	st, err := store.Open(db, store.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	id, err := st.FindIdentityByID(context.Background(), "relay-synth", graph.IdentityParts{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := storedIdentity(t, db, "relay-synth")
 	if len(id.Tags) != 0 {
 		t.Errorf("a read-only relay tagged: %v", id.Tags)
 	}

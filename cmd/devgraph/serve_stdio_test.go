@@ -49,16 +49,24 @@ func TestProcess_PipedCallSurvivesEOF(t *testing.T) {
 	if !answered {
 		t.Fatalf("serve printed no answer to the call:\n%s\nstderr:\n%s", out.String(), errb.String())
 	}
+	id := storedIdentity(t, db, "piped-synth")
+	if !contains(id.Tags, "role:synth") {
+		t.Errorf("tags %v: the piped call did not land", id.Tags)
+	}
+}
+
+// storedIdentity reads identity id straight from the database file db, once the server
+// that wrote it has gone.
+func storedIdentity(t *testing.T, db, id string) *graph.Identity {
+	t.Helper()
 	st, err := store.Open(db, store.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	id, err := st.FindIdentityByID(context.Background(), "piped-synth", graph.IdentityParts{})
+	ident, err := st.FindIdentityByID(context.Background(), id, graph.IdentityParts{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !contains(id.Tags, "role:synth") {
-		t.Errorf("tags %v: the piped call did not land", id.Tags)
-	}
+	return ident
 }

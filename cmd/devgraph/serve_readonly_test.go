@@ -14,7 +14,19 @@ import (
 func postGraphQL(t *testing.T, url, q string) (int, map[string]any) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"query": q})
-	resp, err := http.Post(url, "application/json", strings.NewReader(string(b)))
+	return postJSON(t, url, string(b), nil)
+}
+
+// postJSON POSTs the JSON body to url with header added and returns the status and
+// decoded body.
+func postJSON(t *testing.T, url, body string, header http.Header) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,21 +82,7 @@ func TestServe_MCPGuardErrorsAreJSONRPC(t *testing.T) {
 	gqlURL := strings.TrimSuffix(mcpURL, "/mcp") + "/graphql"
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	send := func(url, origin, body string) (int, map[string]any) {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Origin", origin)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatalf("POST %s: %s %q is not JSON", url, resp.Status, raw)
-		}
-		return resp.StatusCode, m
+		return postJSON(t, url, body, http.Header{"Accept": {"application/json, text/event-stream"}, "Origin": {origin}})
 	}
 	status, body := send(mcpURL, "http://evil.example", init)
 	if status != http.StatusForbidden {

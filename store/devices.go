@@ -18,16 +18,22 @@ import (
 
 func devKey(id string) string { return strings.TrimPrefix(id, "device:") }
 
-func getDevice(tx *bolt.Tx, key string) (*graph.Device, error) {
-	v := tx.Bucket(m.BucketDevices).Get([]byte(key))
+// getRecord decodes the JSON record at key in bucket; nil when absent. The bytes are
+// decoded before the transaction ends, so nothing outlives it.
+func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) {
+	v := tx.Bucket(bucket).Get([]byte(key))
 	if v == nil {
 		return nil, nil
 	}
-	var d graph.Device
-	if err := json.Unmarshal(v, &d); err != nil {
-		return nil, internal("decode device "+key, err)
+	var rec T
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, internal("decode "+what+" "+key, err)
 	}
-	return &d, nil
+	return &rec, nil
+}
+
+func getDevice(tx *bolt.Tx, key string) (*graph.Device, error) {
+	return getRecord[graph.Device](tx, m.BucketDevices, key, "device")
 }
 
 func deviceJSON(d *graph.Device) json.RawMessage {

@@ -29,13 +29,9 @@ func slugOf(id string) string { return strings.TrimPrefix(id, "identity:") }
 
 // getIdentity reads an identity record by slug; nil when absent.
 func getIdentity(tx *bolt.Tx, slug string) (*graph.Identity, error) {
-	v := tx.Bucket(m.BucketIdentities).Get([]byte(slug))
-	if v == nil {
-		return nil, nil
-	}
-	var id graph.Identity
-	if err := json.Unmarshal(v, &id); err != nil {
-		return nil, internal("decode identity "+slug, err)
+	id, err := getRecord[graph.Identity](tx, m.BucketIdentities, slug, "identity")
+	if id == nil || err != nil {
+		return nil, err
 	}
 	if id.Hints == nil {
 		id.Hints = []graph.Fingerprint{}
@@ -43,7 +39,7 @@ func getIdentity(tx *bolt.Tx, slug string) (*graph.Identity, error) {
 	if id.Tags == nil {
 		id.Tags = []string{}
 	}
-	return &id, nil
+	return id, nil
 }
 
 // identityJSON is the node's JSON as events carry it (no notes or devices).

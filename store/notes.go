@@ -17,15 +17,7 @@ import (
 func noteLocal(id string) string { return strings.TrimPrefix(id, "note:") }
 
 func getNote(tx *bolt.Tx, local string) (*graph.Note, error) {
-	v := tx.Bucket(m.BucketNotes).Get([]byte(local))
-	if v == nil {
-		return nil, nil
-	}
-	var n graph.Note
-	if err := json.Unmarshal(v, &n); err != nil {
-		return nil, internal("decode note", err)
-	}
-	return &n, nil
+	return getRecord[graph.Note](tx, m.BucketNotes, local, "note")
 }
 
 // noteIDs lists the note ids on target, oldest first.

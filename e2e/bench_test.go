@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/migrations"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // benchDB returns a database of n identities (3 hints and 3 tags each), built once per

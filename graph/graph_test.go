@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func TestSlugify(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/store"
 )
 
 const (

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/sources"
-	"devgraph/sources/robot"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/robot"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // The demo rig's first observation records each device's appear under

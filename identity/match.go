@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Scene is the snapshot context a match is read in: how many present devices show each

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // spyStore is the real store, counting how the matcher reaches it.

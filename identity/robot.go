@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 const robotPrefix = "robot:"

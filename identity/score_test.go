@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func fp(kind graph.FingerprintKind, v string) graph.Fingerprint {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 var (

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/sources"
-	"devgraph/sources/fixture"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // rig is the demo studio written into a temp dir, read by the real sources.

@@ -13,10 +13,10 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"devgraph/identity"
-	"devgraph/query"
-	"devgraph/store"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // BenchmarkFindStdio_50k measures a graph_find round trip over ServeStdio's newline

@@ -12,7 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 const idForms = "Ids: identity:<slug> (or the bare slug), device:<key>, a device ref such as usb:3-3.2, alsa:card:PCH, robot:scout, note:<uuid>, tag:<ns>:<value>."

@@ -15,11 +15,11 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/query"
-	"devgraph/sources"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // env is a real devgraph behind an MCP server: a bbolt file in a temp dir, the demo

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // identityActions are graph_identity's actions: every identity and hint write the

@@ -8,8 +8,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"devgraph/graph"
-	"devgraph/query"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/query"
 )
 
 // maxQueryText bounds the text rendering of a graph_query result; the structured

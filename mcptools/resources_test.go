@@ -10,8 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"devgraph/graph"
-	"devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/sources/fixture"
 )
 
 func readText(t *testing.T, cn *conn, uri string) string {

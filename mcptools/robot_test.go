@@ -12,12 +12,12 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/query"
-	"devgraph/sources"
-	"devgraph/sources/robot"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/robot"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // robotEnv is a real devgraph with the demo fleet on a fake clock. A pump advances the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 const robotForms = "Name a robot by its identity (identity:<slug>) or its device ref (robot:<name>); robot_status without arguments lists them."

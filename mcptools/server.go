@@ -18,8 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"devgraph/graph"
-	"devgraph/query"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/query"
 )
 
 // Options configure a Server.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // rawStdio is a hand-written client over ServeStdio's pipes: every line the server

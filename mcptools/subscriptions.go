@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // subscriptions tracks which session reads which resource and tells it

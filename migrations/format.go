@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 
 	"github.com/google/uuid"
 )

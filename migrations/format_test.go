@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func sampleEvent() *graph.Event {

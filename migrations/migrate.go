@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 
 	bolt "go.etcd.io/bbolt"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 
 	bolt "go.etcd.io/bbolt"
 )

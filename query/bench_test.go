@@ -17,10 +17,10 @@ import (
 
 	"github.com/sahilm/fuzzy"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/query"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/store"
 )
 
 const benchIdentities = 100000

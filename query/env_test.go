@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/query"
-	"devgraph/sources"
-	"devgraph/sources/robot"
-	"devgraph/store"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/robot"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")

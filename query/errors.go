@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // CodeForbidden marks an operation this endpoint does not run (a mutation in read-only mode

@@ -15,7 +15,7 @@ import (
 	"github.com/graphql-go/graphql/language/parser"
 	"github.com/graphql-go/graphql/language/source"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Options configure an Executor.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sahilm/fuzzy"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // FindQuery asks Finder for nodes by name.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/query"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/query"
 )
 
 func TestFinder_KeepsUp(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/query"
+	"github.com/devgraph/devgraph/query"
 )
 
 // cdp speaks the Chrome DevTools Protocol over --remote-debugging-pipe: JSON messages

@@ -19,7 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 //go:embed assets/graphiql.html assets/devgraph.js assets/graphiql.min.js assets/graphiql.min.css assets/react.production.min.js assets/react-dom.production.min.js assets/NOTICE

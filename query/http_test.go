@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/query"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/query"
 )
 
 type httpResult struct {

@@ -8,8 +8,8 @@ import (
 	"github.com/graphql-go/graphql/language/parser"
 	"github.com/graphql-go/graphql/language/source"
 
-	"devgraph/identity"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 func TestScanDocument(t *testing.T) {

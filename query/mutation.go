@@ -7,7 +7,7 @@ import (
 
 	"github.com/graphql-go/graphql"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 type deletePayload struct {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/query"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/query"
 )
 
 // node("note:…") reads the note by its key: it is found after the changelog that recorded

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/query"
-	"devgraph/sources"
-	"devgraph/sources/fixture"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // viewSpy is the real identity service with hooks: it counts read views and their

@@ -8,7 +8,7 @@ import (
 
 	"github.com/graphql-go/graphql"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // reqState is one request's state, reached from every resolver through the context.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/query"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/query"
 )
 
 func TestSchema_RootFields(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // maxActorBytes bounds an actor a caller names in X-Devgraph-Actor.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/remote"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // The socket records a caller that names no actor as cli:<the peer's user>, accepts the

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/remote"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/store"
 )
 
 func benchServed(b *testing.B) (*identity.Service, *remote.Client) {

@@ -13,7 +13,7 @@ import (
 	"os"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 var _ graph.Service = (*Client)(nil)

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/remote"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // The client refuses a socket served by another user's process (another user may make

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/remote"
-	"devgraph/sources"
-	"devgraph/sources/robot"
-	"devgraph/store"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/robot"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // served is a real identity.Service over a real store, the demo rig and a simulated

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Options configure NewHandler.

@@ -3,7 +3,7 @@ package remote
 import (
 	"testing"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // nopService is never called: the test only reads the handler's routes.

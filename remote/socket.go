@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // maxSocketPath is the longest socket path used beside the database; sun_path holds 108

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func shortDir(t *testing.T) string {

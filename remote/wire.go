@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Headers carrying the caller's context.

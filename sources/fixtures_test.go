@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/sources/fixture"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/demo and testdata/scenarios from the fixture generator")

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // The fuzzers' seed corpus lives in testdata/fuzz/<Fuzzer>/ (written from the scenario

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/sources/fixture"
 )
 
 // DefaultShareWindow is how long one snapshot is shared between callers.

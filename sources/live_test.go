@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/sources/fixture"
 )
 
 // countingRunner serves a pw-dump file and counts its calls; gate, when set, holds each

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Source names as Snapshot.Sources reports them, most physical first.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/sources/fixture"
 )
 
 func writeRig(t testing.TB, r *fixture.Rig) string {

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Runner produces pw-dump's JSON output. PWDumpCommand runs the real pw-dump; tests and

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // summary renders a snapshot as one line per source and per device.

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/sources"
-	"devgraph/sources/fixture"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // A bound Scarlett whose sysfs entry goes away while ALSA and PipeWire still list it (a

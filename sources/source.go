@@ -3,7 +3,7 @@ package sources
 import (
 	"context"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Source is one reader of live hardware that Live merges into its snapshot beside the

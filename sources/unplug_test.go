@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 const scarlettKey = "sn:1235:8210:Y8KG3J11B6F7D0"

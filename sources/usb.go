@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // usbDevice is one device under <sys-root>/bus/usb/devices.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/sources/fixture"
 )
 
 // TestReadUSB_Entries covers entry shapes the scenario trees do not: absolute links,

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"devgraph/graph"
-	m "devgraph/migrations"
+	"github.com/devgraph/devgraph/graph"
+	m "github.com/devgraph/devgraph/migrations"
 
 	bolt "go.etcd.io/bbolt"
 )

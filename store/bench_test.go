@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/migrations"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store"
 
 	bolt "go.etcd.io/bbolt"
 )

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/migrations"
-	"devgraph/store"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
 
 	bolt "go.etcd.io/bbolt"
 )

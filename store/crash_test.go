@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
 )
 
 const crashEnv = "DEVGRAPH_CRASH_DB"

@@ -19,8 +19,8 @@ import (
 
 	"crypto/sha256"
 
-	"devgraph/graph"
-	"devgraph/migrations"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"

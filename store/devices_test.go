@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/store"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 func dev(key, ref string, fps ...graph.Fingerprint) *graph.ObservedDevice {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // Under the bare actor "discovery" each appear/disappear names its own device's source;

@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // decodeLine decodes one export line into l: event lines in the shape Export writes go

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"devgraph/graph"
-	m "devgraph/migrations"
+	"github.com/devgraph/devgraph/graph"
+	m "github.com/devgraph/devgraph/migrations"
 
 	bolt "go.etcd.io/bbolt"
 )

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/store"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 func ctxActor(actor string) context.Context {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/store"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // importSource is a database of 12 identities (with hints, tags and notes) and a device,

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 func TestFindNoteByID(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"

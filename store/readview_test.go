@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // Reads made with a view see one snapshot; writes committed meanwhile appear once it is

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"devgraph/graph"
-	m "devgraph/migrations"
+	"github.com/devgraph/devgraph/graph"
+	m "github.com/devgraph/devgraph/migrations"
 
 	bolt "go.etcd.io/bbolt"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // BenchmarkResolveUnknown_100k resolves unknown ids in the large fixture (125,000

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // An unknown id that is part of an existing slug (or holds its tokens) gets that slug

@@ -3,8 +3,8 @@ package store_test
 import (
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // Deleting an identity unbinds its devices; restoring it binds them again (device.bind

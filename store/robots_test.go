@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"devgraph/graph"
-	m "devgraph/migrations"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	m "github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store"
 
 	bolt "go.etcd.io/bbolt"
 )

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/migrations"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store"
 )
 
 // The fixture's names are "<maker> <kind> <nnnnnn>", so find has real fragments to search.

@@ -29,10 +29,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"devgraph/identity"
-	"devgraph/mcptools"
-	"devgraph/query"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/mcptools"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/store"
 )
 
 func main() {

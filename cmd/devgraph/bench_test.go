@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
 )
 
 // seedDB writes n identities (a unit hint, a model hint, two tags each) into a new

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func runChangelog(ctx context.Context, e *env, args []string) error {

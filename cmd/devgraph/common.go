@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/remote"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/remote"
 )
 
 // common are the flags every verb that touches the database takes.

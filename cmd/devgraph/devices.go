@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func runDevices(ctx context.Context, e *env, args []string) error {

@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/migrations"
-	"devgraph/remote"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/remote"
 )
 
 // doctorReport is doctor's --json shape.

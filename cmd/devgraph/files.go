@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/migrations"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store"
 )
 
 func runBackup(ctx context.Context, e *env, args []string) error {

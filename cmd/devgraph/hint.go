@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 type flagT = flag.Flag

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // withService opens the service for a verb, runs fn with the CLI's caller context and

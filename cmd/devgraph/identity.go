@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func runIdentity(ctx context.Context, e *env, args []string) error {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/sources"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/store"
 )
 
 // lockWait is how long opening a held database waits before saying it is in use.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func runNote(ctx context.Context, e *env, args []string) error {

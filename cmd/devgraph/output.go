@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // list is the stable --json shape of every listing (documented in the README).

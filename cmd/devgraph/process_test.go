@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/remote"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/store"
 )
 
 // binary is the devgraph binary built once for the process tests.

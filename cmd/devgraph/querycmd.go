@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
-	"devgraph/graph"
-	"devgraph/query"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/query"
 )
 
 func runQuery(ctx context.Context, e *env, args []string) error {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Robots live in the running server (its simulator and its connections), so every robot

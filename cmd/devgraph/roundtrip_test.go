@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 type eventList struct {

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"devgraph/graph"
-	"devgraph/migrations"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
 )
 
 // Exit codes.

@@ -15,14 +15,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/identity"
-	"devgraph/mcptools"
-	"devgraph/query"
-	"devgraph/remote"
-	"devgraph/sources"
-	"devgraph/sources/robot"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/mcptools"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/robot"
+	"github.com/devgraph/devgraph/store"
 )
 
 // serveFlags are `devgraph serve`'s flags.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
 )
 
 // `printf '<init>\n<initialized>\n<tools/call graph_tag>\n' | devgraph serve`: stdin ends

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func runShow(ctx context.Context, e *env, args []string) error {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"devgraph/graph"
-	"devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/sources/fixture"
 )
 
 // testRig is the demo studio written into a temp dir for the CLI's --sys-root,

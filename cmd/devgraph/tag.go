@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func runTag(ctx context.Context, e *env, args []string) error {

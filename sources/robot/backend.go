@@ -3,7 +3,7 @@ package robot
 import (
 	"context"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Backend is one robot as the Fleet drives it. The built-in simulator implements it; an

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // The battery is saved with the record (at rest and with events) and a new fleet on the

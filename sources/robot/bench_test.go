@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // BenchmarkSimStep measures the simulator's cost per robot per tick with 50 robots all

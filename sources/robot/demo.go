@@ -1,6 +1,6 @@
 package robot
 
-import "devgraph/graph"
+import "github.com/devgraph/devgraph/graph"
 
 // DemoGeofence is the demo world's fence: a 20 × 20 m square around the origin.
 var DemoGeofence = []graph.Point{{X: -10, Y: -10}, {X: 10, Y: -10}, {X: 10, Y: 10}, {X: -10, Y: 10}}

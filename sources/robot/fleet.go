@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/sources"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/sources"
 )
 
 // Options configure a Fleet. The zero value is a fleet on the real clock at 50 Hz with no

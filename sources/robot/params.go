@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Limits and defaults of the simulator and of every navigation.

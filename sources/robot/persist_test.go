@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/store/storetest"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // waitFor polls cond (it depends on the fleet's notifier goroutine) for up to 10 s.

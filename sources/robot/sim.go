@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // Obstacle is a circular obstacle in the simulated world.

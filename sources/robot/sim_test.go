@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
+	"github.com/devgraph/devgraph/graph"
 )
 
 func TestNavigate_Arrives(t *testing.T) {

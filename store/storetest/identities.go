@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/graph"
-	"devgraph/migrations"
-	"devgraph/store"
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store"
 )
 
 // WriteIdentities writes an export (a header line, then one identity line each) of n

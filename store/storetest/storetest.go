@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"devgraph/store"
+	"github.com/devgraph/devgraph/store"
 )
 
 // MustOpen opens a new database in a temp dir and, when the test ends, closes it and checks

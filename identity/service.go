@@ -594,7 +594,7 @@ func (s *Service) findDevice(ctx context.Context, idOrRef string) (*graph.Device
 			continue
 		}
 		for _, r := range []string{d.Ref, d.ID} {
-			dist := 2 * levenshtein(idOrRef, r)
+			dist := 2 * graph.EditDistance(idOrRef, r, 0)
 			if d.IdentityID != "" {
 				dist++
 			}
@@ -611,27 +611,6 @@ func (s *Service) findDevice(ctx context.Context, idOrRef string) (*graph.Device
 		return nil, graph.FieldErrorf(graph.ENOTFOUND, "ref", "unknown %s %s; no devices are present — plug one in, or run `devgraph devices --all` for unplugged ones", what, idOrRef)
 	}
 	return nil, graph.FieldErrorf(graph.ENOTFOUND, "ref", "unknown %s %s; did you mean %s? run `devgraph unbound`", what, idOrRef, best)
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := 1
-			if ra[i-1] == rb[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 var _ graph.ReadViewer = (*Service)(nil)

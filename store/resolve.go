@@ -159,7 +159,7 @@ func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 	best, bestD := "", 1<<30
 	consider := func(b []byte, key []byte) {
 		cand := string(key)
-		d := editDistance(local, cand, bestD)
+		d := graph.EditDistance(local, cand, bestD)
 		if strings.HasPrefix(cand, local) || strings.HasPrefix(local, cand) {
 			d-- // a shared prefix is a strong hint
 		}
@@ -256,33 +256,4 @@ func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 		return tok
 	}
 	return ""
-}
-
-// editDistance is Levenshtein distance, giving up (returning max) once it cannot be below max.
-func editDistance(a, b string, max int) int {
-	if d := len(a) - len(b); d >= max || -d >= max {
-		return max
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-			rowMin = min(rowMin, cur[j])
-		}
-		if rowMin >= max {
-			return max
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -814,7 +814,7 @@ func (f *Fleet) SetParameters(ctx context.Context, ref string, u graph.RobotPara
 func suggest(s string, candidates []string) string {
 	best, bestD := "", 1<<30
 	for _, c := range candidates {
-		if d := levenshtein(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+		if d := graph.EditDistance(strings.ToLower(s), strings.ToLower(c), 0); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -822,24 +822,4 @@ func suggest(s string, candidates []string) string {
 		return ""
 	}
 	return "; did you mean " + best + "?"
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -1,8 +1,13 @@
 // Package graph is devgraph's shared vocabulary: the domain types (identities, devices,
 // fingerprints, tags, notes, robots, changelog events), their ids and validation rules,
 // error codes a caller can branch on, the context helpers that carry the actor and the
-// request id, and the interfaces every other package meets at (Store, Live, Fleet,
-// Service).
+// request id, and the interfaces every other package meets at: one small interface per
+// noun beside its types (IdentityService in identity.go, DeviceService in device.go,
+// TagService in tag.go, NoteService in note.go, RobotService in robot.go, …), composed
+// into Service (what the edges and the socket see) and Store (what the store implements,
+// including the plumbing discovery and the robot fleet write through: DeviceStore,
+// RobotStore). Each method's comment says what it returns when something is missing or
+// conflicting.
 //
 // It imports the standard library and uuid, nothing of devgraph's own. Every other
 // package talks to its neighbours in these types, never in bbolt byte slices, GraphQL

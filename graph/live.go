@@ -31,7 +31,11 @@ type SourceStatus struct {
 
 // Snapshot is one reading of every source.
 type Snapshot struct {
-	Taken   time.Time         `json:"taken"`
+	Taken time.Time `json:"taken"`
+	// Actor is recorded on the changelog events this snapshot causes when it is
+	// reconciled (DeviceStore.ObserveDevices); "" records each device's change as
+	// discovery:<its Source>.
+	Actor   string            `json:"actor,omitempty"`
 	Devices []*ObservedDevice `json:"devices"`
 	Sources []SourceStatus    `json:"sources"`
 }

@@ -126,6 +126,37 @@ func ValidateCoordinate(field string, v float64) error {
 	return nil
 }
 
+// RobotService drives robots and reads their state. Robots are named by identity id,
+// device id, ref ("robot:scout") or bare name; ENOTFOUND (with a suggestion) for others,
+// EUNAVAILABLE when this process drives no robots. Commands to an unarmed or stopped
+// robot are EINVALID saying what to do first; a bad goal or parameter is EINVALID and
+// moves nothing.
+type RobotService interface {
+	Robots(ctx context.Context) ([]*RobotState, error)
+	Robot(ctx context.Context, robot string) (*RobotState, error)
+	// RobotNavigate blocks until the navigation ends (arrived, timeout, blocked, …);
+	// progress (may be nil) is called as the robot drives; cancelling ctx stops it.
+	RobotNavigate(ctx context.Context, robot string, goal Goal, progress func(NavProgress)) (*NavResult, error)
+	// RobotStop is the emergency stop: always answered, never refused for being unarmed.
+	RobotStop(ctx context.Context, robot string) (*RobotState, error)
+	RobotArm(ctx context.Context, robot string) (*RobotState, error)
+	RobotDisarm(ctx context.Context, robot string) (*RobotState, error)
+	RobotDetect(ctx context.Context, robot string) ([]DetectedObject, error)
+	RobotGrasp(ctx context.Context, robot, objectID string) (*RobotState, error)
+	RobotRelease(ctx context.Context, robot string) (*RobotState, error)
+	RobotSetParameters(ctx context.Context, robot string, u RobotParamsUpdate) (*RobotState, error)
+}
+
+// RobotStore keeps what the robot fleet saves between runs. It is plumbing for the fleet
+// only: edges and the socket reach robots through RobotService.
+type RobotStore interface {
+	// FindRobotRecords returns every saved robot record (none: empty).
+	FindRobotRecords(ctx context.Context) ([]*RobotRecord, error)
+	// SaveRobot persists a robot's record and, when action is not "", records one event
+	// with that action (robot.*) targeting the robot's device.
+	SaveRobot(ctx context.Context, rec *RobotRecord, action string, before, after any) error
+}
+
 // Fleet drives robots. Robots are named by ref (robot:<name>); ENOTFOUND for others.
 // Navigate blocks until the goal is reached or the navigation otherwise ends; progress
 // (may be nil) is called as the robot drives. A bad goal is EINVALID and moves nothing.

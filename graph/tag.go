@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"regexp"
 	"strings"
 )
@@ -49,4 +50,31 @@ var SeedTags = []string{
 	"location:studio", "location:desk", "location:rack", "location:lab",
 	"status:ok", "status:needs-repair", "status:loaned", "status:retired",
 	"project:live-set",
+}
+
+// TagCount is a tag with the number of nodes carrying it.
+type TagCount struct {
+	Tag    string `json:"tag"`
+	Count  int    `json:"count"`
+	Seeded bool   `json:"seeded,omitempty"` // part of the seeded vocabulary
+}
+
+// TagFilter selects tags.
+type TagFilter struct {
+	Namespace string `json:"namespace,omitempty"`
+	InUse     bool   `json:"in_use,omitempty"` // only tags on at least one node (else seeded ones too)
+}
+
+// TagService keeps tags (namespace:value, normalised) on identities and devices.
+type TagService interface {
+	// UpdateTags adds and removes tags (normalised) on any identity or device, returning
+	// the node's tags afterwards. Adding a tag already there or removing one absent is a
+	// no-op that writes no event. ENOTFOUND for an unknown target, EINVALID for a
+	// malformed tag (naming it).
+	UpdateTags(ctx context.Context, target string, add, remove []string) ([]string, error)
+	// FindTags lists the seeded vocabulary and the tags in use, with counts.
+	FindTags(ctx context.Context, f TagFilter) ([]TagCount, error)
+	// FindTagged returns the node ids carrying tag, a page at a time; an unused tag is an
+	// empty page.
+	FindTagged(ctx context.Context, tag string, first int, after string) (ids []string, total int, next string, err error)
 }

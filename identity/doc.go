@@ -42,12 +42,15 @@
 //
 // # Service
 //
-// Service implements graph.Service: every graph.Store method is forwarded to the embedded
-// Store; live state (devices, unbound, match, bind, sources) first takes a snapshot from
-// Live and reconciles it into the store (Store.ObserveDevices under actor
-// discovery:<source>) unless that snapshot was already observed. Open starts a poll loop
-// doing the same every PollInterval, so hot-plug shows up as device.appear/disappear events.
-// The snapshot is recorded in one transaction under the bare actor "discovery", so the
+// Service implements graph.Service: identities, hints, tags, notes, the changelog and the
+// database are the store's own (embedded interfaces); devices and robots are the
+// service's. The store's plumbing — graph.DeviceStore (recording snapshots, store-level
+// binds) and graph.RobotStore — stays an unexported field, so no edge holding a
+// graph.Service can reach it. Live state (devices, unbound, match, bind, sources) first
+// takes a snapshot from Live and reconciles it into the store (DeviceStore.ObserveDevices)
+// unless that snapshot was already observed. Open starts a poll loop doing the same every
+// PollInterval, so hot-plug shows up as device.appear/disappear events. The snapshot is
+// recorded in one transaction with no actor of its own (graph.Snapshot.Actor), so the
 // store names each appear/disappear discovery:<that device's source> (usb, alsa,
 // pipewire, robot); auto-bind binds as discovery:<the device's source> too.
 //

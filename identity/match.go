@@ -101,7 +101,13 @@ type scored struct {
 
 // Matcher reads fingerprints against the identities through the store's hint index.
 type Matcher struct {
-	Store graph.Store
+	Store MatchStore
+}
+
+// MatchStore is what matching reads: the hint index and identities by id.
+type MatchStore interface {
+	FindHintHolders(ctx context.Context, fps []graph.Fingerprint) (map[graph.Fingerprint][]string, error)
+	FindIdentities(ctx context.Context, f graph.IdentityFilter) ([]*graph.Identity, int, string, error)
 }
 
 // MatchSubjects matches every subject in one pass: one batched hint-index lookup for all
@@ -204,7 +210,7 @@ func (m *Matcher) match(ctx context.Context, scene *Scene, subjects []Subject, o
 }
 
 // loadIdentities loads identities by id in pages of the store's identity filter.
-func loadIdentities(ctx context.Context, st graph.Store, ids []string) (map[string]*graph.Identity, error) {
+func loadIdentities(ctx context.Context, st MatchStore, ids []string) (map[string]*graph.Identity, error) {
 	sort.Strings(ids)
 	out := make(map[string]*graph.Identity, len(ids))
 	for start := 0; start < len(ids); start += graph.MaxPageSize {

@@ -33,10 +33,10 @@ func (s *Service) resolveRobot(ctx context.Context, name string) (ref, identity 
 	if _, err := s.sync(ctx); err != nil {
 		return "", "", err
 	}
-	full, rerr := s.Store.ResolveID(ctx, name, graph.KindIdentity, graph.KindDevice)
+	full, rerr := s.store.ResolveID(ctx, name, graph.KindIdentity, graph.KindDevice)
 	switch {
 	case rerr == nil && graph.KindOf(full) == graph.KindDevice:
-		d, err := s.Store.FindDeviceByID(ctx, full)
+		d, err := s.store.FindDeviceByID(ctx, full)
 		if err != nil {
 			return "", "", err
 		}
@@ -101,7 +101,7 @@ func (s *Service) serialHolders(ctx context.Context, robots []*graph.RobotState)
 	if len(fps) == 0 {
 		return out, nil
 	}
-	h, err := s.Store.FindHintHolders(ctx, fps)
+	h, err := s.store.FindHintHolders(ctx, fps)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *Service) annotate(ctx context.Context, states []*graph.RobotState, iden
 			st.IdentityID = identity
 		}
 		if st.DeviceID == "" || st.IdentityID == "" {
-			if d, err := s.Store.FindDeviceByID(ctx, st.Ref); err == nil {
+			if d, err := s.store.FindDeviceByID(ctx, st.Ref); err == nil {
 				if st.DeviceID == "" {
 					st.DeviceID = d.ID
 				}

@@ -18,11 +18,20 @@ var (
 	_ graph.Notifier = (*Service)(nil)
 )
 
-// Service is graph.Service over a local store: the embedded Store answers every
-// graph.Store method; Live, Fleet and the matcher add devices with their matches,
-// binding and robots. Configure the fields, then Open; Close stops the poll loop.
+// Service is graph.Service over a local store: the store answers identities, hints, tags,
+// notes, the changelog and the database directly (the embedded interfaces); Live, Fleet
+// and the matcher add devices with their matches, binding and robots. The store's
+// plumbing (graph.DeviceStore, graph.RobotStore) stays inside: Service does not offer it,
+// so no edge can record devices or robot events of its choosing. Build it with New, set
+// the other fields, then Open; Close stops the poll loop.
 type Service struct {
-	graph.Store
+	graph.Resolver
+	graph.IdentityService
+	graph.HintService
+	graph.TagService
+	graph.NoteService
+	graph.ChangelogService
+	graph.DatabaseService
 	Live  graph.Live  // nil: no hardware (device lists come from the store alone)
 	Fleet graph.Fleet // nil: robots unavailable in this process
 	Now   func() time.Time
@@ -36,6 +45,8 @@ type Service struct {
 	syncMu   sync.Mutex
 	observed *graph.Snapshot // the last snapshot reconciled into the store
 
+	store graph.Store
+
 	lifeMu sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -44,7 +55,11 @@ type Service struct {
 // New returns a Service over st, reading hardware from live (may be nil) and driving
 // robots through fleet (may be nil). Set the other fields before Open.
 func New(st graph.Store, live graph.Live, fleet graph.Fleet) *Service {
-	return &Service{Store: st, Live: live, Fleet: fleet}
+	return &Service{
+		Resolver: st, IdentityService: st, HintService: st, TagService: st, NoteService: st,
+		ChangelogService: st, DatabaseService: st,
+		store: st, Live: live, Fleet: fleet,
+	}
 }
 
 func (s *Service) now() time.Time {
@@ -63,7 +78,7 @@ func (s *Service) logger() *slog.Logger {
 
 // Open starts the background poll loop when PollInterval > 0 and Live is set.
 func (s *Service) Open() error {
-	if s.Store == nil {
+	if s.store == nil {
 		return graph.Errorf(graph.EINVALID, "identity.Service needs a Store")
 	}
 	s.lifeMu.Lock()
@@ -110,7 +125,7 @@ func (s *Service) poll(ctx context.Context, done chan struct{}) {
 // Subscribe forwards to the store when it tells of committed changes (graph.Notifier);
 // otherwise nobody is ever told and cancel does nothing.
 func (s *Service) Subscribe(fn func(events []*graph.Event)) (cancel func()) {
-	if n, ok := s.Store.(graph.Notifier); ok {
+	if n, ok := s.store.(graph.Notifier); ok {
 		return n.Subscribe(fn)
 	}
 	return func() {}
@@ -127,7 +142,7 @@ type svcViewKey struct{ s *Service }
 // the view match devices against it instead of observing (a write) again.
 type svcView struct{ snap *graph.Snapshot }
 
-// BeginRead forwards to the store's graph.ReadViewer (embedding graph.Store does not
+// BeginRead forwards to the store's graph.ReadViewer (the embedded interfaces do not
 // promote it), remembering the last reconciled snapshot: reads with the returned context
 // see one snapshot of the store and of the hardware, and never observe. Refresh live state
 // first (Observe) when the reads need it. Without a ReadViewer store the context comes
@@ -136,7 +151,7 @@ func (s *Service) BeginRead(ctx context.Context) (context.Context, func(), error
 	if _, ok := ctx.Value(svcViewKey{s}).(*svcView); ok {
 		return ctx, func() {}, nil
 	}
-	rv, ok := s.Store.(graph.ReadViewer)
+	rv, ok := s.store.(graph.ReadViewer)
 	if !ok {
 		return ctx, func() {}, nil
 	}
@@ -152,7 +167,7 @@ func (s *Service) BeginRead(ctx context.Context) (context.Context, func(), error
 }
 
 // sync takes a snapshot (Live shares recent ones) and, unless it is the one already
-// reconciled, records it with Store.ObserveDevices under actor discovery:<source>. It
+// reconciled, records it with DeviceStore.ObserveDevices (events under discovery:<source>). It
 // returns the snapshot reads should use, nil without hardware.
 func (s *Service) sync(ctx context.Context) (*graph.Snapshot, error) {
 	if s.Live == nil {
@@ -207,11 +222,11 @@ func (s *Service) observe(ctx context.Context, snap *graph.Snapshot) error {
 		cp.Devices = append(cp.Devices, od)
 	}
 	snap = &cp
-	// Under the bare actor "discovery" the store records each appear/disappear as
-	// discovery:<that device's source> (graph.Store.ObserveDevices).
+	// With no Actor on the snapshot the store records each appear/disappear as
+	// discovery:<that device's source> (graph.DeviceStore.ObserveDevices).
 	const actor = "discovery"
 	dctx := graph.WithMessage(graph.WithRequestID(graph.WithActor(ctx, actor), graph.NewRequestID()), "")
-	evs, err := s.Store.ObserveDevices(dctx, snap)
+	evs, err := s.store.ObserveDevices(dctx, snap)
 	if err != nil {
 		return fmt.Errorf("observe devices: %w", err)
 	}
@@ -242,7 +257,7 @@ func (s *Service) autoBind(ctx context.Context, snap *graph.Snapshot) error {
 		}
 		bctx := graph.WithRequestID(graph.WithActor(ctx, "discovery:"+v.Source), graph.NewRequestID())
 		bctx = graph.WithMessage(bctx, "auto-bind: "+v.Match.Summary)
-		if _, err := s.Store.BindDevice(bctx, graph.BindRequest{DeviceID: v.ID, IdentityID: v.BoundTo, Hints: v.Fingerprints}); err != nil {
+		if _, err := s.store.BindDevice(bctx, graph.BindRequest{DeviceID: v.ID, IdentityID: v.BoundTo, Hints: v.Fingerprints}); err != nil {
 			if graph.ErrorCode(err) == graph.EINTERNAL {
 				return err
 			}
@@ -257,7 +272,7 @@ func (s *Service) allDevices(ctx context.Context, f graph.DeviceFilter) ([]*grap
 	var out []*graph.Device
 	f.First, f.After = graph.MaxPageSize, ""
 	for {
-		page, _, next, err := s.Store.FindDevices(ctx, f)
+		page, _, next, err := s.store.FindDevices(ctx, f)
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +297,7 @@ func (s *Service) views(ctx context.Context, scene *Scene, devs []*graph.Device)
 		subjects = append(subjects, Subject{Fingerprints: append([]graph.Fingerprint(nil), d.Fingerprints...), InScene: true})
 		idx = append(idx, i)
 	}
-	m := Matcher{Store: s.Store}
+	m := Matcher{Store: s.store}
 	matches, err := m.MatchSubjects(ctx, scene, subjects)
 	if err != nil {
 		return nil, err
@@ -316,7 +331,7 @@ func (s *Service) views(ctx context.Context, scene *Scene, devs []*graph.Device)
 		}
 	}
 	if len(need) > 0 {
-		loaded, err := loadIdentities(ctx, s.Store, uniq(need))
+		loaded, err := loadIdentities(ctx, s.store, uniq(need))
 		if err != nil {
 			return nil, err
 		}
@@ -358,14 +373,14 @@ func (s *Service) Devices(ctx context.Context, f graph.DeviceFilter) ([]*graph.D
 		return nil, 0, "", err
 	}
 	if f.IdentityID == "" {
-		devs, total, next, err := s.Store.FindDevices(ctx, f)
+		devs, total, next, err := s.store.FindDevices(ctx, f)
 		if err != nil {
 			return nil, 0, "", err
 		}
 		views, err := s.views(ctx, sc, devs)
 		return views, total, next, err
 	}
-	id, err := s.Store.ResolveID(ctx, f.IdentityID, graph.KindIdentity)
+	id, err := s.store.ResolveID(ctx, f.IdentityID, graph.KindIdentity)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -461,7 +476,7 @@ func (s *Service) Match(ctx context.Context, fps []graph.Fingerprint) (*graph.Ma
 	if err != nil {
 		return nil, err
 	}
-	m := Matcher{Store: s.Store}
+	m := Matcher{Store: s.store}
 	ms, err := m.MatchSubjects(ctx, sc, []Subject{{Fingerprints: norm, InScene: true}})
 	if err != nil {
 		return nil, err
@@ -512,7 +527,7 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 		return nil, graph.FieldErrorf(graph.EINVALID, "ref", "%s is infrastructure (a hub or controller): shown, never bound; bind the devices behind it", d.Ref)
 	}
 	if in.IdentityID != "" {
-		id, err := s.Store.ResolveID(ctx, in.IdentityID, graph.KindIdentity)
+		id, err := s.store.ResolveID(ctx, in.IdentityID, graph.KindIdentity)
 		if err != nil {
 			return nil, err
 		}
@@ -520,12 +535,12 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 	}
 	req.DeviceID = d.ID
 	req.Hints = append([]graph.Fingerprint(nil), d.Fingerprints...)
-	res, err := s.Store.BindDevice(ctx, req)
+	res, err := s.store.BindDevice(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	subject := []Subject{{Fingerprints: append([]graph.Fingerprint(nil), d.Fingerprints...), InScene: true}}
-	m := Matcher{Store: s.Store}
+	m := Matcher{Store: s.store}
 	var ov *overlay
 	if in.DryRun && res.Identity != nil {
 		ov = &overlay{ident: res.Identity, moved: map[graph.Fingerprint]bool{}}
@@ -558,7 +573,7 @@ func (s *Service) Unbind(ctx context.Context, ref string) (*graph.Device, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.Store.UnbindDevice(ctx, d.ID)
+	return s.store.UnbindDevice(ctx, d.ID)
 }
 
 // Sources reports each source's status from the latest snapshot (none without hardware).
@@ -575,7 +590,7 @@ func (s *Service) Sources(ctx context.Context) ([]graph.SourceStatus, error) {
 
 // findDevice finds a device by id, key or ref; a miss suggests the closest present ref.
 func (s *Service) findDevice(ctx context.Context, idOrRef string) (*graph.Device, error) {
-	d, err := s.Store.FindDeviceByID(ctx, idOrRef)
+	d, err := s.store.FindDeviceByID(ctx, idOrRef)
 	if err == nil {
 		return d, nil
 	}

@@ -101,17 +101,18 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 	robots := map[string]bool{}
 	after := ""
 	for {
-		devs, _, next, err := f.svc.FindDevices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
+		views, _, next, err := f.svc.Devices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
 		if err != nil {
 			return err
 		}
-		for _, d := range devs {
+		for _, v := range views {
+			d := &v.Device
 			ents = append(ents, deviceEntry(d))
 			if d.Source == "robot" && d.IdentityID != "" {
 				robots[d.IdentityID] = true
 			}
 		}
-		if next == "" || len(devs) == 0 {
+		if next == "" || len(views) == 0 {
 			break
 		}
 		after = next
@@ -232,14 +233,14 @@ scan:
 				e = &x
 			}
 		case graph.KindDevice:
-			d, err := f.svc.FindDeviceByID(ctx, id)
+			v, err := f.svc.Device(ctx, id)
 			if err != nil && graph.ErrorCode(err) != graph.ENOTFOUND {
 				return err
 			}
-			if d != nil {
-				x := deviceEntry(d)
+			if v != nil {
+				x := deviceEntry(&v.Device)
 				e = &x
-				boundTo = d.IdentityID
+				boundTo = v.IdentityID
 			}
 		}
 		upds = append(upds, upd{id, e, boundTo})

@@ -306,9 +306,9 @@ type countingSvc struct {
 	findDevices atomic.Int32
 }
 
-func (c *countingSvc) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.Device, int, string, error) {
+func (c *countingSvc) Devices(ctx context.Context, f graph.DeviceFilter) ([]*graph.DeviceView, int, string, error) {
 	c.findDevices.Add(1)
-	return c.Service.FindDevices(ctx, f)
+	return c.Service.Devices(ctx, f)
 }
 
 // A find made inside an older read view than the index's last sync keeps the index as it

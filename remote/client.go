@@ -381,58 +381,6 @@ func (c *Client) DeleteNote(ctx context.Context, id string) error {
 	return c.call(ctx, "DeleteNote", argID{id}, nil)
 }
 
-func (c *Client) FindDeviceByID(ctx context.Context, idOrRef string) (*graph.Device, error) {
-	var out *graph.Device
-	err := c.call(ctx, "FindDeviceByID", argID{idOrRef}, &out)
-	return out, err
-}
-
-func (c *Client) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.Device, int, string, error) {
-	var out pageDevices
-	err := c.call(ctx, "FindDevices", f, &out)
-	return out.Items, out.Total, out.Next, err
-}
-
-func (c *Client) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*graph.Event, error) {
-	var out []*graph.Event
-	err := c.call(ctx, "ObserveDevices", snap, &out)
-	return out, err
-}
-
-func (c *Client) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindResult, error) {
-	var out *graph.BindResult
-	err := c.call(ctx, "BindDevice", r, &out)
-	return out, err
-}
-
-func (c *Client) UnbindDevice(ctx context.Context, deviceID string) (*graph.Device, error) {
-	var out *graph.Device
-	err := c.call(ctx, "UnbindDevice", argID{deviceID}, &out)
-	return out, err
-}
-
-func (c *Client) FindRobotRecords(ctx context.Context) ([]*graph.RobotRecord, error) {
-	var out []*graph.RobotRecord
-	err := c.call(ctx, "FindRobotRecords", argNone{}, &out)
-	return out, err
-}
-
-func (c *Client) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action string, before, after any) error {
-	a := argSaveRobot{Record: rec, Action: action}
-	var err error
-	if before != nil {
-		if a.Before, err = json.Marshal(before); err != nil {
-			return fmt.Errorf("encode before: %w", err)
-		}
-	}
-	if after != nil {
-		if a.After, err = json.Marshal(after); err != nil {
-			return fmt.Errorf("encode after: %w", err)
-		}
-	}
-	return c.call(ctx, "SaveRobot", a, nil)
-}
-
 func (c *Client) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Event, string, error) {
 	var out pageEvents
 	err := c.call(ctx, "FindEvents", f, &out)

@@ -87,12 +87,6 @@ type (
 		First int    `json:"first,omitempty"`
 		After string `json:"after,omitempty"`
 	}
-	argSaveRobot struct {
-		Record *graph.RobotRecord `json:"record"`
-		Action string             `json:"action,omitempty"`
-		Before json.RawMessage    `json:"before,omitempty"`
-		After  json.RawMessage    `json:"after,omitempty"`
-	}
 	argPrune struct {
 		Before time.Time `json:"before"`
 	}
@@ -124,11 +118,6 @@ type (
 		Items []*graph.Note `json:"items"`
 		Total int           `json:"total"`
 		Next  string        `json:"next,omitempty"`
-	}
-	pageDevices struct {
-		Items []*graph.Device `json:"items"`
-		Total int             `json:"total"`
-		Next  string          `json:"next,omitempty"`
 	}
 	pageDeviceViews struct {
 		Items []*graph.DeviceView `json:"items"`

@@ -123,7 +123,7 @@ func (w *wtx) setPresent(d *graph.Device, present bool) error {
 	return w.b(m.BucketPresent).Delete([]byte(d.Key))
 }
 
-// ObserveDevices reconciles a snapshot with the stored devices. See graph.Store.
+// ObserveDevices reconciles a snapshot with the stored devices. See graph.DeviceStore.
 func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*graph.Event, error) {
 	if snap == nil {
 		return nil, graph.FieldErrorf(graph.EINVALID, "snapshot", "no snapshot given")
@@ -141,19 +141,19 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 		if snap.Taken.IsZero() {
 			taken = w.now
 		}
-		// Under the bare actor "discovery" each event names the source of its own
-		// device: discovery:<device's Source>.
-		perSource := w.actor == DiscoveryActor
+		// With no actor on the snapshot each event names the source of its own
+		// device: discovery:<device's Source>. The context's actor is not used.
+		perSource := snap.Actor == ""
+		saved := w.actor
+		if !perSource {
+			w.actor = snap.Actor
+		}
 		actorFor := func(d *graph.Device) {
 			if perSource {
 				w.actor = discoveryActorOf(d.Source)
 			}
 		}
-		defer func() {
-			if perSource {
-				w.actor = DiscoveryActor
-			}
-		}()
+		defer func() { w.actor = saved }()
 		seen := map[string]bool{}
 		refs := w.b(m.BucketRefs)
 		for _, od := range snap.Devices {
@@ -234,10 +234,6 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 		return nil
 	})
 }
-
-// DiscoveryActor is the bare actor under which ObserveDevices names each event's actor
-// discovery:<that device's source> (see graph.Store.ObserveDevices).
-const DiscoveryActor = "discovery"
 
 // discoveryActorOf is the actor for a device seen by source ("discovery:live" when the
 // device names none).

@@ -9,8 +9,8 @@ import (
 	"github.com/devgraph/devgraph/store/storetest"
 )
 
-// Under the bare actor "discovery" each appear/disappear names its own device's source;
-// any other actor is kept for every event.
+// With no actor on the snapshot each appear/disappear names its own device's source
+// (whatever the context's actor); a snapshot's actor is kept for every event.
 func TestObserveDevices_ActorPerSource(t *testing.T) {
 	db := storetest.MustOpen(t)
 	srcs := []graph.SourceStatus{{Name: "usb", OK: true}, {Name: "alsa", OK: true}, {Name: "robot", OK: true}}
@@ -39,7 +39,7 @@ func TestObserveDevices_ActorPerSource(t *testing.T) {
 		t.Fatalf("the card leaving: %+v", evs)
 	}
 	// a named actor stays as given
-	evs, err = db.ObserveDevices(graph.WithActor(context.Background(), "discovery:usb"), &graph.Snapshot{Taken: time.Now(), Devices: []*graph.ObservedDevice{usb, bot, card}, Sources: srcs})
+	evs, err = db.ObserveDevices(graph.WithActor(context.Background(), "cli:someone"), &graph.Snapshot{Taken: time.Now(), Actor: "discovery:usb", Devices: []*graph.ObservedDevice{usb, bot, card}, Sources: srcs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,83 @@
+package graph
+
+import (
+	"context"
+	"time"
+)
+
+// Service is everything the edges (CLI, GraphQL, MCP, the socket) can ask of devgraph: one
+// verb per operation, grouped by noun. It is implemented over a local store by
+// identity.Service and by remote.Client over a running server's socket, with the same
+// results and the same events. An edge should ask for the smaller interfaces it uses;
+// Service is what a transport serves whole.
+//
+// Internal plumbing — how discovery records devices (DeviceStore) and how the robot
+// fleet saves its records (RobotStore) — is not part of it, so nothing that reaches
+// devgraph through an edge can write those records.
+type Service interface {
+	Resolver
+	IdentityService
+	HintService
+	TagService
+	NoteService
+	DeviceService
+	RobotService
+	ChangelogService
+	DatabaseService
+}
+
+// Store is the persistent graph: what the store implements for the identity service,
+// discovery and the robot fleet. Every method is one transaction; every write records its
+// changelog events (one per node changed, sharing the context's request id and actor) in
+// that same transaction, or writes nothing. ELOCKED when the file is held elsewhere.
+type Store interface {
+	Resolver
+	IdentityService
+	HintService
+	TagService
+	NoteService
+	DeviceStore
+	RobotStore
+	ChangelogService
+	DatabaseService
+}
+
+// Resolver turns what a person or a model typed into a node id.
+type Resolver interface {
+	// ResolveID expands a typed id, bare slug or device ref into a full node id, checking
+	// that the node exists. kinds limits what it may resolve to (none: any). ENOTFOUND
+	// (with the closest existing id as a suggestion) when nothing matches.
+	ResolveID(ctx context.Context, text string, kinds ...Kind) (string, error)
+}
+
+// HintService keeps the fingerprints identities hold as hints.
+type HintService interface {
+	// AddHints adds fingerprints as hints. A unit-class fingerprint held by another
+	// identity is ECONFLICT naming it unless move is set, which moves it (hint.move).
+	// A hint the identity already holds is EINVALID ("duplicate").
+	AddHints(ctx context.Context, id string, fps []Fingerprint, move bool) (*Identity, error)
+	// RemoveHints removes hints; EINVALID for a hint the identity does not hold.
+	RemoveHints(ctx context.Context, id string, fps []Fingerprint) (*Identity, error)
+	// FindHintHolders looks fingerprints up in the hint index: for each one, the ids of
+	// the identities holding it (absent when none). Never a scan.
+	FindHintHolders(ctx context.Context, fps []Fingerprint) (map[Fingerprint][]string, error)
+}
+
+// ChangelogService reads and maintains the audit changelog.
+type ChangelogService interface {
+	// FindEvents returns changelog events newest first and the cursor of the next page
+	// ("" on the last). No match is an empty page; a malformed glob or cursor is EINVALID.
+	FindEvents(ctx context.Context, f EventFilter) (evs []*Event, next string, err error)
+	// VerifyChangelog checks the hash chain and names the first broken event.
+	VerifyChangelog(ctx context.Context) (*VerifyReport, error)
+	// PruneChangelog drops events older than before, keeping a checkpoint so the rest
+	// stays verifiable. Returns how many were dropped.
+	PruneChangelog(ctx context.Context, before time.Time) (int, error)
+}
+
+// Notifier tells subscribers about committed changes: fn is called after each committed
+// write with its events, never while a transaction is open, and must not block for long.
+// The returned func cancels the subscription.
+type Notifier interface {
+	Subscribe(fn func(events []*Event)) (cancel func())
+}

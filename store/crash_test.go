@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/store"
@@ -53,9 +56,30 @@ func TestHelperWriter(t *testing.T) {
 	wg.Wait()
 }
 
+// crashRounds is how many times TestCrash_SIGKILL kills its writer: 3, or
+// $DEVGRAPH_CRASH_ROUNDS (`make chaos` runs 100, CI 20). Past the first three rounds each
+// kill comes after a random number of acknowledged writes.
+func crashRounds(t *testing.T) int {
+	v := os.Getenv("DEVGRAPH_CRASH_ROUNDS")
+	if v == "" {
+		return 3
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("DEVGRAPH_CRASH_ROUNDS=%q: want a positive number", v)
+	}
+	return n
+}
+
 func TestCrash_SIGKILL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crash.db")
-	for round := 0; round < 3; round++ { // kill it repeatedly on the same file
+	rounds := crashRounds(t)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
+	for round := 0; round < rounds; round++ { // kill it repeatedly on the same file
+		killAt := 150
+		if round >= 3 {
+			killAt = 1 + rng.IntN(400)
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashEnv+"="+path, fmt.Sprintf("%s_ROUND=%d", crashEnv, round))
 		out, err := cmd.StdoutPipe()
@@ -71,7 +95,7 @@ func TestCrash_SIGKILL(t *testing.T) {
 			line := sc.Text()
 			if slug, ok := strings.CutPrefix(line, "ack "); ok {
 				acked = append(acked, slug)
-				if len(acked) == 150 {
+				if len(acked) == killAt {
 					cmd.Process.Signal(syscall.SIGKILL)
 				}
 				continue
@@ -81,7 +105,7 @@ func TestCrash_SIGKILL(t *testing.T) {
 			}
 		}
 		cmd.Wait()
-		if len(acked) < 150 {
+		if len(acked) < killAt {
 			t.Fatalf("round %d: child acknowledged only %d writes", round, len(acked))
 		}
 

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +42,6 @@ type stdioProc struct {
 	in    io.WriteCloser
 	out   *bufio.Reader
 	start time.Time
-	mu    sync.Mutex
 }
 
 func startStdio(b *testing.B, bin string, args ...string) *stdioProc {

@@ -3,6 +3,7 @@ package graph
 import "testing"
 
 func TestEditDistance(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		a, b     string
 		max, out int

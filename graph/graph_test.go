@@ -10,6 +10,7 @@ import (
 )
 
 func TestSlugify(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"Roland JD-Xi", "roland-jd-xi"},
 		{"  Focusrite Scarlett 2i2 (3rd gen) ", "focusrite-scarlett-2i2-3rd-gen"},
@@ -28,6 +29,7 @@ func TestSlugify(t *testing.T) {
 }
 
 func TestValidateSlug(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"a", "jdxi", "roland-jd-xi", "a.b_c-1", strings.Repeat("x", 64)} {
 		if err := graph.ValidateSlug(ok); err != nil {
 			t.Errorf("ValidateSlug(%q) = %v, want nil", ok, err)
@@ -42,6 +44,7 @@ func TestValidateSlug(t *testing.T) {
 }
 
 func TestNormalizeTag(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		for _, tc := range []struct{ in, want string }{
 			{"role:synth", "role:synth"},
@@ -69,6 +72,7 @@ func TestNormalizeTag(t *testing.T) {
 }
 
 func TestNormalizeFingerprint(t *testing.T) {
+	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		for _, tc := range []struct {
 			kind      graph.FingerprintKind
@@ -114,6 +118,7 @@ func TestNormalizeFingerprint(t *testing.T) {
 }
 
 func TestEscapeHardwareText(t *testing.T) {
+	t.Parallel()
 	if got, want := graph.EscapeHardwareText([]byte("Scarlett 2i2 USB")), "Scarlett 2i2 USB"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -126,6 +131,7 @@ func TestEscapeHardwareText(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	err := fmt.Errorf("bind: %w", graph.Errorf(graph.ENOTFOUND, "unknown identity %q; did you mean identity:jdxi?", "jdx1"))
 	if got, want := graph.ErrorCode(err), graph.ENOTFOUND; got != want {
 		t.Fatalf("code=%q, want %q", got, want)
@@ -143,6 +149,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestValidateText(t *testing.T) {
+	t.Parallel()
 	if err := graph.ValidateText("name", "JD-Xi", 1, graph.MaxNameLen); err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +162,7 @@ func TestValidateText(t *testing.T) {
 }
 
 func TestIDs(t *testing.T) {
+	t.Parallel()
 	k, local, ok := graph.SplitID("device:sn:1235:8210:ABC")
 	if !ok || k != graph.KindDevice || local != "sn:1235:8210:ABC" {
 		t.Fatalf("SplitID=%q %q %v", k, local, ok)
@@ -174,6 +182,7 @@ func TestIDs(t *testing.T) {
 }
 
 func TestValidateCoordinate(t *testing.T) {
+	t.Parallel()
 	nan := 0.0
 	nan = nan / nan
 	for _, v := range []float64{nan, 1e300, -2e4} {

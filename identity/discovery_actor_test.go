@@ -15,6 +15,7 @@ import (
 // The demo rig's first observation records each device's appear under
 // discovery:<that device's source>, not one joined actor for the whole poll.
 func TestService_DiscoveryActorPerDevice(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	live, err := sources.NewDemo(t.TempDir())
 	if err != nil {

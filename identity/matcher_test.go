@@ -32,6 +32,7 @@ func (s *spyStore) FindIdentities(ctx context.Context, f graph.IdentityFilter) (
 // TestMatcher_BatchedIndexLookups: matching many devices is one hint-index lookup and one
 // load of candidates by id, never a scan over identities.
 func TestMatcher_BatchedIndexLookups(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := graph.WithActor(context.Background(), "cli:tester")
 	for i := 0; i < 300; i++ {

@@ -77,6 +77,7 @@ func explanation(m *graph.Match) string {
 }
 
 func TestScore(t *testing.T) {
+	t.Parallel()
 	const (
 		jdxi  = "identity:jdxi"
 		twinA = "identity:nano-a"
@@ -292,6 +293,7 @@ func TestScore(t *testing.T) {
 }
 
 func TestNewScene_SkipsInfra(t *testing.T) {
+	t.Parallel()
 	snap := &graph.Snapshot{Devices: []*graph.ObservedDevice{
 		{Key: "hub1", Infra: true, Fingerprints: []graph.Fingerprint{fp(graph.FPUSBID, "1d6b:0002")}},
 		{Key: "hub2", Infra: true, Fingerprints: []graph.Fingerprint{fp(graph.FPUSBID, "1d6b:0002")}},
@@ -310,6 +312,7 @@ func TestNewScene_SkipsInfra(t *testing.T) {
 }
 
 func TestScore_GenericModelHeldByMany(t *testing.T) {
+	t.Parallel()
 	w := world{}
 	for i := 0; i < 20; i++ {
 		w[fmt.Sprintf("identity:board-%02d", i)] = keyboardAt(fmt.Sprintf("1-%d", i))

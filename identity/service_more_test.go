@@ -21,6 +21,7 @@ func eventCount(t testing.TB, ctx context.Context, svc *identity.Service) int {
 }
 
 func TestService_Bind(t *testing.T) {
+	t.Parallel()
 	svc, _, ctx := newService(t)
 	if _, err := svc.Unbound(ctx); err != nil { // observe the rig
 		t.Fatal(err)
@@ -111,6 +112,7 @@ func TestService_Bind(t *testing.T) {
 }
 
 func TestService_Unbind(t *testing.T) {
+	t.Parallel()
 	svc, _, ctx := newService(t)
 	mustBind(t, ctx, svc, graph.BindInput{Ref: "usb:3-3.2", NewName: "Roland JD-Xi"})
 	d, err := svc.Unbind(ctx, "usb:3-3.2")
@@ -135,6 +137,7 @@ func TestService_Unbind(t *testing.T) {
 }
 
 func TestService_Match(t *testing.T) {
+	t.Parallel()
 	svc, _, ctx := newService(t)
 	mustBind(t, ctx, svc, graph.BindInput{Ref: "usb:3-3.2", NewName: "Roland JD-Xi"})
 	m, err := svc.Match(ctx, []graph.Fingerprint{{Kind: graph.FPUSBID, Value: "0582:01A9"}, {Kind: graph.FPMIDIClient, Value: "JD-Xi"}})
@@ -158,6 +161,7 @@ func TestService_Match(t *testing.T) {
 }
 
 func TestService_Sources(t *testing.T) {
+	t.Parallel()
 	svc, _, ctx := newService(t)
 	st, err := svc.Sources(ctx)
 	if err != nil {
@@ -177,6 +181,7 @@ func TestService_Sources(t *testing.T) {
 // TestService_Poll shows hot-plug reaching the changelog through the background loop,
 // with no request touching live state.
 func TestService_Poll(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	db := storetest.MustOpen(t)
 	svc := identity.New(db, r.live, nil)
@@ -241,6 +246,7 @@ func TestService_Poll(t *testing.T) {
 }
 
 func TestService_AutoBind(t *testing.T) {
+	t.Parallel()
 	svc, r, ctx := newService(t)
 	svc.AutoBind = true
 	mustBind(t, ctx, svc, graph.BindInput{Ref: "usb:3-3.2", NewName: "Roland JD-Xi"})
@@ -262,6 +268,7 @@ func TestService_AutoBind(t *testing.T) {
 }
 
 func TestService_NoHardware(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	svc := identity.New(db, nil, nil)
 	ctx := graph.WithActor(context.Background(), "cli:tester")
@@ -295,6 +302,7 @@ func TestService_NoHardware(t *testing.T) {
 }
 
 func TestService_Robots(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	db := storetest.MustOpen(t)
 	fleet, err := robot.NewFleet(robot.Options{Store: db, Clock: robot.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
@@ -350,6 +358,7 @@ func TestService_Robots(t *testing.T) {
 // TestService_ReadOnlyStore: a store that cannot record the snapshot does not take reads
 // down with it.
 func TestService_ReadOnlyStore(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	path := filepath.Join(t.TempDir(), "ro.db")
 	db, err := store.Open(path, store.Options{NoBackup: true})

@@ -133,6 +133,7 @@ func events(t testing.TB, ctx context.Context, svc *identity.Service) []*graph.E
 // TestService_Story is the end-to-end story at the service level, over a real
 // store file and the real sources reading a fixture rig that the test re-plugs.
 func TestService_Story(t *testing.T) {
+	t.Parallel()
 	svc, r, ctx := newService(t)
 	const synth, twinA, twinB = "identity:roland-jd-xi", "identity:nano-a", "identity:nano-b"
 

@@ -17,6 +17,7 @@ import (
 // The socket records a caller that names no actor as cli:<the peer's user>, accepts the
 // contract's actor forms, and refuses anything else with 400 and nothing written.
 func TestHandler_Actor(t *testing.T) {
+	t.Parallel()
 	svc := identity.New(storetest.MustOpen(t), nil, nil)
 	sock, client := serve(t, svc, remote.Options{})
 	defer client.Close()
@@ -76,6 +77,7 @@ func TestHandler_Actor(t *testing.T) {
 }
 
 func TestValidActor(t *testing.T) {
+	t.Parallel()
 	for a, ok := range map[string]bool{
 		"cli:alice": true, "mcp:unknown": true, "http:local": true, "discovery:alsa": true, "robot:scout": true,
 		"": false, "unknown": false, "cli:": false, "mcp:\xff\xfe": false, "robot:x\x00": false,

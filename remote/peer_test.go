@@ -17,6 +17,7 @@ import (
 // The client refuses a socket served by another user's process (another user may make
 // x.db.sock first in a shared directory) and sends it nothing.
 func TestClient_RefusesAnotherUsersServer(t *testing.T) {
+	t.Parallel()
 	svc := identity.New(storetest.MustOpen(t), nil, nil)
 	sock, client := serve(t, svc, remote.Options{})
 	defer client.Close()

@@ -107,6 +107,7 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestClient_SameResultsAndEvents(t *testing.T) {
+	t.Parallel()
 	s := newServed(t)
 	ctx := caller("cli:alice", "req-create", "a new synth")
 	id, err := s.client.CreateIdentity(ctx, graph.IdentityCreate{Name: "Roland JD-Xi", Tags: []string{"role:synth"},
@@ -234,6 +235,7 @@ func TestClient_SameResultsAndEvents(t *testing.T) {
 }
 
 func TestClient_ErrorsKeepTheirCode(t *testing.T) {
+	t.Parallel()
 	s := newServed(t)
 	ctx := caller("cli:alice", "", "")
 	if _, err := s.client.CreateIdentity(ctx, graph.IdentityCreate{Name: "Korg Minilogue"}); err != nil {
@@ -294,6 +296,7 @@ func TestClient_ErrorsKeepTheirCode(t *testing.T) {
 }
 
 func TestClient_Streams(t *testing.T) {
+	t.Parallel()
 	s := newServed(t)
 	ctx := caller("cli:alice", "", "")
 	for _, name := range []string{"Alpha", "Beta", "Gamma"} {
@@ -424,6 +427,7 @@ func TestClient_Streams(t *testing.T) {
 }
 
 func TestHandler_ReadOnly(t *testing.T) {
+	t.Parallel()
 	svc := identity.New(storetest.MustOpen(t), nil, nil)
 	_, client := serve(t, svc, remote.Options{ReadOnly: true})
 	defer client.Close()
@@ -449,6 +453,7 @@ func TestHandler_ReadOnly(t *testing.T) {
 }
 
 func TestClient_NoServer(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(shortDir(t), "none.sock")
 	_, _, err := remote.Dial(context.Background(), sock, time.Second)
 	if graph.ErrorCode(err) != graph.EUNAVAILABLE {

@@ -17,6 +17,7 @@ type nopService struct{ graph.Service }
 
 // The socket serves exactly graph.Service: one table row per method, no plumbing.
 func TestMethodTable(t *testing.T) {
+	t.Parallel()
 	svc := reflect.TypeFor[graph.Service]()
 	var want []string
 	for i := range svc.NumMethod() {
@@ -45,6 +46,7 @@ func TestMethodTable(t *testing.T) {
 // Every Client method calls the row of its own name (a copy-paste slip would call
 // another method and answer with the wrong thing).
 func TestClientCallsItsRow(t *testing.T) {
+	t.Parallel()
 	f, err := parser.ParseFile(token.NewFileSet(), "client.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +80,7 @@ func TestClientCallsItsRow(t *testing.T) {
 
 // A read-only server answers exactly the reads; every change has words for the refusal.
 func TestWriteNames_CoverEveryWrite(t *testing.T) {
+	t.Parallel()
 	reads := []string{"ResolveID", "FindIdentityByID", "FindIdentities", "FindHintHolders",
 		"FindTags", "FindTagged", "FindNotes", "FindNoteByID", "FindEvents", "VerifyChangelog", "Stats",
 		"Backup", "Export", "Devices", "Device", "Unbound", "Match", "Sources", "Robots", "Robot", "RobotDetect"}

@@ -55,6 +55,7 @@ func TestSocketPath(t *testing.T) {
 }
 
 func TestListen(t *testing.T) {
+	t.Parallel()
 	dir := shortDir(t)
 	path := filepath.Join(dir, "x.sock")
 	ln, err := Listen(path)
@@ -102,6 +103,7 @@ func TestListen(t *testing.T) {
 // connections are then a stranger's, and must be closed before any request is read.
 // The same handler behind a listener for our uid serves us.
 func TestListen_RefusesOtherUsers(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	served := make(chan struct{}, 4)
@@ -145,6 +147,7 @@ func TestListen_RefusesOtherUsers(t *testing.T) {
 }
 
 func TestListen_SharedDirMustBePrivate(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(shortDir(t), "devgraph-0")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ require (
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/sahilm/fuzzy v0.1.3
 	go.etcd.io/bbolt v1.5.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -15,7 +15,7 @@ func TestFleet_BatteryPersists(t *testing.T) {
 	db := storetest.MustOpen(t)
 	bg := context.Background()
 	clk := NewFakeClock(t0)
-	f, err := NewFleet(Options{Clock: clk, Store: db})
+	f, err := NewFleet(Options{Now: clk.Now, Every: clk.Every, Store: db})
 	must(t, err)
 	must(t, f.AddSim("scout", 0, 0))
 	must(t, f.Open())
@@ -51,7 +51,8 @@ func TestFleet_BatteryPersists(t *testing.T) {
 	}
 
 	// A new fleet on the same store: the robot starts with the saved battery.
-	f2, err := NewFleet(Options{Clock: NewFakeClock(t0), Store: db})
+	clk2 := NewFakeClock(t0)
+	f2, err := NewFleet(Options{Now: clk2.Now, Every: clk2.Every, Store: db})
 	must(t, err)
 	must(t, f2.AddSim("scout", 0, 0))
 	must(t, f2.Open())

@@ -16,9 +16,12 @@ import (
 // Options configure a Fleet. The zero value is a fleet on the real clock at 50 Hz with no
 // persistence.
 type Options struct {
-	Clock    Clock       // default RealClock
-	TickRate int         // Hz, MinTickRate..MaxTickRate; 0 means DefaultTickRate
-	Store    graph.Store // optional: nil keeps nothing between runs and writes no events
+	// Now is the fleet's one clock (default time.Now), and Every wakes the tick loop on it
+	// (default: a time.Ticker, each tick stamped from Now). A FakeClock gives both.
+	Now      func() time.Time
+	Every    EveryFunc
+	TickRate int   // Hz, MinTickRate..MaxTickRate; 0 means DefaultTickRate
+	Store    Store // optional: nil keeps nothing between runs and writes no events
 	Logger   *slog.Logger
 	// Params are the parameters of robots added from now on (DefaultParams when nil);
 	// Geofence, when set, overrides their geofence.
@@ -35,15 +38,17 @@ type Options struct {
 type Fleet struct {
 	opts  Options
 	log   *slog.Logger
-	store graph.Store
+	store Store
 	world *world
 
-	mu      sync.RWMutex
-	members map[string]*member // by name
-	records map[string]*graph.RobotRecord
-	running bool
-	closed  bool
-	navs    sync.WaitGroup
+	mu       sync.RWMutex
+	members  map[string]*member // by name
+	records  map[string]*graph.RobotRecord
+	running  bool
+	closed   bool
+	navs     int            // Navigate calls in flight
+	navsIdle chan struct{}  // closed once the fleet is closed and navs is 0
+	saves    sync.WaitGroup // first saves of robots added while running
 
 	subMu   sync.RWMutex
 	subs    map[int]func(ref string, st graph.RobotState)
@@ -70,8 +75,11 @@ var (
 
 // NewFleet returns a fleet configured by opts. Add robots, obstacles and objects, then Open.
 func NewFleet(opts Options) (*Fleet, error) {
-	if opts.Clock == nil {
-		opts.Clock = RealClock{}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Every == nil {
+		opts.Every = wallEvery(opts.Now)
 	}
 	if opts.TickRate == 0 {
 		opts.TickRate = DefaultTickRate
@@ -96,15 +104,17 @@ func NewFleet(opts Options) (*Fleet, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	f := &Fleet{
-		opts:    opts,
-		log:     log,
-		store:   opts.Store,
-		members: map[string]*member{},
-		subs:    map[int]func(string, graph.RobotState){},
-		wake:    make(chan struct{}, 1),
+		opts:     opts,
+		log:      log,
+		store:    opts.Store,
+		members:  map[string]*member{},
+		navsIdle: make(chan struct{}),
+		subs:     map[int]func(string, graph.RobotState){},
+		wake:     make(chan struct{}, 1),
 	}
 	f.world = &world{
-		clock:   opts.Clock,
+		clock:   opts.Now,
+		every:   opts.Every,
 		dt:      time.Second / time.Duration(opts.TickRate),
 		notify:  f.enqueue,
 		observe: opts.TickObserver,
@@ -149,10 +159,10 @@ func (f *Fleet) Open() error {
 	f.running = true
 	f.quit = make(chan struct{})
 	f.dispDone = make(chan struct{})
-	f.mu.Unlock()
-
 	go f.dispatch()
 	f.world.start()
+	f.mu.Unlock()
+
 	for _, m := range fresh {
 		f.saveQuiet(m, "")
 	}
@@ -160,7 +170,8 @@ func (f *Fleet) Open() error {
 }
 
 // Close ends every navigation (status cancelled), stops every robot, ends the tick loop,
-// waits briefly for navigations to record their ends and flushes the notifier. Safe twice.
+// waits briefly for navigations to record their ends, waits for pending saves and flushes
+// the notifier: no goroutine the fleet started outlives it. Safe twice.
 func (f *Fleet) Close() error {
 	f.mu.Lock()
 	if f.closed {
@@ -168,6 +179,9 @@ func (f *Fleet) Close() error {
 		return nil
 	}
 	f.closed = true
+	if f.navs == 0 {
+		close(f.navsIdle)
+	}
 	wasRunning := f.running
 	f.running = false
 	members := f.sortedLocked()
@@ -200,10 +214,8 @@ func (f *Fleet) Close() error {
 			m.b.Stop()
 		}
 	}
-	waited := make(chan struct{})
-	go func() { f.navs.Wait(); close(waited) }()
 	select {
-	case <-waited:
+	case <-f.navsIdle:
 	case <-time.After(2 * time.Second):
 		f.log.Warn("robot: navigations still recording their end at shutdown")
 	}
@@ -214,9 +226,20 @@ func (f *Fleet) Close() error {
 			f.log.Warn("robot: record shutdown stop", "robot", m.ref, "err", err)
 		}
 	}
+	f.saves.Wait()
 	close(f.quit)
 	<-f.dispDone
 	return nil
+}
+
+// navDone counts a Navigate call out; the last one out of a closed fleet tells Close.
+func (f *Fleet) navDone() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.navs--
+	if f.navs == 0 && f.closed {
+		close(f.navsIdle)
+	}
 }
 
 func (f *Fleet) sortedLocked() []*member {

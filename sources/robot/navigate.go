@@ -20,14 +20,14 @@ func (f *Fleet) Navigate(ctx context.Context, ref string, goal graph.Goal, progr
 	if err != nil {
 		return nil, err
 	}
-	f.mu.RLock()
+	f.mu.Lock()
 	if !f.running {
-		f.mu.RUnlock()
+		f.mu.Unlock()
 		return nil, f.isRunning()
 	}
-	f.navs.Add(1)
-	f.mu.RUnlock()
-	defer f.navs.Done()
+	f.navs++
+	f.mu.Unlock()
+	defer f.navDone()
 
 	if err := m.b.CheckGoal(goal); err != nil {
 		return nil, err

@@ -39,7 +39,7 @@ func TestFleet_PersistsThroughStore(t *testing.T) {
 	db := storetest.MustOpen(t)
 	bg := context.Background()
 	clk := NewFakeClock(t0)
-	f, err := NewFleet(Options{Clock: clk, Store: db})
+	f, err := NewFleet(Options{Now: clk.Now, Every: clk.Every, Store: db})
 	must(t, err)
 	must(t, f.AddSim("scout", 1, 1))
 	must(t, f.Open())
@@ -130,7 +130,8 @@ func TestFleet_PersistsThroughStore(t *testing.T) {
 	final := status(t, f, "scout").Pose
 
 	// A new fleet on the same store picks the robot up where it was, with its parameters.
-	f2, err := NewFleet(Options{Clock: NewFakeClock(t0), Store: db})
+	clk2 := NewFakeClock(t0)
+	f2, err := NewFleet(Options{Now: clk2.Now, Every: clk2.Every, Store: db})
 	must(t, err)
 	must(t, f2.AddSim("scout", 0, 0))
 	must(t, f2.Open())
@@ -144,7 +145,7 @@ func TestFleet_PersistsThroughStore(t *testing.T) {
 func TestFleet_CloseStopsAndRecords(t *testing.T) {
 	db := storetest.MustOpen(t)
 	clk := NewFakeClock(t0)
-	f, err := NewFleet(Options{Clock: clk, Store: db})
+	f, err := NewFleet(Options{Now: clk.Now, Every: clk.Every, Store: db})
 	must(t, err)
 	must(t, f.AddSim("scout", 0, 0))
 	must(t, f.AddSim("idle", 0, 3))
@@ -180,11 +181,9 @@ func TestFleet_CloseStopsAndRecords(t *testing.T) {
 	}
 }
 
-// failingStore is a graph.Store whose SaveRobot fails: it only injects the failure (the
+// failingStore is a Store whose SaveRobot fails: it only injects the failure (the
 // persistence itself is tested against the real store above).
-type failingStore struct {
-	graph.Store
-}
+type failingStore struct{}
 
 func (failingStore) FindRobotRecords(context.Context) ([]*graph.RobotRecord, error) { return nil, nil }
 func (failingStore) SaveRobot(context.Context, *graph.RobotRecord, string, any, any) error {

@@ -291,9 +291,9 @@ func TestLimits_HoldEveryTick(t *testing.T) {
 }
 
 func TestGraspCarryRelease(t *testing.T) {
-	f, err := DemoFleet(Options{Clock: NewFakeClock(t0)})
+	clk := NewFakeClock(t0)
+	f, err := DemoFleet(Options{Now: clk.Now, Every: clk.Every})
 	must(t, err)
-	clk := f.opts.Clock.(*FakeClock)
 	must(t, f.Open())
 	defer f.Close()
 	ctx := context.Background()
@@ -574,7 +574,8 @@ func TestParseSimSpec(t *testing.T) {
 			t.Errorf("ParseSimSpec(%q) = %+v, %v; want EINVALID", tc.in, got, err)
 		}
 	}
-	f, _ := NewFleet(Options{Clock: NewFakeClock(t0)})
+	clk := NewFakeClock(t0)
+	f, _ := NewFleet(Options{Now: clk.Now, Every: clk.Every})
 	must(t, f.AddSimSpec("scout@1,2"))
 	wantCode(t, f.AddSimSpec("scout"), graph.ECONFLICT, "")
 	st, err := f.Status(context.Background(), "scout")
@@ -585,7 +586,8 @@ func TestParseSimSpec(t *testing.T) {
 }
 
 func TestFleet_Scan(t *testing.T) {
-	f, err := DemoFleet(Options{Clock: NewFakeClock(t0)})
+	clk := NewFakeClock(t0)
+	f, err := DemoFleet(Options{Now: clk.Now, Every: clk.Every})
 	must(t, err)
 	if f.Name() != "robot" {
 		t.Fatalf("Name()=%q", f.Name())
@@ -629,11 +631,11 @@ func TestFakeClock_TicksInOrder(t *testing.T) {
 	}
 }
 
-func TestRealClock_Every(t *testing.T) {
+func TestWallEvery(t *testing.T) {
 	var got []time.Time
 	done := make(chan struct{})
 	var stop func()
-	stop = RealClock{}.Every(time.Millisecond, func(at time.Time) {
+	stop = wallEvery(time.Now)(time.Millisecond, func(at time.Time) {
 		if len(got) < 5 {
 			got = append(got, at)
 			if len(got) == 5 {
@@ -654,9 +656,9 @@ func TestRealClock_Every(t *testing.T) {
 }
 
 func TestDemoFleet_World(t *testing.T) {
-	f, err := DemoFleet(Options{Clock: NewFakeClock(t0)})
+	clk := NewFakeClock(t0)
+	f, err := DemoFleet(Options{Now: clk.Now, Every: clk.Every})
 	must(t, err)
-	clk := f.opts.Clock.(*FakeClock)
 	must(t, f.Open())
 	defer f.Close()
 	ctx := context.Background()

@@ -135,7 +135,11 @@ func (f *Fleet) AddSimRobot(c SimConfig) error {
 	f.world.mu.Unlock()
 	f.members[c.Name] = m
 	if f.running && f.records[serial] == nil {
-		go f.saveQuiet(m, "")
+		f.saves.Add(1)
+		go func() {
+			defer f.saves.Done()
+			f.saveQuiet(m, "")
+		}()
 	}
 	return nil
 }

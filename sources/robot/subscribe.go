@@ -1,8 +1,6 @@
 package robot
 
-import (
-	"github.com/devgraph/devgraph/graph"
-)
+import "github.com/devgraph/devgraph/graph"
 
 type queued struct {
 	m    *member

@@ -29,7 +29,8 @@ type Object struct {
 // guarded by one mutex and stepped by one tick loop for the whole fleet.
 type world struct {
 	mu        sync.Mutex
-	clock     Clock
+	clock     func() time.Time // Options.Now
+	every     EveryFunc        // Options.Every
 	dt        time.Duration
 	now       time.Time // simulation time of the last step
 	last      time.Time // scheduled time of the last tick processed
@@ -47,14 +48,14 @@ type world struct {
 
 func (w *world) start() {
 	w.mu.Lock()
-	w.now = w.clock.Now()
+	w.now = w.clock()
 	w.mu.Unlock()
-	w.stop = w.clock.Every(w.dt, w.tick)
+	w.stop = w.every(w.dt, w.tick)
 }
 
 // tick integrates the fixed steps that fell due by the tick's scheduled time.
 func (w *world) tick(at time.Time) {
-	begin := w.clock.Now()
+	begin := w.clock()
 	w.mu.Lock()
 	n := 1
 	if !w.last.IsZero() {
@@ -72,7 +73,7 @@ func (w *world) tick(at time.Time) {
 	}
 	w.mu.Unlock()
 	if w.observe != nil {
-		w.observe(begin.Sub(at), w.clock.Now().Sub(begin))
+		w.observe(begin.Sub(at), w.clock().Sub(begin))
 	}
 }
 

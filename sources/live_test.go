@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/sources/fixture"
 )
@@ -246,6 +248,48 @@ func TestLive_CancelledCaller(t *testing.T) {
 	snap, err := l.Snapshot(context.Background())
 	if err != nil || !snap.SourceOK("pipewire") || r.calls.Load() != 1 {
 		t.Fatalf("after a cancel: err=%v calls=%d", err, r.calls.Load())
+	}
+}
+
+// Close cancels the shared reading under way and waits for it; after Close, Snapshot
+// reads in its caller's goroutine. Not parallel: goleak sees every goroutine.
+func TestLive_Close(t *testing.T) {
+	l, r := rigLive(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var once sync.Once
+	started := make(chan struct{})
+	l.PWDump = func(ctx context.Context) ([]byte, error) { // pw-dump hangs until cancelled
+		once.Do(func() { close(started) })
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := l.Snapshot(ctx)
+		done <- err
+	}()
+	<-started
+	cancel() // the caller goes; the reading goes on without it
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err=%v, want context.Canceled", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	f, last := l.flight, l.last
+	l.mu.Unlock()
+	if f != nil || last == nil || status(t, last, "pipewire").OK {
+		t.Fatalf("after Close: flight=%v, last reading %v; want the reading ended, pipewire cancelled", f, last)
+	}
+	if err := l.Close(); err != nil { // safe twice
+		t.Fatal(err)
+	}
+	l.PWDump = r.run
+	snap, err := l.Snapshot(context.Background())
+	if err != nil || snap == last || !snap.SourceOK("pipewire") {
+		t.Fatalf("Snapshot after Close: err=%v fresh=%v", err, snap != last)
 	}
 }
 

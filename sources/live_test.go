@@ -58,8 +58,10 @@ func status(t testing.TB, s *graph.Snapshot, name string) graph.SourceStatus {
 	return graph.SourceStatus{}
 }
 
+// Not parallel: MissingPWDump sets PATH (its siblings run in parallel after it).
 func TestLive_Snapshot(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
 		l, _ := rigLive(t)
 		snap, err := l.Snapshot(context.Background())
 		if err != nil {
@@ -81,6 +83,7 @@ func TestLive_Snapshot(t *testing.T) {
 	})
 
 	t.Run("OneSourceFails", func(t *testing.T) {
+		t.Parallel()
 		l, r := rigLive(t)
 		r.err = errors.New("pw-dump failed: failed to connect: Host is down")
 		snap, err := l.Snapshot(context.Background())
@@ -101,6 +104,7 @@ func TestLive_Snapshot(t *testing.T) {
 	})
 
 	t.Run("RunnerPanics", func(t *testing.T) {
+		t.Parallel()
 		l, _ := rigLive(t)
 		l.PWDump = func(context.Context) ([]byte, error) { panic("boom") }
 		snap, _ := l.Snapshot(context.Background())
@@ -112,7 +116,7 @@ func TestLive_Snapshot(t *testing.T) {
 		}
 	})
 
-	t.Run("MissingPWDump", func(t *testing.T) {
+	t.Run("MissingPWDump", func(t *testing.T) { // not parallel: it sets PATH
 		l, _ := rigLive(t)
 		l.PWDump = nil
 		t.Setenv("PATH", t.TempDir())
@@ -123,6 +127,7 @@ func TestLive_Snapshot(t *testing.T) {
 	})
 
 	t.Run("Disable", func(t *testing.T) {
+		t.Parallel()
 		l, r := rigLive(t)
 		l.Disable = []string{"pipewire"}
 		snap, _ := l.Snapshot(context.Background())
@@ -132,6 +137,7 @@ func TestLive_Snapshot(t *testing.T) {
 	})
 
 	t.Run("ExtraSources", func(t *testing.T) {
+		t.Parallel()
 		l, _ := rigLive(t)
 		l.Extra = []Source{
 			SourceFunc{SourceName: "robot", Fn: func(context.Context) ([]*graph.ObservedDevice, error) {
@@ -160,6 +166,7 @@ func TestLive_Snapshot(t *testing.T) {
 }
 
 func TestLive_ShareWindow(t *testing.T) {
+	t.Parallel()
 	l, r := rigLive(t)
 	now := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
@@ -186,6 +193,7 @@ func TestLive_ShareWindow(t *testing.T) {
 }
 
 func TestLive_ConcurrentCallersShareOneReading(t *testing.T) {
+	t.Parallel()
 	l, r := rigLive(t)
 	l.ShareWindow = -1 // never reuse a finished reading: only the in-flight one is shared
 	r.gate = make(chan struct{})
@@ -228,6 +236,7 @@ func TestLive_ConcurrentCallersShareOneReading(t *testing.T) {
 }
 
 func TestLive_CancelledCaller(t *testing.T) {
+	t.Parallel()
 	l, r := rigLive(t)
 	r.gate = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -294,6 +303,7 @@ func TestLive_Close(t *testing.T) {
 }
 
 func TestNewDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir() + "/rig"
 	l, err := NewDemo(dir)
 	if err != nil {

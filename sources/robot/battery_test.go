@@ -12,6 +12,7 @@ import (
 // The battery is saved with the record (at rest and with events) and a new fleet on the
 // same store starts the robot with it, never full again.
 func TestFleet_BatteryPersists(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	bg := context.Background()
 	clk := NewFakeClock(t0)
@@ -65,6 +66,7 @@ func TestFleet_BatteryPersists(t *testing.T) {
 // A stored battery below low_battery keeps a restored robot from setting off, and the
 // battery comes back even when the rest of the record is refused.
 func TestFleet_RestoredLowBattery(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	bg := context.Background()
 	bad := DefaultParams()

@@ -36,6 +36,7 @@ func robotEvents(t *testing.T, db graph.Store) []*graph.Event {
 }
 
 func TestFleet_PersistsThroughStore(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	bg := context.Background()
 	clk := NewFakeClock(t0)
@@ -143,6 +144,7 @@ func TestFleet_PersistsThroughStore(t *testing.T) {
 }
 
 func TestFleet_CloseStopsAndRecords(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	clk := NewFakeClock(t0)
 	f, err := NewFleet(Options{Now: clk.Now, Every: clk.Every, Store: db})
@@ -191,6 +193,7 @@ func (failingStore) SaveRobot(context.Context, *graph.RobotRecord, string, any, 
 }
 
 func TestFleet_StoreFailure(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{Store: failingStore{}}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	ctx := context.Background()
 	if _, err := f.Arm(ctx, "scout"); err == nil {
@@ -212,6 +215,7 @@ func TestFleet_StoreFailure(t *testing.T) {
 }
 
 func TestFleet_Subscribe(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	type upd struct {
 		ref string

@@ -22,7 +22,8 @@ func TestService_DiscoveryActorPerDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	live.ShareWindow = -1
-	fleet, err := robot.DemoFleet(robot.Options{Store: db, Clock: robot.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
+	clk := robot.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	fleet, err := robot.DemoFleet(robot.Options{Store: db, Now: clk.Now, Every: clk.Every})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -305,7 +305,8 @@ func TestService_Robots(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	db := storetest.MustOpen(t)
-	fleet, err := robot.NewFleet(robot.Options{Store: db, Clock: robot.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
+	clk := robot.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	fleet, err := robot.NewFleet(robot.Options{Store: db, Now: clk.Now, Every: clk.Every})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func newRobotEnv(t *testing.T, extra int) *robotEnv {
 	t.Helper()
 	db := storetest.MustOpen(t)
 	clock := robot.NewFakeClock(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
-	fleet, err := robot.DemoFleet(robot.Options{Clock: clock, Store: db})
+	fleet, err := robot.DemoFleet(robot.Options{Now: clock.Now, Every: clock.Every, Store: db})
 	if err != nil {
 		t.Fatal(err)
 	}

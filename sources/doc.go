@@ -111,5 +111,6 @@
 //
 // Live.Snapshot shares one reading between callers for ShareWindow (500 ms by default)
 // and lets callers that arrive during a reading wait for it instead of starting their
-// own. Demo and NewDemo point every source at a fixture rig (package fixture).
+// own. That shared reading runs on a goroutine of Live's; Close cancels it and waits for
+// it. Demo and NewDemo point every source at a fixture rig (package fixture).
 package sources

@@ -207,9 +207,15 @@ func writeScenario(t testing.TB, s scenario, dir string) {
 // TestFixtures keeps testdata/demo and testdata/scenarios/* equal to what the generator
 // writes; -update rewrites them.
 func TestFixtures(t *testing.T) {
+	if !*update { // -update rewrites the testdata other tests read
+		t.Parallel()
+	}
 	all := append([]scenario{{name: "demo", rig: fixture.DemoRig}}, scenarios...)
 	for _, s := range all {
 		t.Run(s.name, func(t *testing.T) {
+			if !*update {
+				t.Parallel()
+			}
 			committed := filepath.Join("testdata", "scenarios", s.name)
 			if s.name == "demo" {
 				committed = filepath.Join("testdata", "demo")

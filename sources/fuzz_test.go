@@ -127,6 +127,9 @@ func FuzzParseUSBAttrs(f *testing.F) {
 // pw-dump of the scenario trees is a seed. -update rewrites the seeds it owns (files
 // named seed-*); inputs fuzzing added are left alone.
 func TestFuzzCorpus(t *testing.T) {
+	if !*update { // -update rewrites the testdata other tests read
+		t.Parallel()
+	}
 	seeds := map[string]map[string][]byte{"FuzzParseCards": {}, "FuzzParseSeqClients": {}, "FuzzParsePWDump": {}}
 	dirs, _ := filepath.Glob("testdata/scenarios/*")
 	dirs = append(dirs, "testdata/demo")

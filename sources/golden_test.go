@@ -11,6 +11,9 @@ import (
 // every device with its fingerprints and attrs — so a change to parsing or merging shows
 // up as a diff; -update rewrites it.
 func TestDemoSnapshotGolden(t *testing.T) {
+	if !*update { // -update rewrites the testdata other tests read
+		t.Parallel()
+	}
 	snap := scanDir(t, "testdata/demo")
 	for i := range snap.Sources {
 		snap.Sources[i].Duration = 0

@@ -24,7 +24,8 @@ const DefaultSourceTimeout = 10 * time.Second
 // sources) and merges what they see into one snapshot. It implements graph.Live.
 //
 // Configure it through its fields before the first Snapshot; the zero value reads the
-// real machine (/sys, /proc and `pw-dump`).
+// real machine (/sys, /proc and `pw-dump`). Close ends the shared reading Snapshot runs
+// in the background.
 type Live struct {
 	SysRoot    string // default "/sys"
 	ProcRoot   string // default "/proc"
@@ -42,9 +43,11 @@ type Live struct {
 	SourceTimeout time.Duration // default DefaultSourceTimeout
 	Now           func() time.Time
 
-	mu     sync.Mutex
-	last   *graph.Snapshot
-	flight *flight
+	mu      sync.Mutex
+	last    *graph.Snapshot
+	flight  *flight
+	closed  bool
+	reading sync.WaitGroup // the flight's goroutine
 
 	memMu  sync.Mutex
 	usbMem usbMemory // serials of the last good usb reading, for readings without it
@@ -54,6 +57,7 @@ var _ graph.Live = (*Live)(nil)
 
 type flight struct {
 	done    chan struct{}
+	cancel  context.CancelFunc // Close ends the reading
 	snap    *graph.Snapshot
 	waiters int // callers sharing this reading (tests look)
 }
@@ -92,13 +96,21 @@ func (l *Live) now() time.Time {
 // ShareWindow: a caller within the window of the last reading gets it, and callers
 // arriving while a reading is under way wait for that one instead of starting their own.
 // The snapshot is shared: treat it as read-only. The error is only for a cancelled ctx;
-// failing sources are reported in Snapshot.Sources.
+// failing sources are reported in Snapshot.Sources. After Close it reads in the caller's
+// goroutine, sharing nothing.
 func (l *Live) Snapshot(ctx context.Context) (*graph.Snapshot, error) {
 	window := l.ShareWindow
 	if window == 0 {
 		window = DefaultShareWindow
 	}
 	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return l.Scan(ctx), nil
+	}
 	if l.last != nil && window > 0 {
 		if age := l.now().Sub(l.last.Taken); age >= 0 && age < window {
 			s := l.last
@@ -108,11 +120,16 @@ func (l *Live) Snapshot(ctx context.Context) (*graph.Snapshot, error) {
 	}
 	f := l.flight
 	if f == nil {
-		f = &flight{done: make(chan struct{})}
+		// The reading outlives the caller that started it (others may wait for it) but
+		// not Close.
+		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		f = &flight{done: make(chan struct{}), cancel: cancel}
 		l.flight = f
+		l.reading.Add(1)
 		go func() {
-			// The reading outlives the caller that started it: others may wait for it.
-			s := l.Scan(context.WithoutCancel(ctx))
+			defer l.reading.Done()
+			defer cancel()
+			s := l.Scan(rctx)
 			l.mu.Lock()
 			f.snap, l.last, l.flight = s, s, nil
 			l.mu.Unlock()
@@ -127,6 +144,20 @@ func (l *Live) Snapshot(ctx context.Context) (*graph.Snapshot, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// Close cancels the shared reading under way, if any, and waits for it to end: no
+// goroutine Live started outlives it. Callers waiting for that reading get it (its
+// cancelled sources reported as failed). Safe twice.
+func (l *Live) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	if l.flight != nil {
+		l.flight.cancel()
+	}
+	l.mu.Unlock()
+	l.reading.Wait()
+	return nil
 }
 
 // Scan reads every source now, bypassing the shared snapshot.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/sources/fixture"
 )
@@ -56,8 +58,10 @@ func status(t testing.TB, s *graph.Snapshot, name string) graph.SourceStatus {
 	return graph.SourceStatus{}
 }
 
+// Not parallel: MissingPWDump sets PATH (its siblings run in parallel after it).
 func TestLive_Snapshot(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
 		l, _ := rigLive(t)
 		snap, err := l.Snapshot(context.Background())
 		if err != nil {
@@ -79,6 +83,7 @@ func TestLive_Snapshot(t *testing.T) {
 	})
 
 	t.Run("OneSourceFails", func(t *testing.T) {
+		t.Parallel()
 		l, r := rigLive(t)
 		r.err = errors.New("pw-dump failed: failed to connect: Host is down")
 		snap, err := l.Snapshot(context.Background())
@@ -99,6 +104,7 @@ func TestLive_Snapshot(t *testing.T) {
 	})
 
 	t.Run("RunnerPanics", func(t *testing.T) {
+		t.Parallel()
 		l, _ := rigLive(t)
 		l.PWDump = func(context.Context) ([]byte, error) { panic("boom") }
 		snap, _ := l.Snapshot(context.Background())
@@ -110,7 +116,7 @@ func TestLive_Snapshot(t *testing.T) {
 		}
 	})
 
-	t.Run("MissingPWDump", func(t *testing.T) {
+	t.Run("MissingPWDump", func(t *testing.T) { // not parallel: it sets PATH
 		l, _ := rigLive(t)
 		l.PWDump = nil
 		t.Setenv("PATH", t.TempDir())
@@ -121,6 +127,7 @@ func TestLive_Snapshot(t *testing.T) {
 	})
 
 	t.Run("Disable", func(t *testing.T) {
+		t.Parallel()
 		l, r := rigLive(t)
 		l.Disable = []string{"pipewire"}
 		snap, _ := l.Snapshot(context.Background())
@@ -130,6 +137,7 @@ func TestLive_Snapshot(t *testing.T) {
 	})
 
 	t.Run("ExtraSources", func(t *testing.T) {
+		t.Parallel()
 		l, _ := rigLive(t)
 		l.Extra = []Source{
 			SourceFunc{SourceName: "robot", Fn: func(context.Context) ([]*graph.ObservedDevice, error) {
@@ -158,6 +166,7 @@ func TestLive_Snapshot(t *testing.T) {
 }
 
 func TestLive_ShareWindow(t *testing.T) {
+	t.Parallel()
 	l, r := rigLive(t)
 	now := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
@@ -184,6 +193,7 @@ func TestLive_ShareWindow(t *testing.T) {
 }
 
 func TestLive_ConcurrentCallersShareOneReading(t *testing.T) {
+	t.Parallel()
 	l, r := rigLive(t)
 	l.ShareWindow = -1 // never reuse a finished reading: only the in-flight one is shared
 	r.gate = make(chan struct{})
@@ -226,6 +236,7 @@ func TestLive_ConcurrentCallersShareOneReading(t *testing.T) {
 }
 
 func TestLive_CancelledCaller(t *testing.T) {
+	t.Parallel()
 	l, r := rigLive(t)
 	r.gate = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -249,7 +260,50 @@ func TestLive_CancelledCaller(t *testing.T) {
 	}
 }
 
+// Close cancels the shared reading under way and waits for it; after Close, Snapshot
+// reads in its caller's goroutine. Not parallel: goleak sees every goroutine.
+func TestLive_Close(t *testing.T) {
+	l, r := rigLive(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var once sync.Once
+	started := make(chan struct{})
+	l.PWDump = func(ctx context.Context) ([]byte, error) { // pw-dump hangs until cancelled
+		once.Do(func() { close(started) })
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := l.Snapshot(ctx)
+		done <- err
+	}()
+	<-started
+	cancel() // the caller goes; the reading goes on without it
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err=%v, want context.Canceled", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	f, last := l.flight, l.last
+	l.mu.Unlock()
+	if f != nil || last == nil || status(t, last, "pipewire").OK {
+		t.Fatalf("after Close: flight=%v, last reading %v; want the reading ended, pipewire cancelled", f, last)
+	}
+	if err := l.Close(); err != nil { // safe twice
+		t.Fatal(err)
+	}
+	l.PWDump = r.run
+	snap, err := l.Snapshot(context.Background())
+	if err != nil || snap == last || !snap.SourceOK("pipewire") {
+		t.Fatalf("Snapshot after Close: err=%v fresh=%v", err, snap != last)
+	}
+}
+
 func TestNewDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir() + "/rig"
 	l, err := NewDemo(dir)
 	if err != nil {

@@ -44,6 +44,7 @@ func fps(d *graph.ObservedDevice) []string {
 }
 
 func TestMerge_SynthIsOneDevice(t *testing.T) {
+	t.Parallel()
 	snap := scanDir(t, "testdata/demo")
 	checkInvariants(t, snap)
 	var synths []*graph.ObservedDevice
@@ -86,6 +87,7 @@ func TestMerge_SynthIsOneDevice(t *testing.T) {
 }
 
 func TestMerge_DemoStudio(t *testing.T) {
+	t.Parallel()
 	devs := byRef(scanDir(t, "testdata/demo"))
 	t.Run("SerialKeysTheInterface", func(t *testing.T) {
 		d := devs["usb:3-3.1"]
@@ -155,6 +157,7 @@ func TestMerge_DemoStudio(t *testing.T) {
 // every PipeWire id changes, and so does which twin got the "_1" card id. Keys and
 // fingerprints must not change.
 func TestMerge_NoPerBootNumbers(t *testing.T) {
+	t.Parallel()
 	before := scanDir(t, writeRig(t, fixture.DemoRig()))
 
 	r := fixture.DemoRig()
@@ -201,6 +204,7 @@ func TestMerge_NoPerBootNumbers(t *testing.T) {
 }
 
 func TestMerge_Move(t *testing.T) {
+	t.Parallel()
 	r := fixture.DemoRig()
 	before := byKey(scanDir(t, writeRig(t, r)))
 	if err := r.Move("3-3.2", "3-5"); err != nil {
@@ -238,6 +242,7 @@ func TestMerge_Move(t *testing.T) {
 }
 
 func TestMerge_UnplugTwin(t *testing.T) {
+	t.Parallel()
 	r := fixture.DemoRig()
 	if err := r.Remove("3-2"); err != nil {
 		t.Fatal(err)
@@ -256,6 +261,7 @@ func TestMerge_UnplugTwin(t *testing.T) {
 // TestMerge_SourceDown: a device keeps its key while any source that knows its USB place
 // sees it, so a failing source does not make it look like a new device.
 func TestMerge_SourceDown(t *testing.T) {
+	t.Parallel()
 	dir := writeRig(t, fixture.DemoRig())
 	full := byKey(scanDir(t, dir))
 	ctx := context.Background()

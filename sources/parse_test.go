@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseCards(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		in    string
@@ -41,6 +42,7 @@ func TestParseCards(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			cards, notes := parseCards([]byte(tt.in))
 			var got []alsaCard
 			for _, c := range cards {
@@ -57,6 +59,7 @@ func TestParseCards(t *testing.T) {
 }
 
 func TestStableNames(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Roland JD-Xi at usb-0000:00:14.0-3.2, high speed":                "Roland JD-Xi",
 		"HDA Intel PCH at 0xf7f10000 irq 32":                              "HDA Intel PCH",
@@ -90,6 +93,7 @@ func TestStableNames(t *testing.T) {
 }
 
 func TestParseSeqClients(t *testing.T) {
+	t.Parallel()
 	type client struct {
 		Number int
 		Name   string
@@ -120,6 +124,7 @@ func TestParseSeqClients(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			cs, notes := parseSeqClients([]byte(tt.in))
 			var got []client
 			for _, c := range cs {
@@ -140,6 +145,7 @@ func TestParseSeqClients(t *testing.T) {
 }
 
 func TestParsePWDump(t *testing.T) {
+	t.Parallel()
 	t.Run("Devices", func(t *testing.T) {
 		in := `[
 		  {"id": 0, "type": "PipeWire:Interface:Core", "info": {"props": {}}},
@@ -226,6 +232,7 @@ func TestParsePWDump(t *testing.T) {
 }
 
 func TestParseUSBAttrs(t *testing.T) {
+	t.Parallel()
 	base := func() map[string][]byte {
 		return map[string][]byte{"idVendor": []byte("0582\n"), "idProduct": []byte("01A9\n"), "busnum": []byte("3\n"), "devnum": []byte("7\n"),
 			"devpath": []byte("3.2\n"), "speed": []byte("480\n"), "bDeviceClass": []byte("ff\n"), "product": []byte("JD-Xi\n"), "manufacturer": []byte("Roland\n")}
@@ -283,6 +290,7 @@ func TestParseUSBAttrs(t *testing.T) {
 		{"BadClass", "3-3.2", "bDeviceClass", "hub\n", `bDeviceClass "hub" is not a hex byte`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := parseUSBAttrs(tt.path, with(tt.key, tt.value))
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("err=%v, want %q", err, tt.want)
@@ -292,6 +300,7 @@ func TestParseUSBAttrs(t *testing.T) {
 }
 
 func TestRefLess(t *testing.T) {
+	t.Parallel()
 	refs := []string{"usb:3-10", "alsa:card:PCH", "usb:3-2", "usb:3-2.1", "robot:scout", "usb:10-1", "pipewire:x"}
 	sort.SliceStable(refs, func(i, j int) bool { return refLess(refs[i], refs[j]) })
 	want := []string{"alsa:card:PCH", "pipewire:x", "robot:scout", "usb:3-2", "usb:3-2.1", "usb:3-10", "usb:10-1"}

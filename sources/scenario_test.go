@@ -79,6 +79,7 @@ func attrValues(d *graph.ObservedDevice) []string {
 }
 
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	smallOK := []string{
 		"source usb ok 4", "source alsa ok 2", "source pipewire ok 2",
 		`usb:3-1 path:0944:0117:3-1 [usb,alsa,pipewire] "nanoKONTROL2"`,
@@ -164,6 +165,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			snap := scanDir(t, "testdata/scenarios/"+tt.name)
 			checkInvariants(t, snap)
 			got := summary(snap)

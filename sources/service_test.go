@@ -19,6 +19,7 @@ import (
 // mid-read unplug), then comes back: the store keeps one record for it, still bound, and
 // records one disappear and one appear of that same device — no second, path-keyed record.
 func TestHalfRemovedKeepsOneBoundRecord(t *testing.T) {
+	t.Parallel()
 	const key = "sn:1235:8210:Y8KG3J11B6F7D0"
 	root := t.TempDir()
 	if err := fixture.DemoRig().Write(root); err != nil {

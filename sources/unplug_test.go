@@ -33,6 +33,7 @@ func sourceStatus(t *testing.T, snap *graph.Snapshot, name string) graph.SourceS
 // out of the snapshot with a note; it never shows under a second (path:) key, and every
 // other device reads as in the full rig.
 func TestUnpluggingLeftOut(t *testing.T) {
+	t.Parallel()
 	demo := scanDir(t, "testdata/demo")
 	snap := scanDir(t, "testdata/scenarios/unplugging")
 	checkInvariants(t, snap)
@@ -72,6 +73,7 @@ func TestUnpluggingLeftOut(t *testing.T) {
 // The reverse race: sysfs shows the Scarlett before ALSA and PipeWire have its card. It
 // is one device, under the key it has with every source.
 func TestArrivingOneDevice(t *testing.T) {
+	t.Parallel()
 	snap := scanDir(t, "testdata/scenarios/arriving")
 	checkInvariants(t, snap)
 	n := 0
@@ -97,6 +99,7 @@ func TestArrivingOneDevice(t *testing.T) {
 // usb before keys it by the serial it saw at that place; a Live that never did keys it by
 // its USB place (path:), the documented fallback.
 func TestUSBFailedKeepsSerialKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	l := Demo("testdata/demo")
 	l.ShareWindow = -1

@@ -13,6 +13,7 @@ import (
 // plain directories, regular files, two links to one directory, oversize attributes,
 // names that are no bus-port path, and a device removed while being read.
 func TestReadUSB_Entries(t *testing.T) {
+	t.Parallel()
 	r := fixture.DemoRig()
 	for _, p := range []string{"3-1", "3-2", "3-3", "3-4", "3-6", "3-7"} {
 		if err := r.Remove(p); err != nil {

@@ -12,10 +12,11 @@ import (
 // The battery is saved with the record (at rest and with events) and a new fleet on the
 // same store starts the robot with it, never full again.
 func TestFleet_BatteryPersists(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	bg := context.Background()
 	clk := NewFakeClock(t0)
-	f, err := NewFleet(Options{Clock: clk, Store: db})
+	f, err := NewFleet(Options{Now: clk.Now, Every: clk.Every, Store: db})
 	must(t, err)
 	must(t, f.AddSim("scout", 0, 0))
 	must(t, f.Open())
@@ -51,7 +52,8 @@ func TestFleet_BatteryPersists(t *testing.T) {
 	}
 
 	// A new fleet on the same store: the robot starts with the saved battery.
-	f2, err := NewFleet(Options{Clock: NewFakeClock(t0), Store: db})
+	clk2 := NewFakeClock(t0)
+	f2, err := NewFleet(Options{Now: clk2.Now, Every: clk2.Every, Store: db})
 	must(t, err)
 	must(t, f2.AddSim("scout", 0, 0))
 	must(t, f2.Open())
@@ -64,6 +66,7 @@ func TestFleet_BatteryPersists(t *testing.T) {
 // A stored battery below low_battery keeps a restored robot from setting off, and the
 // battery comes back even when the rest of the record is refused.
 func TestFleet_RestoredLowBattery(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	bg := context.Background()
 	bad := DefaultParams()

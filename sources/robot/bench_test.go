@@ -27,7 +27,8 @@ func BenchmarkSimStep(b *testing.B) {
 			p := DefaultParams()
 			p.LowBattery = 0
 			fence := []graph.Point{{X: -9000, Y: -9000}, {X: 9000, Y: -9000}, {X: 9000, Y: 9000}, {X: -9000, Y: 9000}}
-			f, err := NewFleet(Options{Clock: NewFakeClock(t0), Params: &p, Geofence: fence})
+			clk := NewFakeClock(t0)
+			f, err := NewFleet(Options{Now: clk.Now, Every: clk.Every, Params: &p, Geofence: fence})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,21 +1,22 @@
 // Package robot drives devgraph's robots: the Backend interface every robot implements,
 // a built-in simulator, and the Fleet (a graph.Fleet and a sources-style scanner) that
-// names robots by ref, persists them through graph.Store and notifies subscribers.
+// names robots by ref, persists them through a Store and notifies subscribers.
 //
 // # Simulator
 //
 // Differential-drive (unicycle) kinematics integrated in fixed steps at TickRate (≥ 50 Hz)
-// from an injectable Clock: one tick loop steps every simulated robot of the fleet under
-// one mutex (no goroutine per robot). Commanded motion obeys the robot's max_speed,
-// max_turn_rate and max_accel (and an angular acceleration of 4 × max_turn_rate per
-// second) on every tick; only safety stops — robot_stop, robot_disarm, touching the
-// geofence or an obstacle — halt the robot at once. Battery drains with distance, turning
-// and a little while idle, and never rises. Obstacles are circles, inflated by
-// RobotRadius; the simulator plans no detours: a goal whose straight way crosses an
-// obstacle ends "blocked" (at the start, or as soon as the way becomes blocked), never
-// grinding against it. Objects are detected within detect_range (distance, and bearing
-// relative to the heading), grasped within grasp_reach, carry along with the robot and
-// are released at its position. Other robots are not obstacles.
+// on the fleet's one injected clock (Options.Now, its ticks from Options.Every): one tick
+// loop steps every simulated robot of the fleet under one mutex (no goroutine per robot).
+// Commanded motion obeys the robot's max_speed, max_turn_rate and max_accel (and an
+// angular acceleration of 4 × max_turn_rate per second) on every tick; only safety stops —
+// robot_stop, robot_disarm, touching the geofence or an obstacle — halt the robot at once.
+// Battery drains with distance, turning and a little while idle, and never rises.
+// Obstacles are circles, inflated by RobotRadius; the simulator plans no detours: a goal
+// whose straight way crosses an obstacle ends "blocked" (at the start, or as soon as the
+// way becomes blocked), never grinding against it. Objects are detected within
+// detect_range (distance, and bearing relative to the heading), grasped within
+// grasp_reach, carry along with the robot and are released at its position. Other robots
+// are not obstacles.
 //
 // # Commands
 //

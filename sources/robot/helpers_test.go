@@ -19,7 +19,7 @@ const tick = 20 * time.Millisecond // 50 Hz
 func newFleet(t *testing.T, opts Options, configure func(f *Fleet)) (*Fleet, *FakeClock) {
 	t.Helper()
 	clk := NewFakeClock(t0)
-	opts.Clock = clk
+	opts.Now, opts.Every = clk.Now, clk.Every
 	f, err := NewFleet(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -36,10 +36,11 @@ func robotEvents(t *testing.T, db graph.Store) []*graph.Event {
 }
 
 func TestFleet_PersistsThroughStore(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	bg := context.Background()
 	clk := NewFakeClock(t0)
-	f, err := NewFleet(Options{Clock: clk, Store: db})
+	f, err := NewFleet(Options{Now: clk.Now, Every: clk.Every, Store: db})
 	must(t, err)
 	must(t, f.AddSim("scout", 1, 1))
 	must(t, f.Open())
@@ -130,7 +131,8 @@ func TestFleet_PersistsThroughStore(t *testing.T) {
 	final := status(t, f, "scout").Pose
 
 	// A new fleet on the same store picks the robot up where it was, with its parameters.
-	f2, err := NewFleet(Options{Clock: NewFakeClock(t0), Store: db})
+	clk2 := NewFakeClock(t0)
+	f2, err := NewFleet(Options{Now: clk2.Now, Every: clk2.Every, Store: db})
 	must(t, err)
 	must(t, f2.AddSim("scout", 0, 0))
 	must(t, f2.Open())
@@ -142,9 +144,10 @@ func TestFleet_PersistsThroughStore(t *testing.T) {
 }
 
 func TestFleet_CloseStopsAndRecords(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	clk := NewFakeClock(t0)
-	f, err := NewFleet(Options{Clock: clk, Store: db})
+	f, err := NewFleet(Options{Now: clk.Now, Every: clk.Every, Store: db})
 	must(t, err)
 	must(t, f.AddSim("scout", 0, 0))
 	must(t, f.AddSim("idle", 0, 3))
@@ -180,11 +183,9 @@ func TestFleet_CloseStopsAndRecords(t *testing.T) {
 	}
 }
 
-// failingStore is a graph.Store whose SaveRobot fails: it only injects the failure (the
+// failingStore is a Store whose SaveRobot fails: it only injects the failure (the
 // persistence itself is tested against the real store above).
-type failingStore struct {
-	graph.Store
-}
+type failingStore struct{}
 
 func (failingStore) FindRobotRecords(context.Context) ([]*graph.RobotRecord, error) { return nil, nil }
 func (failingStore) SaveRobot(context.Context, *graph.RobotRecord, string, any, any) error {
@@ -192,6 +193,7 @@ func (failingStore) SaveRobot(context.Context, *graph.RobotRecord, string, any, 
 }
 
 func TestFleet_StoreFailure(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{Store: failingStore{}}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	ctx := context.Background()
 	if _, err := f.Arm(ctx, "scout"); err == nil {
@@ -213,6 +215,7 @@ func TestFleet_StoreFailure(t *testing.T) {
 }
 
 func TestFleet_Subscribe(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	type upd struct {
 		ref string

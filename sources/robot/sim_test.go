@@ -11,6 +11,7 @@ import (
 )
 
 func TestNavigate_Arrives(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	arm(t, f, "robot:scout")
 	c := startNav(t, context.Background(), f, "robot:scout", graph.Goal{X: 5, Y: 3})
@@ -52,6 +53,7 @@ func TestNavigate_Arrives(t *testing.T) {
 }
 
 func TestNavigate_TimeoutStops(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	arm(t, f, "scout")
 	c := startNav(t, context.Background(), f, "scout", graph.Goal{X: 50, Y: 0, TimeoutS: 2})
@@ -77,6 +79,7 @@ func TestNavigate_TimeoutStops(t *testing.T) {
 }
 
 func TestNavigate_CancelStops(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	arm(t, f, "scout")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -103,6 +106,7 @@ func TestNavigate_CancelStops(t *testing.T) {
 }
 
 func TestNavigate_Refusals(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{Geofence: DemoGeofence}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	ctx := context.Background()
 
@@ -145,6 +149,7 @@ func TestNavigate_Refusals(t *testing.T) {
 }
 
 func TestNavigate_LeavesGeofence(t *testing.T) {
+	t.Parallel()
 	// An L-shaped fence: the straight way from the bottom arm to the top of the vertical
 	// arm cuts across the missing corner.
 	fence := []graph.Point{{X: 0, Y: 0}, {X: 10, Y: 0}, {X: 10, Y: 2}, {X: 2, Y: 2}, {X: 2, Y: 10}, {X: 0, Y: 10}}
@@ -166,6 +171,7 @@ func TestNavigate_LeavesGeofence(t *testing.T) {
 }
 
 func TestNavigate_Blocked(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) {
 		must(t, f.AddSim("scout", 0, 0))
 		must(t, f.AddObstacle(Obstacle{ID: "pillar", X: 3, Y: 0.1, R: 0.5}))
@@ -198,6 +204,7 @@ func TestNavigate_Blocked(t *testing.T) {
 }
 
 func TestBattery_MonotonicAndLow(t *testing.T) {
+	t.Parallel()
 	low := DefaultParams()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) {
 		must(t, f.AddSim("scout", 0, 0))
@@ -243,6 +250,7 @@ func TestBattery_MonotonicAndLow(t *testing.T) {
 }
 
 func TestLimits_HoldEveryTick(t *testing.T) {
+	t.Parallel()
 	p := DefaultParams()
 	p.MaxSpeed, p.MaxTurnRate, p.MaxAccel = 1.5, 1.2, 0.8
 	f, clk := newFleet(t, Options{Params: &p}, func(f *Fleet) { must(t, f.AddSimRobot(SimConfig{Name: "scout", Heading: math.Pi})) })
@@ -291,9 +299,10 @@ func TestLimits_HoldEveryTick(t *testing.T) {
 }
 
 func TestGraspCarryRelease(t *testing.T) {
-	f, err := DemoFleet(Options{Clock: NewFakeClock(t0)})
+	t.Parallel()
+	clk := NewFakeClock(t0)
+	f, err := DemoFleet(Options{Now: clk.Now, Every: clk.Every})
 	must(t, err)
-	clk := f.opts.Clock.(*FakeClock)
 	must(t, f.Open())
 	defer f.Close()
 	ctx := context.Background()
@@ -384,6 +393,7 @@ func TestGraspCarryRelease(t *testing.T) {
 }
 
 func TestNavigate_Preempted(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	arm(t, f, "scout")
 	first := startNav(t, context.Background(), f, "scout", graph.Goal{X: 8, Y: 0})
@@ -403,6 +413,7 @@ func TestNavigate_Preempted(t *testing.T) {
 }
 
 func TestFleet_ConcurrentNavigationAndStop(t *testing.T) {
+	t.Parallel()
 	names := []string{"r0", "r1", "r2", "r3", "r4"}
 	f, clk := newFleet(t, Options{}, func(f *Fleet) {
 		for i, n := range names {
@@ -459,6 +470,7 @@ func TestFleet_ConcurrentNavigationAndStop(t *testing.T) {
 }
 
 func TestFleet_DisarmDuringNavigation(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	arm(t, f, "scout")
 	c := startNav(t, context.Background(), f, "scout", graph.Goal{X: 8, Y: 0})
@@ -473,6 +485,7 @@ func TestFleet_DisarmDuringNavigation(t *testing.T) {
 }
 
 func TestFleet_UnknownRobot(t *testing.T) {
+	t.Parallel()
 	f, _ := newFleet(t, Options{}, func(f *Fleet) {
 		must(t, f.AddSim("scout", 0, 0))
 		must(t, f.AddSim("carrier", 2, 0))
@@ -493,6 +506,7 @@ func TestFleet_UnknownRobot(t *testing.T) {
 }
 
 func TestFleet_SetParameters(t *testing.T) {
+	t.Parallel()
 	f, clk := newFleet(t, Options{Geofence: DemoGeofence}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
 	ctx := context.Background()
 	fp := func(v float64) *float64 { return &v }
@@ -551,6 +565,7 @@ func TestFleet_SetParameters(t *testing.T) {
 }
 
 func TestParseSimSpec(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want SimSpec
@@ -574,7 +589,8 @@ func TestParseSimSpec(t *testing.T) {
 			t.Errorf("ParseSimSpec(%q) = %+v, %v; want EINVALID", tc.in, got, err)
 		}
 	}
-	f, _ := NewFleet(Options{Clock: NewFakeClock(t0)})
+	clk := NewFakeClock(t0)
+	f, _ := NewFleet(Options{Now: clk.Now, Every: clk.Every})
 	must(t, f.AddSimSpec("scout@1,2"))
 	wantCode(t, f.AddSimSpec("scout"), graph.ECONFLICT, "")
 	st, err := f.Status(context.Background(), "scout")
@@ -585,7 +601,9 @@ func TestParseSimSpec(t *testing.T) {
 }
 
 func TestFleet_Scan(t *testing.T) {
-	f, err := DemoFleet(Options{Clock: NewFakeClock(t0)})
+	t.Parallel()
+	clk := NewFakeClock(t0)
+	f, err := DemoFleet(Options{Now: clk.Now, Every: clk.Every})
 	must(t, err)
 	if f.Name() != "robot" {
 		t.Fatalf("Name()=%q", f.Name())
@@ -608,6 +626,7 @@ func TestFleet_Scan(t *testing.T) {
 }
 
 func TestFakeClock_TicksInOrder(t *testing.T) {
+	t.Parallel()
 	clk := NewFakeClock(t0)
 	var got []time.Duration
 	stop := clk.Every(30*time.Millisecond, func(at time.Time) { got = append(got, at.Sub(t0)) })
@@ -629,11 +648,12 @@ func TestFakeClock_TicksInOrder(t *testing.T) {
 	}
 }
 
-func TestRealClock_Every(t *testing.T) {
+func TestWallEvery(t *testing.T) {
+	t.Parallel()
 	var got []time.Time
 	done := make(chan struct{})
 	var stop func()
-	stop = RealClock{}.Every(time.Millisecond, func(at time.Time) {
+	stop = wallEvery(time.Now)(time.Millisecond, func(at time.Time) {
 		if len(got) < 5 {
 			got = append(got, at)
 			if len(got) == 5 {
@@ -654,9 +674,10 @@ func TestRealClock_Every(t *testing.T) {
 }
 
 func TestDemoFleet_World(t *testing.T) {
-	f, err := DemoFleet(Options{Clock: NewFakeClock(t0)})
+	t.Parallel()
+	clk := NewFakeClock(t0)
+	f, err := DemoFleet(Options{Now: clk.Now, Every: clk.Every})
 	must(t, err)
-	clk := f.opts.Clock.(*FakeClock)
 	must(t, f.Open())
 	defer f.Close()
 	ctx := context.Background()

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -65,6 +64,3 @@ func NewUUIDv7() string {
 
 // NewRequestID returns a fresh request id.
 func NewRequestID() string { return NewUUIDv7() }
-
-// Clock is the source of time; tests inject their own.
-type Clock func() time.Time

@@ -1,6 +1,6 @@
 // Package robot drives devgraph's robots: the Backend interface every robot implements,
 // a built-in simulator, and the Fleet (a graph.Fleet and a sources-style scanner) that
-// names robots by ref, persists them through a Store and notifies subscribers.
+// names robots by ref, persists them through a graph.RobotStore and notifies subscribers.
 //
 // # Simulator
 //

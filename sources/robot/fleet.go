@@ -20,8 +20,8 @@ type Options struct {
 	// (default: a time.Ticker, each tick stamped from Now). A FakeClock gives both.
 	Now      func() time.Time
 	Every    EveryFunc
-	TickRate int   // Hz, MinTickRate..MaxTickRate; 0 means DefaultTickRate
-	Store    Store // optional: nil keeps nothing between runs and writes no events
+	TickRate int              // Hz, MinTickRate..MaxTickRate; 0 means DefaultTickRate
+	Store    graph.RobotStore // optional: nil keeps nothing between runs and writes no events
 	Logger   *slog.Logger
 	// Params are the parameters of robots added from now on (DefaultParams when nil);
 	// Geofence, when set, overrides their geofence.
@@ -38,7 +38,7 @@ type Options struct {
 type Fleet struct {
 	opts  Options
 	log   *slog.Logger
-	store Store
+	store graph.RobotStore
 	world *world
 
 	mu       sync.RWMutex

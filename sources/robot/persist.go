@@ -7,16 +7,6 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
-// Store is what the fleet needs of a store: its robots' records. It is internal plumbing
-// (the store implements it); no edge or socket reaches it through the fleet.
-type Store interface {
-	// FindRobotRecords returns every saved robot record; none saved is an empty list.
-	FindRobotRecords(ctx context.Context) ([]*graph.RobotRecord, error)
-	// SaveRobot persists a robot's record and, when action is not "", records one event
-	// with that action (robot.*) targeting the robot's device.
-	SaveRobot(ctx context.Context, rec *graph.RobotRecord, action string, before, after any) error
-}
-
 // summary is the part of a robot's state its changelog events carry.
 type summary struct {
 	State   string     `json:"state"`

@@ -1,4 +1,4 @@
-package query_test
+package http_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/query"
 )
 
@@ -134,7 +135,7 @@ func TestGraphiQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: query.NewHandler(e.exec, query.HandlerOptions{Loopback: true})}
+	srv := &http.Server{Handler: devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true})}
 	go srv.Serve(ln)
 	defer srv.Close()
 	origin := "http://" + ln.Addr().String()

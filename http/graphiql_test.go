@@ -122,6 +122,7 @@ func (c *cdp) eval(ctx context.Context, session, expr string) (any, error) {
 // other host unreachable, types a query into it, runs it, and finds the answer in the
 // page; every request the page made went to this server.
 func TestGraphiQL(t *testing.T) {
+	t.Parallel()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

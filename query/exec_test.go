@@ -12,6 +12,7 @@ import (
 
 // TestExecute_Timeout: a request past its time limit gets LIMIT and the executor keeps serving.
 func TestExecute_Timeout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, query.Options{Limits: query.Limits{Timeout: time.Nanosecond}})
 	e.seed()
 	out := e.do(`{ identities(first: 100){ nodes { name tags { name count } } } }`, nil)
@@ -27,6 +28,7 @@ func TestExecute_Timeout(t *testing.T) {
 }
 
 func TestParseVar(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		key  string

@@ -14,9 +14,7 @@ func ParseVar(s string) (key string, value any, err error) {
 	if !ok || k == "" {
 		return "", nil, graph.FieldErrorf(graph.EINVALID, "var", "--var %q: want name=value, e.g. --var id=identity:jdxi or --var first=10", truncate(s, 60))
 	}
-	if strings.HasPrefix(k, "$") {
-		k = k[1:]
-	}
+	k = strings.TrimPrefix(k, "$")
 	var j any
 	if err := json.Unmarshal([]byte(v), &j); err == nil {
 		return k, j, nil

@@ -3,9 +3,10 @@
 //	go run ./cmd/devgraph-load [--identities 100000] [--duration 10s] [--concurrency 16] [--db PATH]
 //
 // It builds (or, when --db exists, reuses) a database of N identities with 3 hints, 3 tags
-// and a note each, starts the stack in-process as `devgraph serve --http` wires it
-// (store, identity service, GraphQL executor and handler, MCP server, query.Guard) on a
-// 127.0.0.1:0 listener, and runs time-limited phases against it over loopback HTTP:
+// and a note each, starts the stack in-process from the constructors `devgraph serve
+// --http` uses (store, identity service, GraphQL executor, MCP server, and the http
+// package's server with its routes and guard) on a 127.0.0.1:0 listener, and runs
+// time-limited phases against it over loopback HTTP:
 // GraphQL reads, find, a write mix and MCP tools/call graph_find. Each phase prints one
 // row: requests, req/s, latency percentiles and errors. Last come the Go heap and the
 // process's anonymous RSS.

@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/devgraph/devgraph/graph"
+	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/store"
@@ -252,10 +254,11 @@ func BenchmarkFind(b *testing.B) {
 }
 
 // BenchmarkHTTPLoopback: small queries over a real loopback listener from parallel
-// keep-alive clients (target ≥ 5,000 req/s).
+// keep-alive clients (target ≥ 5,000 req/s), through the http package's routes as
+// devgraph serve --http mounts them.
 func BenchmarkHTTPLoopback(b *testing.B) {
 	env := benchSetup(b)
-	srv := httptest.NewServer(query.NewHandler(env.exec, query.HandlerOptions{Loopback: true}))
+	srv := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: env.exec, Loopback: true}))
 	defer srv.Close()
 	tr := &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
 	defer tr.CloseIdleConnections()
@@ -291,3 +294,8 @@ func BenchmarkHTTPLoopback(b *testing.B) {
 func title(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 func fuzzyFindAll(text string, names []string) int { return len(fuzzy.Find(text, names)) }
+
+func gqlBody(q string, vars map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+	return string(b)
+}

@@ -1,5 +1,7 @@
 // Package query serves the device graph as GraphQL (github.com/graphql-go/graphql v0.8.1)
-// over a graph.Service, in process and over HTTP.
+// over a graph.Service. It knows no transport: the Executor is a graph.GraphQLExecutor,
+// which the http package (GraphQL over HTTP, GraphiQL) and remote (the socket's
+// `devgraph query`) are handed by cmd.
 //
 // # Executor
 //
@@ -73,14 +75,10 @@
 // follows the changelog, so a find right after a write sees it. MCP's graph_find can
 // share it (Executor.Finder).
 //
-// # HTTP
+// # Transports
 //
-// NewHandler serves POST /graphql (application/json only), GET /graphql (queries only;
-// a browser gets GraphiQL from assets embedded in the binary, see assets/NOTICE),
-// /graphql/assets/ and /healthz, behind Guard. Guard refuses requests whose Host or Origin
-// is not the server's own (so a web page cannot write through a loopback server), requires
-// a bearer token unless the server is loopback-only, and puts the actor
-// ("http:<token name>" or "http:local") and a fresh request id (also the X-Request-Id
-// response header) in the request context. LoadTokens reads a --token-file ("name token"
-// per line); ParseVar parses `devgraph query --var k=v`.
+// ExecuteGraphQL runs a request in a graph.GraphQLMode (read-write, read-only, or GET's
+// queries-only) and says why it did not run (graph.GraphQLFailure), so a transport picks
+// its status code; MaxRequestBytes bounds the body a transport reads. ParseVar parses
+// `devgraph query --var k=v`.
 package query

@@ -28,11 +28,7 @@ type Options struct {
 }
 
 // Request is one GraphQL request.
-type Request struct {
-	Query         string         `json:"query"`
-	Variables     map[string]any `json:"variables,omitempty"`
-	OperationName string         `json:"operationName,omitempty"`
-}
+type Request = graph.GraphQLRequest
 
 // Executor runs GraphQL requests against a graph.Service. It is safe for concurrent use.
 type Executor struct {
@@ -88,64 +84,57 @@ func (e *Executor) Limits() Limits { return e.limits }
 // Finder returns the name index find uses.
 func (e *Executor) Finder() *Finder { return e.b.finder }
 
-// mode says which operations a caller may run.
-type mode int
-
-const (
-	modeAll      mode = iota
-	modeReadOnly      // queries only (MCP graph_query)
-	modeGET           // queries only, refused as an HTTP method problem
-)
-
 // Execute runs one request. readOnly refuses mutations (FORBIDDEN). The actor and request
 // id recorded on changes come from ctx (graph.WithActor, graph.WithRequestID).
 func (e *Executor) Execute(ctx context.Context, req Request, readOnly bool) *Response {
-	m := modeAll
+	m := graph.GraphQLReadWrite
 	if readOnly {
-		m = modeReadOnly
+		m = graph.GraphQLReadOnly
 	}
 	resp, _ := e.execute(ctx, req, m)
 	return resp
 }
 
-// failure classes for HTTP status codes.
-type failure int
+// ExecuteGraphQL runs one request for a transport (graph.GraphQLExecutor): the response
+// is a *Response.
+func (e *Executor) ExecuteGraphQL(ctx context.Context, req graph.GraphQLRequest, m graph.GraphQLMode) (any, graph.GraphQLFailure) {
+	return e.execute(ctx, req, m)
+}
 
-const (
-	failNone      failure = iota
-	failRequest           // parse, validation, limits: 400
-	failMethod            // a mutation over GET: 405
-	failForbidden         // read-only: 403
-)
+// MaxRequestBytes is the document limit plus the variables limit plus 4 KiB for the JSON
+// around them.
+func (e *Executor) MaxRequestBytes() int64 {
+	return int64(e.limits.MaxDocumentBytes+e.limits.MaxVariablesBytes) + 4096
+}
 
-func (e *Executor) execute(ctx context.Context, req Request, m mode) (*Response, failure) {
+func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode) (*Response, graph.GraphQLFailure) {
 	if req.Query == "" {
-		return errResponse(graph.EINVALID, "the request has no query; send {\"query\": \"{ stats { identities } }\"}"), failRequest
+		return errResponse(graph.EINVALID, "the request has no query; send {\"query\": \"{ stats { identities } }\"}"), graph.GraphQLBadRequest
 	}
 	if n := varsSize(req.Variables, 0); n > e.limits.MaxVariablesBytes {
-		return errResponse(graph.ELIMIT, "the variables are about %d bytes; the limit is %d", n, e.limits.MaxVariablesBytes), failRequest
+		return errResponse(graph.ELIMIT, "the variables are about %d bytes; the limit is %d", n, e.limits.MaxVariablesBytes), graph.GraphQLBadRequest
 	}
 	ent := e.prepare(req.Query)
 	if ent.resp != nil {
-		return ent.resp, failRequest
+		return ent.resp, graph.GraphQLBadRequest
 	}
 	op, err := pickOperation(ent.doc, req.OperationName)
 	if err != nil {
-		return errResponse(graph.EINVALID, "%s", err), failRequest
+		return errResponse(graph.EINVALID, "%s", err), graph.GraphQLBadRequest
 	}
 	switch op.Operation {
 	case ast.OperationTypeMutation:
 		switch m {
-		case modeGET:
-			return errResponse(CodeForbidden, "mutations are not allowed over GET; send them with POST (Content-Type: application/json)"), failMethod
-		case modeReadOnly:
-			return errResponse(CodeForbidden, "this endpoint is read-only: it runs queries, not mutations; use the tools that change the graph (graph_bind, graph_tag, graph_note…)"), failForbidden
+		case graph.GraphQLGet:
+			return errResponse(CodeForbidden, "mutations are not allowed over GET; send them with POST (Content-Type: application/json)"), graph.GraphQLWrongMethod
+		case graph.GraphQLReadOnly:
+			return errResponse(CodeForbidden, "this endpoint is read-only: it runs queries, not mutations; use the tools that change the graph (graph_bind, graph_tag, graph_note…)"), graph.GraphQLForbidden
 		}
 	case ast.OperationTypeSubscription:
-		return errResponse(graph.EINVALID, "subscriptions are not supported; poll with a query"), failRequest
+		return errResponse(graph.EINVALID, "subscriptions are not supported; poll with a query"), graph.GraphQLBadRequest
 	}
 	if c := complexity(&e.schema, ent.doc, op, req.Variables, e.limits); c > e.limits.MaxComplexity {
-		return errResponse(graph.ELIMIT, "the query's complexity is %d (fields weighted by first and list sizes); the limit is %d. Ask for smaller pages (first) or fewer nested lists", c, e.limits.MaxComplexity), failRequest
+		return errResponse(graph.ELIMIT, "the query's complexity is %d (fields weighted by first and list sizes); the limit is %d. Ask for smaller pages (first) or fewer nested lists", c, e.limits.MaxComplexity), graph.GraphQLBadRequest
 	}
 
 	timeout := e.limits.Timeout
@@ -162,10 +151,10 @@ func (e *Executor) execute(ctx context.Context, req Request, m mode) (*Response,
 		vctx, release, err := e.beginRead(runCtx, ent.live)
 		if err != nil {
 			if runCtx.Err() != nil {
-				return errResponse(graph.ELIMIT, "the query ran out of time before it started (limit %v)", timeout), failNone
+				return errResponse(graph.ELIMIT, "the query ran out of time before it started (limit %v)", timeout), graph.GraphQLOK
 			}
 			e.log.ErrorContext(ctx, "graphql read view", "request_id", graph.RequestIDFrom(ctx), "err", err)
-			return errResponse(graph.ErrorCode(err), "%s", graph.ErrorMessage(err)), failNone
+			return errResponse(graph.ErrorCode(err), "%s", graph.ErrorMessage(err)), graph.GraphQLOK
 		}
 		defer release()
 		runCtx = vctx
@@ -197,9 +186,9 @@ func (e *Executor) execute(ctx context.Context, req Request, m mode) (*Response,
 	out.Errors = e.convertErrors(ctx, res.Errors, beforeExec)
 	if beforeExec {
 		out.executed = false
-		return out, failRequest
+		return out, graph.GraphQLBadRequest
 	}
-	return out, failNone
+	return out, graph.GraphQLOK
 }
 
 func (e *Executor) convertErrors(ctx context.Context, errs []gqlerrors.FormattedError, beforeExec bool) []Error {
@@ -446,3 +435,5 @@ func (c *docCache) put(ent *cached) {
 		delete(c.items, old.Value.(*cached).key)
 	}
 }
+
+var _ graph.GraphQLExecutor = (*Executor)(nil)

@@ -32,4 +32,11 @@
 // Errors keep their graph code, message and field across the wire, so a caller branches
 // on graph.ErrorCode exactly as it would in-process. Internal errors are logged by the
 // server and arrive as the generic internal message.
+//
+// SocketServer serves the socket of a running `devgraph serve`: /rpc/ (NewHandler), POST
+// /graphql for `devgraph query` (a graph.GraphQLExecutor), and POST /mcp-stdio, an HTTP
+// upgrade after which the connection carries MCP's stdio protocol, so a second `serve`
+// on the same database relays its stdin and stdout to the first (RelayStdio). It is
+// handed its handlers and knows neither GraphQL nor MCP; Close ends relayed sessions and
+// waits for every handler.
 package remote

@@ -3,9 +3,10 @@
 //	go run ./cmd/devgraph-load [--identities 100000] [--duration 10s] [--concurrency 16] [--db PATH]
 //
 // It builds (or, when --db exists, reuses) a database of N identities with 3 hints, 3 tags
-// and a note each, starts the stack in-process as `devgraph serve --http` wires it
-// (store, identity service, GraphQL executor and handler, MCP server, query.Guard) on a
-// 127.0.0.1:0 listener, and runs time-limited phases against it over loopback HTTP:
+// and a note each, starts the stack in-process from the constructors `devgraph serve
+// --http` uses (store, identity service, GraphQL executor, MCP server, and the http
+// package's server with its routes and guard) on a 127.0.0.1:0 listener, and runs
+// time-limited phases against it over loopback HTTP:
 // GraphQL reads, find, a write mix and MCP tools/call graph_find. Each phase prints one
 // row: requests, req/s, latency percentiles and errors. Last come the Go heap and the
 // process's anonymous RSS.
@@ -18,8 +19,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -29,6 +28,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/mcptools"
 	"github.com/devgraph/devgraph/query"
@@ -151,14 +151,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return ctx.Err()
 }
 
-// stack is the in-process server, wired as cmd/devgraph's serveDB and httpServer wire
-// it, without hardware sources or robots (the load is on the graph, not on /sys).
+// stack is the in-process server, built from the constructors cmd/devgraph's serve
+// uses, without hardware sources or robots (the load is on the graph, not on /sys).
 type stack struct {
 	st   *store.DB
 	svc  *identity.Service
 	exec *query.Executor
 	mcp  *mcptools.Server
-	hs   *http.Server
+	hs   *devhttp.Server
 	base string
 }
 
@@ -184,32 +184,19 @@ func startStack(db string, log *slog.Logger) (*stack, error) {
 		s.close()
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	hs := &devhttp.Server{Addr: "127.0.0.1:0", Options: devhttp.Options{GraphQL: s.exec, MCP: s.mcp.HTTPHandler(), Loopback: true, Logger: log}}
+	if err := hs.Open(); err != nil {
 		s.close()
 		return nil, err
 	}
-	opts := query.HandlerOptions{Loopback: true}
-	mux := http.NewServeMux()
-	gql := query.NewHandler(s.exec, opts)
-	mux.Handle("/graphql", gql)
-	mux.Handle("/graphql/", gql)
-	mux.Handle("/healthz", gql)
-	mux.Handle("/mcp", query.Guard(s.mcp.HTTPHandler(), opts))
-	s.hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-	go s.hs.Serve(ln)
-	s.base = "http://" + ln.Addr().String()
+	s.hs, s.base = hs, hs.URL()
 	return s, nil
 }
 
 // close stops the parts in reverse order, as serve does.
 func (s *stack) close() {
 	if s.hs != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if s.hs.Shutdown(ctx) != nil {
-			s.hs.Close() // MCP streams still open
-		}
-		cancel()
+		s.hs.Close()
 	}
 	if s.mcp != nil {
 		s.mcp.Close()

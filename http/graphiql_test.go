@@ -1,4 +1,4 @@
-package query_test
+package http_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/query"
 )
 
@@ -121,6 +122,7 @@ func (c *cdp) eval(ctx context.Context, session, expr string) (any, error) {
 // other host unreachable, types a query into it, runs it, and finds the answer in the
 // page; every request the page made went to this server.
 func TestGraphiQL(t *testing.T) {
+	t.Parallel()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -134,7 +136,7 @@ func TestGraphiQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: query.NewHandler(e.exec, query.HandlerOptions{Loopback: true})}
+	srv := &http.Server{Handler: devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true})}
 	go srv.Serve(ln)
 	defer srv.Close()
 	origin := "http://" + ln.Addr().String()

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/devgraph/devgraph/graph"
+	devhttp "github.com/devgraph/devgraph/http"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/sources/robot"
+)
+
+// serveFlags are `devgraph serve`'s flags.
+type serveFlags struct {
+	common
+	httpAddr  string
+	tokenFile string
+	readOnly  bool
+	stdio     bool
+	simRobots stringList
+	poll      time.Duration
+	autoBind  bool
+	limits    query.Limits
+	logLevel  string
+	set       map[string]bool // the flags given on the command line
+}
+
+// parseServeFlags parses and checks serve's flags, before anything is opened.
+func (e *env) parseServeFlags(args []string) (*serveFlags, error) {
+	fs := e.newFlags("serve", "[--demo] [--db PATH] [--http ADDR [--token-file F]] [--read-only] [--sim-robot NAME[@x,y]]… [--poll 2s] [--auto-bind]")
+	var f serveFlags
+	f.register(fs, true)
+	fs.StringVar(&f.httpAddr, "http", "", "also serve GraphQL, GraphiQL and MCP over HTTP on ADDR (e.g. 127.0.0.1:8080); stdio MCP is then off unless --stdio")
+	fs.StringVar(&f.tokenFile, "token-file", "", "bearer tokens (\"name token\" per line); required for a non-loopback --http address")
+	fs.BoolVar(&f.readOnly, "read-only", false, "refuse every change: no write tools, no robot motion, read-only socket")
+	fs.BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin/stdout (the default without --http)")
+	fs.Var(&f.simRobots, "sim-robot", "add a simulated robot NAME[@x,y] (repeatable)")
+	fs.DurationVar(&f.poll, "poll", 2*time.Second, "how often to read the sources in the background (0: never)")
+	fs.BoolVar(&f.autoBind, "auto-bind", false, "bind devices whose match is high and unambiguous, as discovery:<source>")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	d := query.DefaultLimits()
+	fs.IntVar(&f.limits.MaxDepth, "max-depth", d.MaxDepth, "GraphQL: deepest selection nesting")
+	fs.IntVar(&f.limits.MaxAliases, "max-aliases", d.MaxAliases, "GraphQL: aliased fields per request")
+	fs.IntVar(&f.limits.MaxComplexity, "max-complexity", d.MaxComplexity, "GraphQL: fields weighted by list sizes")
+	fs.IntVar(&f.limits.MaxDocumentBytes, "max-document-bytes", d.MaxDocumentBytes, "GraphQL: document size")
+	fs.IntVar(&f.limits.MaxPageSize, "max-page", d.MaxPageSize, "GraphQL and MCP: largest page")
+	fs.DurationVar(&f.limits.Timeout, "query-timeout", d.Timeout, "GraphQL: time limit per query")
+	if _, err := parse(fs, args, 0, 0); err != nil {
+		return nil, err
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flagT) { f.set[fl.Name] = true })
+	if !f.set["stdio"] {
+		f.stdio = f.httpAddr == ""
+	}
+	for _, s := range f.simRobots {
+		if _, err := robot.ParseSimSpec(s); err != nil {
+			return nil, err
+		}
+	}
+	if f.poll < 0 {
+		return nil, usagef("serve: --poll must not be negative")
+	}
+	// Check the HTTP address and tokens before opening anything.
+	if f.httpAddr != "" {
+		if _, err := f.httpLoopback(); err != nil {
+			return nil, err
+		}
+		if f.tokenFile != "" {
+			if _, err := devhttp.LoadTokens(f.tokenFile); err != nil {
+				return nil, err
+			}
+		}
+	} else if f.tokenFile != "" {
+		return nil, usagef("serve: --token-file goes with --http ADDR")
+	}
+	return &f, nil
+}
+
+// httpLoopback reports whether --http listens on loopback only; any other address
+// needs --token-file.
+func (f *serveFlags) httpLoopback() (bool, error) {
+	loop, err := loopbackAddr(f.httpAddr)
+	if err != nil {
+		return false, err
+	}
+	if !loop && f.tokenFile == "" {
+		return false, graph.FieldErrorf(graph.EINVALID, "http", "--http %s is not a loopback address; give --token-file so only token holders can use it (or listen on 127.0.0.1)", f.httpAddr)
+	}
+	return loop, nil
+}
+
+// relayIgnored are the serve flags that shape the server's own sources and robots: a
+// relaying process has none of its own, so they do not apply.
+var relayIgnored = []string{"demo", "sim-robot", "auto-bind", "poll", "sys-root", "proc-root", "pw-dump-file"}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// loopbackAddr reports whether ADDR listens on loopback only.
+func loopbackAddr(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, graph.FieldErrorf(graph.EINVALID, "http", "--http %q: want HOST:PORT, e.g. 127.0.0.1:8080", addr)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/mcptools"
+	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/robot"
+)
+
+// closers are one running `devgraph serve`'s parts, closed in reverse order.
+type closers struct {
+	log  *slog.Logger
+	list []namedCloser
+}
+
+type namedCloser struct {
+	name string
+	fn   func() error
+}
+
+func (c *closers) add(name string, fn func() error) { c.list = append(c.list, namedCloser{name, fn}) }
+
+func (c *closers) close() {
+	for i := len(c.list) - 1; i >= 0; i-- {
+		nc := c.list[i]
+		start := time.Now()
+		if err := nc.fn(); err != nil {
+			c.log.Warn("shutdown", "part", nc.name, "err", err)
+		}
+		c.log.Debug("stopped", "part", nc.name, "took", time.Since(start))
+	}
+	c.list = nil
+}
+
+// runtime is what the frontends (stdio, HTTP, relayed sessions) serve: the GraphQL
+// executor and the MCP server.
+type runtime struct {
+	log  *slog.Logger
+	exec *query.Executor
+	mcp  *mcptools.Server
+
+	svc      graph.Service
+	mcpOpts  mcptools.Options
+	roOnce   sync.Once
+	mcpRO    *mcptools.Server // for relayed sessions of a `serve --read-only`
+	mcpROErr error
+
+	stopWarm func()        // ends warmFind's goroutine
+	warmed   chan struct{} // closed when it has ended
+}
+
+func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, fleet *robot.Fleet, f *serveFlags) error {
+	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log})
+	if err != nil {
+		return err
+	}
+	rt.exec = exec
+	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize}
+	if fleet != nil {
+		opts.RobotEvents = func(fn func(ref string)) func() {
+			return fleet.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) })
+		}
+	}
+	rt.mcp, err = mcptools.New(svc, opts)
+	if err != nil {
+		exec.Close()
+		return err
+	}
+	rt.svc, rt.mcpOpts = svc, opts
+	return nil
+}
+
+// session is the MCP server for a relayed session: for one that asks for read-only
+// mode, the server itself when it is read-only, else a read-only one over the same
+// service, built on first use.
+func (rt *runtime) session(readOnly bool) (remote.StdioServer, error) {
+	if !readOnly || rt.mcpOpts.ReadOnly {
+		return rt.mcp, nil
+	}
+	rt.roOnce.Do(func() {
+		opts := rt.mcpOpts
+		opts.ReadOnly = true
+		rt.mcpRO, rt.mcpROErr = mcptools.New(rt.svc, opts)
+	})
+	if rt.mcpROErr != nil {
+		return nil, rt.mcpROErr
+	}
+	return rt.mcpRO, nil
+}
+
+// warmFind builds the name index for find now rather than on the first find (about a
+// second per 100,000 identities), so an agent's first search does not pay for it; close
+// stops and waits for it.
+func (rt *runtime) warmFind() {
+	ctx, stop := context.WithCancel(context.Background())
+	rt.stopWarm, rt.warmed = stop, make(chan struct{})
+	go func() {
+		defer close(rt.warmed)
+		if err := rt.exec.Finder().Refresh(ctx); err != nil && ctx.Err() == nil {
+			rt.log.Warn("build the find index", "err", err)
+		}
+	}()
+}
+
+func (rt *runtime) close() error {
+	if rt.stopWarm != nil {
+		rt.stopWarm()
+		<-rt.warmed
+	}
+	rt.roOnce.Do(func() {}) // no read-only server is built after this
+	if rt.mcpRO != nil {
+		rt.mcpRO.Close()
+	}
+	if rt.mcp != nil {
+		rt.mcp.Close()
+	}
+	if rt.exec != nil {
+		rt.exec.Close()
+	}
+	return nil
+}
+
+// fleet builds the robots: the demo world with --demo, plus every --sim-robot.
+func (e *env) fleet(f *serveFlags, st graph.Store, log *slog.Logger) (*robot.Fleet, error) {
+	opts := robot.Options{Store: st, Logger: log}
+	var fleet *robot.Fleet
+	var err error
+	if f.demo {
+		fleet, err = robot.DemoFleet(opts)
+	} else {
+		fleet, err = robot.NewFleet(opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range f.simRobots {
+		if err := fleet.AddSimSpec(s); err != nil {
+			return nil, err
+		}
+	}
+	return fleet, nil
+}
+
+// The fleet is one of the sources Live reads.
+var _ sources.Source = (*robot.Fleet)(nil)

@@ -1,0 +1,27 @@
+// Package http is devgraph's HTTP transport: the routes, the Host/Origin/token guard in
+// front of every one, bearer tokens, GraphiQL's embedded assets and the access log. It is
+// handed its handlers by cmd — a graph.GraphQLExecutor for /graphql and an http.Handler
+// for /mcp — and knows neither GraphQL's executor nor JSON-RPC beyond the shape of a
+// refusal.
+//
+// # Routes
+//
+// NewHandler serves POST /graphql (application/json only) and GET /graphql (queries only;
+// a browser gets GraphiQL from assets embedded in the binary, see assets/NOTICE for their
+// licences), /graphql/assets/, /healthz, /mcp, and / (a redirect to /graphql). Server
+// listens on an address and serves them until Close, which waits for every request.
+//
+// # Guard
+//
+// Guard refuses requests whose Host or Origin is not the server's own (so a web page
+// cannot write through a loopback server) and requires a bearer token unless the server
+// is loopback-only; it puts the actor ("http:<token name>" or "http:local") and a fresh
+// request id (also the X-Request-Id response header) in the request context. Refusals
+// come in GraphQL's error shape, or JSON-RPC's on /mcp. LoadTokens reads a --token-file
+// ("name token" per line).
+//
+// # Access log
+//
+// Every request is logged once, at info, when it ends: method, path, actor, status,
+// duration and request id. Tests pass a Logger at a quieter level, or none.
+package http

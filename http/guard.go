@@ -1,0 +1,186 @@
+package http
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/devgraph/devgraph/graph"
+)
+
+// GuardOptions configure Guard.
+type GuardOptions struct {
+	// Tokens maps bearer token → name; a request with a token acts as "http:<name>".
+	Tokens map[string]string
+	// Loopback is true when the server listens on a loopback address only: requests
+	// without a token are then allowed and act as "http:local". Otherwise every request
+	// needs a token.
+	Loopback bool
+	// AllowedHosts are extra Host names (with or without :port) this server answers to,
+	// e.g. its public name. Loopback names and the listener's own address are always allowed.
+	AllowedHosts []string
+	// JSONRPCErrors makes Guard answer its refusals as JSON-RPC error objects
+	// ({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":…}}) instead of
+	// GraphQL's shape: set it for the guard in front of /mcp, whose clients speak JSON-RPC.
+	JSONRPCErrors bool
+}
+
+// Guard refuses requests that did not come from this server's own origin or lack a needed
+// token, and puts the actor ("http:<token name>" or "http:local") and a fresh request id
+// (also sent back as X-Request-Id) in the request context. Put it in front of every
+// endpoint that changes state (/graphql, /mcp):
+//
+//   - Host must be a loopback name, the listener's own address or one of AllowedHosts (a
+//     DNS-rebinding page's Host is its own name); 403 otherwise.
+//   - Origin, when sent, must be the same host and port as Host; a cross-site page's
+//     requests carry its origin and are refused (403), as is Sec-Fetch-Site: cross-site.
+//   - A bearer token is required unless the server is loopback-only; a wrong token is 401.
+//     /healthz needs no token.
+func Guard(next http.Handler, opts GuardOptions) http.Handler {
+	allowed := map[string]bool{}
+	for _, h := range opts.AllowedHosts {
+		allowed[strings.ToLower(h)] = true
+	}
+	fail := writeErr
+	if opts.JSONRPCErrors {
+		fail = writeJSONRPCErr
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rid := graph.NewRequestID()
+		w.Header().Set("X-Request-Id", rid)
+		rec := recordFrom(r)
+		rec.requestID = rid
+		if !hostAllowed(r, allowed) {
+			fail(w, http.StatusForbidden, CodeForbidden, "Host %q is not this server's; use the address the server listens on (or add it to the allowed hosts)", truncate(r.Host, 100))
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host) {
+			fail(w, http.StatusForbidden, CodeForbidden, "cross-origin requests are refused (Origin %q); call the API from the same origin or from a non-browser client", truncate(o, 100))
+			return
+		}
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			fail(w, http.StatusForbidden, CodeForbidden, "cross-site requests are refused")
+			return
+		}
+		actor := ""
+		if auth := r.Header.Get("Authorization"); auth != "" {
+			tok, ok := strings.CutPrefix(auth, "Bearer ")
+			name := ""
+			if ok {
+				name = lookupToken(opts.Tokens, strings.TrimSpace(tok))
+			}
+			if name == "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="devgraph"`)
+				fail(w, http.StatusUnauthorized, CodeForbidden, "the bearer token is not one of this server's tokens; check the token file")
+				return
+			}
+			actor = "http:" + name
+		} else if opts.Loopback {
+			actor = "http:local"
+		} else if r.URL.Path != "/healthz" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="devgraph"`)
+			fail(w, http.StatusUnauthorized, CodeForbidden, "this server needs a bearer token: send Authorization: Bearer <token> with a token from its --token-file")
+			return
+		}
+		rec.actor = actor
+		ctx := graph.WithRequestID(r.Context(), rid)
+		if actor != "" {
+			ctx = graph.WithActor(ctx, actor)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// writeJSONRPCErr answers a refusal in JSON-RPC's error shape (invalid request, id null:
+// the request was not read), keeping the HTTP status and putting devgraph's code in data.
+func writeJSONRPCErr(w http.ResponseWriter, status int, code, format string, args ...any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error": map[string]any{
+			"code":    -32600,
+			"message": fmt.Sprintf(format, args...),
+			"data":    map[string]any{"code": code},
+		},
+	})
+}
+
+func lookupToken(tokens map[string]string, tok string) string {
+	if tok == "" {
+		return ""
+	}
+	found := ""
+	for t, name := range tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			found = name
+		}
+	}
+	return found
+}
+
+func isLoopbackName(h string) bool {
+	switch strings.ToLower(h) {
+	case "localhost", "localhost.":
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func hostAllowed(r *http.Request, allowed map[string]bool) bool {
+	host := strings.ToLower(r.Host)
+	if host == "" {
+		return false
+	}
+	if allowed[host] {
+		return true
+	}
+	name, port, err := net.SplitHostPort(host)
+	if err != nil {
+		name, port = strings.Trim(host, "[]"), ""
+	}
+	if allowed[name] && port == "" {
+		return true
+	}
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	localHost, localPort := "", ""
+	if local != nil {
+		localHost, localPort, _ = net.SplitHostPort(local.String())
+	}
+	if port != "" && localPort != "" && port != localPort {
+		return false
+	}
+	if allowed[name] {
+		return true
+	}
+	if isLoopbackName(name) {
+		return true
+	}
+	// The listener's own address (e.g. a LAN IP the server was bound to).
+	return localHost != "" && net.ParseIP(name) != nil && net.ParseIP(name).Equal(net.ParseIP(localHost))
+}
+
+func originAllowed(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return strings.EqualFold(u.Host, host)
+}
+
+// truncate cuts s to n bytes, marking the cut with "…".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,61 @@
+package http
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/devgraph/devgraph/graph"
+)
+
+// LoadTokens reads a token file: one "name token" per line; blank lines and lines starting
+// with # are skipped. Names become actors (http:<name>).
+func LoadTokens(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, graph.Errorf(graph.EINVALID, "token file %s: %v", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	return ParseTokens(f, path)
+}
+
+// ParseTokens reads LoadTokens' format from r; where names the source in errors.
+func ParseTokens(r io.Reader, where string) (map[string]string, error) {
+	tokens := map[string]string{}
+	names := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 2 {
+			return nil, graph.Errorf(graph.EINVALID, "%s:%d: want \"name token\" (two words), got %d words", where, n, len(fields))
+		}
+		name, tok := fields[0], fields[1]
+		if err := graph.ValidateText("token name", name, 1, 64); err != nil {
+			return nil, graph.Errorf(graph.EINVALID, "%s:%d: %s", where, n, graph.ErrorMessage(err))
+		}
+		if len(tok) < 16 {
+			return nil, graph.Errorf(graph.EINVALID, "%s:%d: token for %q is %d characters; use at least 16 random characters (e.g. openssl rand -hex 24)", where, n, name, len(tok))
+		}
+		if names[name] {
+			return nil, graph.Errorf(graph.EINVALID, "%s:%d: token name %q appears twice", where, n, name)
+		}
+		if _, dup := tokens[tok]; dup {
+			return nil, graph.Errorf(graph.EINVALID, "%s:%d: token for %q is the same as another name's", where, n, name)
+		}
+		names[name] = true
+		tokens[tok] = name
+	}
+	if err := sc.Err(); err != nil {
+		return nil, graph.Errorf(graph.EINVALID, "%s: %v", where, err)
+	}
+	if len(tokens) == 0 {
+		return nil, graph.Errorf(graph.EINVALID, "%s has no tokens; add lines like \"ci 3f9c…\" (name, then token)", where)
+	}
+	return tokens, nil
+}

@@ -55,7 +55,7 @@ func newEnv(t testing.TB, opts query.Options) *env {
 	live.ShareWindow = -1
 	// A simulated robot on a fake clock (tests advance it) with a cup within reach.
 	robotClock := robot.NewFakeClock(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC))
-	fleet, err := robot.NewFleet(robot.Options{Store: db, Clock: robotClock})
+	fleet, err := robot.NewFleet(robot.Options{Store: db, Now: robotClock.Now, Every: robotClock.Every})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,11 +28,13 @@ func (e *env) openLocal(ctx context.Context, c *common, db string) (*session, er
 	}
 	svc := identity.New(st, live, nil)
 	if err := svc.Open(); err != nil {
+		live.Close()
 		st.Close()
 		return nil, err
 	}
 	return &session{svc: svc, db: db, closer: func() error {
 		svc.Close()
+		live.Close()
 		return st.Close()
 	}}, nil
 }

@@ -63,6 +63,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 		return err
 	}
 	live.Extra = append(live.Extra, fleet)
+	parts.add("live", live.Close) // after the poll loop stops, before the robots
 	svc := identity.New(st, live, fleet)
 	svc.PollInterval = f.poll
 	svc.AutoBind = f.autoBind

@@ -1,14 +1,12 @@
 package graph_test
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
-	"github.com/devgraph/devgraph/migrations"
 )
 
 // goldenEvents pin the hash chain's canonical encoding byte for byte: a change to it breaks
@@ -64,9 +62,10 @@ func TestCanonicalEvent_Golden(t *testing.T) {
 	for _, g := range goldenEvents {
 		t.Run(g.name, func(t *testing.T) {
 			e := g.event
-			b := migrations.CanonicalEvent(&e)
-			prev, _ := hex.DecodeString(g.prev)
-			sum := sha256.Sum256(append(prev, b...))
+			b := graph.CanonicalEvent(&e)
+			var prev [32]byte
+			hex.Decode(prev[:], []byte(g.prev))
+			sum := graph.ChainHash(prev, &e)
 			if got := hex.EncodeToString(b); got != g.canonical {
 				t.Fatalf("canonical bytes\n got %s\nwant %s", got, g.canonical)
 			}

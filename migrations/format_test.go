@@ -36,7 +36,7 @@ func TestEventCodec_RoundTrip(t *testing.T) {
 		if string(g) != string(w) {
 			t.Fatalf("round trip\n got %s\nwant %s", g, w)
 		}
-		if string(CanonicalEvent(got)) != string(CanonicalEvent(e)) {
+		if string(graph.CanonicalEvent(got)) != string(graph.CanonicalEvent(e)) {
 			t.Fatal("canonical bytes differ after a round trip")
 		}
 		v1, _ := EncodeEventV1(e)

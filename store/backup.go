@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -480,7 +479,7 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 				return bad("event %d does not link to the one before it; the export was altered", e.Seq)
 			}
 			e.Time = e.Time.UTC()
-			sum := sha256.Sum256(append(append([]byte(nil), head.Hash[:]...), m.CanonicalEvent(e)...))
+			sum := graph.ChainHash(head.Hash, e)
 			if hex.EncodeToString(sum[:]) != e.Hash {
 				return bad("event %d (%s) does not match its hash; the export was altered", e.Seq, e.ID)
 			}
@@ -779,7 +778,7 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 			return 0, 0, graph.Errorf(graph.EINVALID, "import: event %d does not link to the one before it; the export was altered", e.Seq)
 		}
 		e.Time = e.Time.UTC()
-		sum := sha256.Sum256(append(append([]byte(nil), w.head.Hash[:]...), m.CanonicalEvent(e)...))
+		sum := graph.ChainHash(w.head.Hash, e)
 		if hex.EncodeToString(sum[:]) != e.Hash {
 			return 0, 0, graph.Errorf(graph.EINVALID, "import: event %d (%s) does not match its hash; the export was altered", e.Seq, e.ID)
 		}

@@ -3,7 +3,6 @@ package store_test
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -100,7 +99,7 @@ func writeExport(w io.Writer, n int) error {
 		a, _ := json.Marshal(after)
 		e := &graph.Event{Seq: seq, ID: genUUID(2, int(seq)), Time: base.Add(time.Duration(i) * time.Second), Actor: "cli:bench",
 			Action: action, Target: target, After: a, RequestID: genUUID(3, i), PrevHash: hex.EncodeToString(prev[:])}
-		prev = sha256.Sum256(append(prev[:], migrations.CanonicalEvent(e)...))
+		prev = graph.ChainHash(prev, e)
 		e.Hash = hex.EncodeToString(prev[:])
 		return enc.Encode(genLine{Type: "event", Event: e, Also: also})
 	}

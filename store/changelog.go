@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -194,7 +193,6 @@ func (db *DB) VerifyChangelog(ctx context.Context) (*graph.VerifyReport, error) 
 		if hasCP {
 			lastSeq, lastHash = cp.Seq, cp.Hash
 		}
-		var sum [32]byte
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if r.Checked%8192 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -229,10 +227,7 @@ func (db *DB) VerifyChangelog(ctx context.Context) (*graph.VerifyReport, error) 
 				broken(seq, e.ID, fmt.Sprintf("event %d (%s) does not link to the event before it: prev_hash %.12s…, expected %.12s…", seq, e.ID, e.PrevHash, hex.EncodeToString(prev[:])))
 				break
 			}
-			hh := sha256.New()
-			hh.Write(prev[:])
-			hh.Write(m.CanonicalEvent(e))
-			hh.Sum(sum[:0])
+			sum := graph.ChainHash(prev, e)
 			if hex.EncodeToString(sum[:]) != e.Hash {
 				broken(seq, e.ID, fmt.Sprintf("event %d (%s, %s on %s) was altered: its content no longer matches its hash", seq, e.ID, e.Action, e.Target))
 				break

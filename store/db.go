@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"crypto/sha256"
-
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
 
@@ -559,11 +557,7 @@ func (w *wtx) appendEvent(e *graph.Event, related ...string) error {
 		return fmt.Errorf("event seq %d does not follow head %d", e.Seq, w.head.Seq)
 	}
 	e.PrevHash = hex.EncodeToString(w.head.Hash[:])
-	h := sha256.New()
-	h.Write(w.head.Hash[:])
-	h.Write(migrations.CanonicalEvent(e))
-	var sum [32]byte
-	h.Sum(sum[:0])
+	sum := graph.ChainHash(w.head.Hash, e)
 	e.Hash = hex.EncodeToString(sum[:])
 	if err := w.putEvent(e, related...); err != nil {
 		return err

@@ -33,7 +33,7 @@
 //   - Events about notes and devices are indexed under the identity they belong to as well
 //     as under their own id, so a target filter on an identity shows its whole history.
 //
-// The hash chain is documented at migrations.CanonicalEvent. The head (last seq and hash)
+// The hash chain is documented at graph.CanonicalEvent. The head (last seq and hash)
 // lives in the meta bucket, so a cut-off tail is caught; a prune leaves a checkpoint.
 //
 // Devices. ObserveDevices skips its write altogether when a snapshot changes nothing but

@@ -283,7 +283,7 @@ func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(l
 			for c := range work {
 				c.lines, c.bad = make([]exportLine, len(c.raw)), -1
 				for i, b := range c.raw {
-					if err := decodeLine(b, &c.lines[i]); err != nil {
+					if err := lineDecoder(b, &c.lines[i]); err != nil {
 						c.bad, c.err = i, err
 						break
 					}
@@ -666,7 +666,7 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 		h.Seq = l.Checkpoint.Seq
 		copy(h.Hash[:], cp)
 		w.head = h
-		return 0, 0, w.b(m.BucketMeta).Put(m.KeyCheckpoint, m.EncodeHead(h))
+		return 0, 0, w.put(m.BucketMeta, m.KeyCheckpoint, m.EncodeHead(h))
 	case "identity":
 		id := l.Identity
 		if id == nil || graph.KindOf(id.ID) != graph.KindIdentity || graph.ValidateSlug(slugOf(id.ID)) != nil {

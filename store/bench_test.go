@@ -139,6 +139,9 @@ func TestMain(m *testing.M) {
 	if fixture.dir != "" {
 		os.RemoveAll(fixture.dir)
 	}
+	if decoderFixture.path != "" {
+		os.RemoveAll(filepath.Dir(decoderFixture.path))
+	}
 	os.Exit(code)
 }
 
@@ -204,6 +207,78 @@ func BenchmarkImport_100k(b *testing.B) {
 	}
 	b.ReportMetric(fixture.importDur.Seconds()*100_000/float64(fixtureIdentities), "s/100k-identities")
 	b.ReportMetric(fixture.importDur.Seconds(), "s/fixture-import")
+}
+
+// BenchmarkImport_Decoder is the A/B for fastline.go: the same import (100,000 identities,
+// each with 3 hints, 3 tags, a note and the 8 events that made them, into an empty
+// database) with its lines decoded by the hand-written reader and by encoding/json alone,
+// both in the same parallel chunks. Run it with -benchtime=1x (one import is seconds).
+func BenchmarkImport_Decoder(b *testing.B) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("DEVGRAPH_BENCH_IDENTITIES")); err == nil && v > 0 {
+		n = v
+	}
+	exp := decoderExport(b, n)
+	for _, v := range []struct {
+		name  string
+		plain bool
+	}{{"fastline", false}, {"encoding-json", true}} {
+		b.Run(v.name, func(b *testing.B) {
+			defer store.SetPlainJSONImport(v.plain)()
+			var took time.Duration
+			for b.Loop() {
+				db, err := store.Open(filepath.Join(b.TempDir(), "import.db"), store.Options{NoBackup: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				in, err := os.Open(exp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				st, err := db.Import(context.Background(), in, nil)
+				took += time.Since(start)
+				in.Close()
+				if err != nil || st.Events != n*eventsPerIdentity {
+					b.Fatalf("%+v %v", st, err)
+				}
+				if err := db.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(took.Seconds()/float64(b.N)*100_000/float64(n), "s/100k-identities")
+		})
+	}
+}
+
+var decoderFixture struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// decoderExport writes writeExport(n) once per process into the fixture's temp dir.
+func decoderExport(b *testing.B, n int) string {
+	b.Helper()
+	decoderFixture.once.Do(func() {
+		decoderFixture.err = func() error {
+			dir, err := os.MkdirTemp("", "devgraph-bench-decoder-")
+			if err != nil {
+				return err
+			}
+			decoderFixture.path = filepath.Join(dir, "export.jsonl")
+			f, err := os.Create(decoderFixture.path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return writeExport(f, n)
+		}()
+	})
+	if decoderFixture.err != nil {
+		b.Fatal(decoderFixture.err)
+	}
+	return decoderFixture.path
 }
 
 func BenchmarkFile_SizePerIdentity(b *testing.B) {

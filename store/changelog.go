@@ -285,14 +285,14 @@ func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error)
 			return nil
 		}
 		for _, k := range dead {
-			if err := events.Delete(k); err != nil {
+			if err := w.delete(m.BucketEvents, k); err != nil {
 				return err
 			}
 		}
 		var hash [32]byte
 		hb, _ := hex.DecodeString(last.Hash)
 		copy(hash[:], hb)
-		if err := w.b(m.BucketMeta).Put(m.KeyCheckpoint, m.EncodeHead(m.Head{Seq: last.Seq, Hash: hash})); err != nil {
+		if err := w.put(m.BucketMeta, m.KeyCheckpoint, m.EncodeHead(m.Head{Seq: last.Seq, Hash: hash})); err != nil {
 			return err
 		}
 		// drop index entries of pruned events
@@ -305,7 +305,7 @@ func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error)
 			}
 		}
 		for _, k := range stale {
-			if err := idx.Delete(k); err != nil {
+			if err := w.delete(m.BucketEvTarget, k); err != nil {
 				return err
 			}
 		}

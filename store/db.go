@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +63,12 @@ type DB struct {
 	// testHook, when set, is called at named points inside write transactions; an error
 	// it returns aborts the write (atomicity tests).
 	testHook func(point string) error
+
+	// beforeCommit, when set, is handed each write transaction's write set (every put and
+	// delete it made, in order) after its last write and before bbolt commits it; an error
+	// rolls the transaction back and fails every write grouped in it. It is the seam for a
+	// committer that ships write sets elsewhere (an etcd cluster); today only tests set it.
+	beforeCommit func(changes []change) error
 }
 
 // Open opens (creating if needed) the devgraph database at path, migrating an older file
@@ -360,13 +364,23 @@ func (db *DB) runBatch(batch []*writeReq) {
 			if err != nil {
 				return err
 			}
+			var changes []change
+			if db.beforeCommit != nil {
+				w.changes = &changes
+			}
 			for i, r := range batch {
 				if err := w.run(r); err != nil {
 					failed, ferr = i, err
 					return err
 				}
 			}
-			return w.flush()
+			if err := w.flush(); err != nil {
+				return err
+			}
+			if db.beforeCommit != nil {
+				return db.beforeCommit(changes)
+			}
+			return nil
 		})
 		if err == nil {
 			for _, r := range batch {
@@ -428,18 +442,15 @@ func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 	return internal("dry run", err)
 }
 
-// wtx is one write transaction shared by a group of requests.
+// wtx is one write transaction shared by a group of requests. It writes only through its
+// txw (put, delete).
 type wtx struct {
+	txw
 	db       *DB
-	tx       *bolt.Tx
 	head     migrations.Head
 	counters map[string]int64
-	bk       map[string]*bolt.Bucket
 
-	// pending, when not nil, collects puts to make them in key order at flushPending
-	// (bulk import: bbolt inserts into a node by moving its tail, so unsorted bulk puts
-	// cost quadratic time); tagDelta collects tag count changes meanwhile.
-	pending  map[string][]kv
+	// tagDelta, while puts are deferred (deferPuts), collects tag count changes.
 	tagDelta map[string]int64
 
 	// the request running now
@@ -451,15 +462,11 @@ type wtx struct {
 }
 
 func newWtx(db *DB, tx *bolt.Tx) (*wtx, error) {
-	w := &wtx{db: db, tx: tx, counters: map[string]int64{}, bk: map[string]*bolt.Bucket{}}
-	for _, name := range migrations.AllBuckets {
-		b := tx.Bucket(name)
-		if b == nil {
-			return nil, fmt.Errorf("bucket %s missing", name)
-		}
-		w.bk[string(name)] = b
+	t, err := newTxw(tx)
+	if err != nil {
+		return nil, err
 	}
-	w.bk[string(migrations.BucketEvents)].FillPercent = 1
+	w := &wtx{txw: t, db: db, counters: map[string]int64{}}
 	if h, ok := migrations.DecodeHead(w.b(migrations.BucketMeta).Get(migrations.KeyHead)); ok {
 		w.head = h
 	} else if h, ok := migrations.DecodeHead(w.b(migrations.BucketMeta).Get(migrations.KeyCheckpoint)); ok {
@@ -467,8 +474,6 @@ func newWtx(db *DB, tx *bolt.Tx) (*wtx, error) {
 	}
 	return w, nil
 }
-
-func (w *wtx) b(name []byte) *bolt.Bucket { return w.bk[string(name)] }
 
 func (w *wtx) run(r *writeReq) (err error) {
 	w.r = r
@@ -511,12 +516,12 @@ func (w *wtx) flush() error {
 		if v < 0 {
 			v = 0
 		}
-		if err := meta.Put([]byte(k), migrations.U64(uint64(v))); err != nil {
+		if err := w.put(migrations.BucketMeta, []byte(k), migrations.U64(uint64(v))); err != nil {
 			return err
 		}
 	}
 	if w.head.Seq > 0 {
-		return meta.Put(migrations.KeyHead, migrations.EncodeHead(w.head))
+		return w.put(migrations.BucketMeta, migrations.KeyHead, migrations.EncodeHead(w.head))
 	}
 	return nil
 }
@@ -579,7 +584,7 @@ func (w *wtx) putEvent(e *graph.Event, related ...string) error {
 		return err
 	}
 	key := migrations.U64(e.Seq)
-	if err := w.b(migrations.BucketEvents).Put(key, rec); err != nil {
+	if err := w.put(migrations.BucketEvents, key, rec); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -615,34 +620,18 @@ func joinKey(parts ...string) []byte {
 // prefixKey is joinKey plus a trailing separator, for prefix scans.
 func prefixKey(parts ...string) []byte { return append(joinKey(parts...), 0) }
 
-type kv struct{ k, v []byte }
-
-// put writes k=v into bucket now, or later in key order while w.pending is set.
-func (w *wtx) put(bucket, k, v []byte) error {
-	if w.pending != nil {
-		w.pending[string(bucket)] = append(w.pending[string(bucket)], kv{k, v})
-		return nil
-	}
-	return w.b(bucket).Put(k, v)
-}
-
-// deferPuts starts collecting puts; flushPending makes them in key order.
+// deferPuts starts collecting puts and tag count changes; flushPending makes them in key
+// order.
 func (w *wtx) deferPuts() {
-	w.pending = map[string][]kv{}
+	w.txw.deferPuts()
 	w.tagDelta = map[string]int64{}
 }
 
 func (w *wtx) flushPending() error {
-	pending, deltas := w.pending, w.tagDelta
-	w.pending, w.tagDelta = nil, nil
-	for name, kvs := range pending {
-		slices.SortStableFunc(kvs, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
-		b := w.b([]byte(name))
-		for _, p := range kvs {
-			if err := b.Put(p.k, p.v); err != nil {
-				return err
-			}
-		}
+	deltas := w.tagDelta
+	w.tagDelta = nil
+	if err := w.flushPuts(); err != nil {
+		return err
 	}
 	tags := make([]string, 0, len(deltas))
 	for t := range deltas {

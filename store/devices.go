@@ -70,14 +70,13 @@ func (w *wtx) bind(key, identity string) error {
 	}
 	before := deviceJSON(d)
 	old := d.IdentityID
-	idx := w.b(m.BucketBindings)
 	if old != "" {
-		if err := idx.Delete(joinKey(old, key)); err != nil {
+		if err := w.delete(m.BucketBindings, joinKey(old, key)); err != nil {
 			return err
 		}
 	}
 	d.IdentityID = identity
-	if err := idx.Put(joinKey(identity, key), nil); err != nil {
+	if err := w.put(m.BucketBindings, joinKey(identity, key), nil); err != nil {
 		return err
 	}
 	if err := w.putDevice(d); err != nil {
@@ -100,7 +99,7 @@ func (w *wtx) unbind(key string) (*graph.Device, error) {
 	}
 	before := deviceJSON(d)
 	old := d.IdentityID
-	if err := w.b(m.BucketBindings).Delete(joinKey(old, key)); err != nil {
+	if err := w.delete(m.BucketBindings, joinKey(old, key)); err != nil {
 		return nil, err
 	}
 	d.IdentityID = ""
@@ -120,7 +119,7 @@ func (w *wtx) setPresent(d *graph.Device, present bool) error {
 		return w.put(m.BucketPresent, []byte(d.Key), nil)
 	}
 	w.count(m.CountPresent, -1)
-	return w.b(m.BucketPresent).Delete([]byte(d.Key))
+	return w.delete(m.BucketPresent, []byte(d.Key))
 }
 
 // ObserveDevices reconciles a snapshot with the stored devices. See graph.Store.
@@ -155,7 +154,6 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			}
 		}()
 		seen := map[string]bool{}
-		refs := w.b(m.BucketRefs)
 		for _, od := range snap.Devices {
 			if seen[od.Key] {
 				continue
@@ -184,7 +182,7 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			d.Ref, d.Source, d.Sources, d.Name = od.Ref, od.Source, od.Sources, od.Name
 			d.Fingerprints, d.Attrs, d.Infra, d.LastSeen = od.Fingerprints, od.Attrs, od.Infra, taken
 			if od.Ref != "" {
-				if err := refs.Put([]byte(od.Ref), []byte(od.Key)); err != nil {
+				if err := w.put(m.BucketRefs, []byte(od.Ref), []byte(od.Key)); err != nil {
 					return err
 				}
 			}
@@ -566,7 +564,7 @@ func (db *DB) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action stri
 		if err != nil {
 			return err
 		}
-		if err := w.b(m.BucketRobots).Put([]byte(rec.Ref), b); err != nil {
+		if err := w.put(m.BucketRobots, []byte(rec.Ref), b); err != nil {
 			return err
 		}
 		if action == "" {

@@ -48,6 +48,14 @@
 // every read made with it shares that one transaction, and a write made with it fails at
 // once (EINTERNAL) instead of waiting on a transaction its own caller holds.
 //
+// One write path. Every write helper changes the file only through txw's put and delete
+// (records, indexes, counters, events, the changelog head, the prune checkpoint; a test
+// parses the package to keep it so), so a write transaction's write set is exactly the
+// list of those calls. DB.beforeCommit is the hook point: when set, it is handed that
+// list after the transaction's last write and before bbolt commits, and an error from it
+// rolls the whole group back. A committer that replicates write sets (an etcd cluster:
+// one Txn fenced on the changelog head) plugs in there; today only tests use it.
+//
 // Import checks the whole input before writing anything (a file it can seek in is read
 // twice, anything else is spooled beside the database first): bad lines, a broken chain
 // or a clash with what is here already leave the database as it was.

@@ -9,6 +9,10 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
+// lineDecoder decodes the lines of an import; BenchmarkImport_Decoder swaps in plain
+// encoding/json to measure what decodeLine saves.
+var lineDecoder = decodeLine
+
 // decodeLine decodes one export line into l: event lines in the shape Export writes go
 // through fastEventLine (a hand-written reader about several times cheaper than
 // encoding/json, which is most of an import's CPU); anything else, or anything the fast

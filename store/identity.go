@@ -166,7 +166,7 @@ func (w *wtx) createIdentity(c graph.IdentityCreate) (*graph.Identity, error) {
 	if err := w.putIdentity(id); err != nil {
 		return nil, err
 	}
-	if err := w.b(m.BucketNames).Put(nameKey(name, slug), nil); err != nil {
+	if err := w.put(m.BucketNames, nameKey(name, slug), nil); err != nil {
 		return nil, err
 	}
 	w.count(m.CountIdentities, 1)
@@ -204,7 +204,6 @@ func holders(tx *bolt.Tx, f graph.Fingerprint) []string {
 // addHints adds hints to id (the caller saves id). A unit hint held elsewhere is ECONFLICT
 // unless move; with collect (dry runs) conflicts are returned instead of failing.
 func (w *wtx) addHints(id *graph.Identity, fps []graph.Fingerprint, move, collect bool) (moved []graph.Fingerprint, conflicts []string, err error) {
-	idx := w.b(m.BucketHints)
 	for _, f := range fps {
 		if graph.ContainsFingerprint(id.Hints, f) {
 			return nil, nil, graph.FieldErrorf(graph.EINVALID, "hints", "%s already holds hint %s (duplicate); nothing to add", id.ID, f)
@@ -234,14 +233,14 @@ func (w *wtx) addHints(id *graph.Identity, fps []graph.Fingerprint, move, collec
 						return nil, nil, err
 					}
 				}
-				if err := idx.Delete(joinKey(string(f.Kind), f.Value, h)); err != nil {
+				if err := w.delete(m.BucketHints, joinKey(string(f.Kind), f.Value, h)); err != nil {
 					return nil, nil, err
 				}
 				from = h
 			}
 		}
 		id.Hints = append(id.Hints, f)
-		if err := idx.Put(joinKey(string(f.Kind), f.Value, id.ID), nil); err != nil {
+		if err := w.put(m.BucketHints, joinKey(string(f.Kind), f.Value, id.ID), nil); err != nil {
 			return nil, nil, err
 		}
 		if from != "" {
@@ -282,7 +281,7 @@ func removeStr(ss []string, s string) []string {
 func (w *wtx) removeHint(id *graph.Identity, f graph.Fingerprint) error {
 	id.Hints = removeFP(id.Hints, f)
 	id.UpdatedAt = w.now
-	if err := w.b(m.BucketHints).Delete(joinKey(string(f.Kind), f.Value, id.ID)); err != nil {
+	if err := w.delete(m.BucketHints, joinKey(string(f.Kind), f.Value, id.ID)); err != nil {
 		return err
 	}
 	return w.emit(graph.ActHintRemove, id.ID, hintBody{Kind: f.Kind, Value: f.Value}, nil)
@@ -296,7 +295,7 @@ func (w *wtx) addTags(node string, tags *[]string, add []string) error {
 			continue
 		}
 		*tags = append(*tags, t)
-		if err := w.b(m.BucketTags).Put(joinKey(t, node), nil); err != nil {
+		if err := w.put(m.BucketTags, joinKey(t, node), nil); err != nil {
 			return err
 		}
 		if err := w.bumpTag(t, 1); err != nil {
@@ -316,7 +315,7 @@ func (w *wtx) removeTags(node string, tags *[]string, remove []string) error {
 			continue
 		}
 		*tags = removeStr(*tags, t)
-		if err := w.b(m.BucketTags).Delete(joinKey(t, node)); err != nil {
+		if err := w.delete(m.BucketTags, joinKey(t, node)); err != nil {
 			return err
 		}
 		if err := w.bumpTag(t, -1); err != nil {
@@ -334,12 +333,11 @@ func (w *wtx) bumpTag(t string, d int64) error {
 		w.tagDelta[t] += d
 		return nil
 	}
-	b := w.b(m.BucketTagCounts)
-	n := int64(m.ReadU64(b.Get([]byte(t)))) + d
+	n := int64(m.ReadU64(w.b(m.BucketTagCounts).Get([]byte(t)))) + d
 	if n <= 0 {
-		return b.Delete([]byte(t))
+		return w.delete(m.BucketTagCounts, []byte(t))
 	}
-	return b.Put([]byte(t), m.U64(uint64(n)))
+	return w.put(m.BucketTagCounts, []byte(t), m.U64(uint64(n)))
 }
 
 // ---- public identity methods ------------------------------------------------------------
@@ -372,10 +370,10 @@ func (db *DB) UpdateIdentity(ctx context.Context, text string, u graph.IdentityU
 				return err
 			}
 			if name != id.Name {
-				if err := w.b(m.BucketNames).Delete(nameKey(id.Name, slugOf(id.ID))); err != nil {
+				if err := w.delete(m.BucketNames, nameKey(id.Name, slugOf(id.ID))); err != nil {
 					return err
 				}
-				if err := w.b(m.BucketNames).Put(nameKey(name, slugOf(id.ID)), nil); err != nil {
+				if err := w.put(m.BucketNames, nameKey(name, slugOf(id.ID)), nil); err != nil {
 					return err
 				}
 				id.Name = name
@@ -469,10 +467,10 @@ func (w *wtx) deleteIdentity(id *graph.Identity, cascade bool) error {
 			}
 		}
 	}
-	if err := w.b(m.BucketIdentities).Delete([]byte(slugOf(id.ID))); err != nil {
+	if err := w.delete(m.BucketIdentities, []byte(slugOf(id.ID))); err != nil {
 		return err
 	}
-	if err := w.b(m.BucketNames).Delete(nameKey(id.Name, slugOf(id.ID))); err != nil {
+	if err := w.delete(m.BucketNames, nameKey(id.Name, slugOf(id.ID))); err != nil {
 		return err
 	}
 	w.count(m.CountIdentities, -1)
@@ -494,16 +492,15 @@ func (db *DB) MergeIdentities(ctx context.Context, fromText, intoText string) (*
 			return graph.FieldErrorf(graph.EINVALID, "from", "cannot merge %s into itself; name two different identities", from.ID)
 		}
 		intoBefore := identityJSON(into)
-		hidx := w.b(m.BucketHints)
 		for _, f := range from.Hints {
-			if err := hidx.Delete(joinKey(string(f.Kind), f.Value, from.ID)); err != nil {
+			if err := w.delete(m.BucketHints, joinKey(string(f.Kind), f.Value, from.ID)); err != nil {
 				return err
 			}
 			if graph.ContainsFingerprint(into.Hints, f) {
 				continue
 			}
 			into.Hints = append(into.Hints, f)
-			if err := hidx.Put(joinKey(string(f.Kind), f.Value, into.ID), nil); err != nil {
+			if err := w.put(m.BucketHints, joinKey(string(f.Kind), f.Value, into.ID), nil); err != nil {
 				return err
 			}
 			if err := w.emit(graph.ActHintMove, into.ID, hintBody{f.Kind, f.Value, from.ID}, hintBody{f.Kind, f.Value, into.ID}, from.ID); err != nil {
@@ -519,9 +516,8 @@ func (db *DB) MergeIdentities(ctx context.Context, fromText, intoText string) (*
 			}
 		}
 		// from's tags leave quietly (from is deleted below, its before lists them no more)
-		tidx := w.b(m.BucketTags)
 		for _, t := range from.Tags {
-			if err := tidx.Delete(joinKey(t, from.ID)); err != nil {
+			if err := w.delete(m.BucketTags, joinKey(t, from.ID)); err != nil {
 				return err
 			}
 			if err := w.bumpTag(t, -1); err != nil {
@@ -592,7 +588,7 @@ func (db *DB) RestoreIdentity(ctx context.Context, text string) (*graph.Identity
 		if err := w.putIdentity(id); err != nil {
 			return err
 		}
-		if err := w.b(m.BucketNames).Put(nameKey(id.Name, slugOf(id.ID)), nil); err != nil {
+		if err := w.put(m.BucketNames, nameKey(id.Name, slugOf(id.ID)), nil); err != nil {
 			return err
 		}
 		w.count(m.CountIdentities, 1)

@@ -77,10 +77,10 @@ func (w *wtx) deleteNote(id string) error {
 	if n == nil {
 		return graph.Errorf(graph.ENOTFOUND, "%s not found; list notes with devgraph show <target> or graph_browse", id)
 	}
-	if err := w.b(m.BucketNotes).Delete([]byte(noteLocal(id))); err != nil {
+	if err := w.delete(m.BucketNotes, []byte(noteLocal(id))); err != nil {
 		return err
 	}
-	if err := w.b(m.BucketNotesBy).Delete(joinKey(n.Target, noteLocal(id))); err != nil {
+	if err := w.delete(m.BucketNotesBy, joinKey(n.Target, noteLocal(id))); err != nil {
 		return err
 	}
 	w.count(m.CountNotes, -1)
@@ -101,7 +101,7 @@ func (w *wtx) restoreNote(n *graph.Note, target string) error {
 	if err := w.putNote(&c); err != nil {
 		return err
 	}
-	if err := w.b(m.BucketNotesBy).Put(joinKey(target, noteLocal(c.ID)), nil); err != nil {
+	if err := w.put(m.BucketNotesBy, joinKey(target, noteLocal(c.ID)), nil); err != nil {
 		return err
 	}
 	w.count(m.CountNotes, 1)
@@ -114,7 +114,7 @@ func (w *wtx) moveNote(id, target string) error {
 		return err
 	}
 	before, _ := json.Marshal(n)
-	if err := w.b(m.BucketNotesBy).Delete(joinKey(n.Target, noteLocal(id))); err != nil {
+	if err := w.delete(m.BucketNotesBy, joinKey(n.Target, noteLocal(id))); err != nil {
 		return err
 	}
 	old := n.Target
@@ -122,7 +122,7 @@ func (w *wtx) moveNote(id, target string) error {
 	if err := w.putNote(n); err != nil {
 		return err
 	}
-	if err := w.b(m.BucketNotesBy).Put(joinKey(target, noteLocal(id)), nil); err != nil {
+	if err := w.put(m.BucketNotesBy, joinKey(target, noteLocal(id)), nil); err != nil {
 		return err
 	}
 	return w.emit(graph.ActNoteMove, n.ID, json.RawMessage(before), n, old, target)
@@ -152,7 +152,7 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 		if err := w.putNote(n); err != nil {
 			return err
 		}
-		if err := w.b(m.BucketNotesBy).Put(joinKey(target, noteLocal(n.ID)), nil); err != nil {
+		if err := w.put(m.BucketNotesBy, joinKey(target, noteLocal(n.ID)), nil); err != nil {
 			return err
 		}
 		w.count(m.CountNotes, 1)

@@ -267,38 +267,3 @@ func TestGroupCommit_FailureIsolated(t *testing.T) {
 		t.Fatalf("events=%d", len(evs))
 	}
 }
-
-func TestNotifier(t *testing.T) {
-	db := storetest.MustOpen(t)
-	var mu sync.Mutex
-	var got [][]*graph.Event
-	arrived := make(chan struct{}, 10)
-	cancel := db.Subscribe(func(evs []*graph.Event) {
-		mu.Lock()
-		got = append(got, evs)
-		mu.Unlock()
-		// a subscriber may write: this must not deadlock the commit loop
-		if evs[0].Action == graph.ActIdentityCreate && evs[0].Target == "identity:unit-0" {
-			if _, err := db.AddNote(context.Background(), graph.NoteCreate{Target: "unit-0", Body: "seen"}); err != nil {
-				t.Error(err)
-			}
-		}
-		arrived <- struct{}{}
-	})
-	seed(t, db, 2)
-	for range 3 { // two creates and the subscriber's own note
-		<-arrived
-	}
-	_, err := db.CreateIdentity(context.Background(), graph.IdentityCreate{Name: ""})
-	if err == nil {
-		t.Fatal("want error")
-	}
-	cancel()
-	seed2, _ := db.CreateIdentity(context.Background(), graph.IdentityCreate{Name: "after cancel"})
-	_ = seed2
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 3 || len(got[0]) != 3 || got[0][0].Action != graph.ActIdentityCreate {
-		t.Fatalf("notified %d batches", len(got))
-	}
-}

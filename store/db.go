@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -33,6 +35,9 @@ type Options struct {
 	NoBackup bool             // do not copy the file aside before migrating it
 	// NoSync skips fsync on commit (benchmarks and scratch data only).
 	NoSync bool
+	// Logger receives what the store reports on its own (a dropped subscriber, a device
+	// a restore could not bind again); slog.Default() when nil.
+	Logger *slog.Logger
 
 	// schemaVersion writes a new file at an old schema version (fixture generation).
 	schemaVersion int
@@ -43,6 +48,7 @@ type DB struct {
 	path    string
 	opts    Options
 	now     func() time.Time
+	log     *slog.Logger
 	bolt    *bolt.DB
 	version int
 	backup  string
@@ -52,11 +58,11 @@ type DB struct {
 	writes chan *writeReq
 	done   chan struct{}
 
-	subMu   sync.Mutex
-	subs    map[int]func([]*graph.Event)
-	subN    int
-	notifyQ chan []*graph.Event // committed events, delivered in order by notifyLoop
-	notifyD chan struct{}
+	subMu      sync.Mutex // guards subs, subN, subsClosed and sending on their queues
+	subs       map[int]*subscription
+	subN       int
+	subsClosed bool
+	subWG      sync.WaitGroup // one per subscription goroutine
 
 	migratedFrom int
 
@@ -103,7 +109,10 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{path: path, opts: opts, now: opts.Now, bolt: bdb, subs: map[int]func([]*graph.Event){}}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	db := &DB{path: path, opts: opts, now: opts.Now, log: opts.Logger, bolt: bdb, subs: map[int]*subscription{}}
 	if err := db.checkSize(); err != nil {
 		bdb.Close()
 		return nil, err
@@ -122,10 +131,7 @@ func Open(path string, opts Options) (*DB, error) {
 		writePID(path)
 		db.writes = make(chan *writeReq, 1024)
 		db.done = make(chan struct{})
-		db.notifyQ = make(chan []*graph.Event, 1024)
-		db.notifyD = make(chan struct{})
 		go db.commitLoop()
-		go db.notifyLoop()
 	}
 	return db, nil
 }
@@ -213,7 +219,9 @@ func SchemaStatus(path string) (*migrations.StatusReport, error) { return migrat
 // BackupPath returns where Open copied the file before migrating it ("" when it did not).
 func (db *DB) BackupPath() string { return db.backup }
 
-// Close waits for queued writes, then closes the file. It is safe to call twice.
+// Close waits for queued writes and for every subscription to be called with what was
+// committed before (so a subscriber's fn must return), then closes the file. It is safe
+// to call twice.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	if db.closed {
@@ -226,58 +234,108 @@ func (db *DB) Close() error {
 	}
 	db.mu.Unlock()
 	if db.done != nil {
-		<-db.done
-		close(db.notifyQ)
-		<-db.notifyD
-		if readPID(db.path) == os.Getpid() {
-			os.Remove(pidPath(db.path))
-		}
+		<-db.done // nothing commits any more, so nothing more is queued for subscribers
+	}
+	db.subMu.Lock()
+	db.subsClosed = true
+	for n, s := range db.subs {
+		delete(db.subs, n)
+		close(s.queue)
+	}
+	db.subMu.Unlock()
+	db.subWG.Wait()
+	if db.done != nil && readPID(db.path) == os.Getpid() {
+		os.Remove(pidPath(db.path))
 	}
 	return db.bolt.Close()
 }
 
-// Subscribe calls fn after each committed write with its events, in commit order, from one
-// delivery goroutine (never inside a transaction). fn may read and even write the store;
-// a slow fn delays later notifications, not writes.
+// subscriberQueue is how many committed writes a subscription may hold that its fn has not
+// been called with yet; one that falls further behind is dropped.
+const subscriberQueue = 1024
+
+// subscription is one Subscribe: its fn is called from a goroutine of its own, fed by a
+// bounded queue, so no subscriber can hold up a writer or another subscriber.
+type subscription struct {
+	fn        func([]*graph.Event)
+	queue     chan []*graph.Event // closed (under subMu) on cancel, drop or Close
+	dropped   atomic.Bool
+	cancelled atomic.Bool
+}
+
+// Subscribe calls fn after each committed write with its events, in commit order, from a
+// goroutine of this subscription's own, never inside a transaction; fn may read and even
+// write the store. Writers never wait for fn: a subscription holds up to 1,024 committed
+// writes fn has not been called with yet, and one that falls further behind is dropped.
+// Dropping logs the reason, discards what is still queued for fn, and calls fn one last
+// time with nil events (a committed write always has events, so nil means only this): fn
+// has missed changes and should re-read whatever it keeps, and may subscribe again.
+// cancel stops further calls (a call already under way finishes; none follows, not even
+// the nil one); it may be called more than once and from inside fn. Close delivers what
+// is queued, ends every subscription without the nil call, and waits for fn to return.
 func (db *DB) Subscribe(fn func(events []*graph.Event)) (cancel func()) {
+	s := &subscription{fn: fn, queue: make(chan []*graph.Event, subscriberQueue)}
 	db.subMu.Lock()
-	defer db.subMu.Unlock()
+	if db.subsClosed {
+		db.subMu.Unlock()
+		return func() {}
+	}
 	db.subN++
 	n := db.subN
-	db.subs[n] = fn
+	db.subs[n] = s
+	db.subWG.Add(1)
+	db.subMu.Unlock()
+	go db.deliver(s)
 	return func() {
+		s.cancelled.Store(true)
 		db.subMu.Lock()
-		delete(db.subs, n)
+		if db.subs[n] == s {
+			delete(db.subs, n)
+			close(s.queue)
+		}
 		db.subMu.Unlock()
 	}
 }
 
+// notify queues a committed write's events for every subscription, dropping any whose
+// queue is full; it never blocks.
 func (db *DB) notify(evs []*graph.Event) {
-	if len(evs) > 0 {
-		db.notifyQ <- evs
+	if len(evs) == 0 {
+		return
 	}
-}
-
-func (db *DB) notifyLoop() {
-	defer close(db.notifyD)
-	for evs := range db.notifyQ {
-		db.deliver(evs)
-	}
-}
-
-func (db *DB) deliver(evs []*graph.Event) {
 	db.subMu.Lock()
-	fns := make([]func([]*graph.Event), 0, len(db.subs))
-	for _, fn := range db.subs {
-		fns = append(fns, fn)
+	defer db.subMu.Unlock()
+	for n, s := range db.subs {
+		select {
+		case s.queue <- evs:
+		default:
+			s.dropped.Store(true)
+			delete(db.subs, n)
+			close(s.queue)
+			db.log.Warn("store: dropped a change subscriber", "reason",
+				fmt.Sprintf("it fell %d committed writes behind; writers never wait for subscribers", subscriberQueue))
+		}
 	}
-	db.subMu.Unlock()
-	for _, fn := range fns {
-		func() {
-			defer func() { recover() }()
-			fn(evs)
-		}()
+}
+
+// deliver calls s.fn with each queued write until the queue is closed, then tells a
+// dropped subscriber with fn(nil).
+func (db *DB) deliver(s *subscription) {
+	defer db.subWG.Done()
+	for evs := range s.queue {
+		if s.dropped.Load() || s.cancelled.Load() {
+			continue // dropped: what is queued is stale; cancelled: unwanted
+		}
+		s.call(evs)
 	}
+	if s.dropped.Load() && !s.cancelled.Load() {
+		s.call(nil)
+	}
+}
+
+func (s *subscription) call(evs []*graph.Event) {
+	defer func() { recover() }() // a panicking subscriber must not take the store down
+	s.fn(evs)
 }
 
 // ---- reads ----------------------------------------------------------------------------

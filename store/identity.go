@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"sort"
 	"strings"
 
@@ -644,12 +643,12 @@ func (w *wtx) rebindDeleted(del *graph.Event) error {
 		}
 		switch {
 		case d == nil:
-			slog.Warn("restore: device no longer exists; not re-bound", "identity", del.Target, "device", graph.DeviceID(key))
+			w.db.log.Warn("restore: device no longer exists; not re-bound", "identity", del.Target, "device", graph.DeviceID(key))
 			continue
 		case d.IdentityID == del.Target:
 			continue
 		case d.IdentityID != "":
-			slog.Warn("restore: device was bound elsewhere meanwhile; not re-bound", "identity", del.Target, "device", d.ID, "bound_to", d.IdentityID)
+			w.db.log.Warn("restore: device was bound elsewhere meanwhile; not re-bound", "identity", del.Target, "device", d.ID, "bound_to", d.IdentityID)
 			continue
 		}
 		if err := w.bind(key, del.Target); err != nil {

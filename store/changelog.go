@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
 	m "github.com/devgraph/devgraph/migrations"
 
 	bolt "go.etcd.io/bbolt"
@@ -314,4 +316,79 @@ func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error)
 		return nil
 	})
 	return n, err
+}
+
+// body marshals an event body: nil stays absent, json.RawMessage and []byte are kept.
+func body(v any) (json.RawMessage, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return x, nil
+	case []byte:
+		return x, nil
+	}
+	return json.Marshal(v)
+}
+
+// emit appends one changelog event for target, indexed under target and any related ids.
+func (w *wtx) emit(action, target string, before, after any, related ...string) error {
+	bb, err := body(before)
+	if err != nil {
+		return err
+	}
+	ab, err := body(after)
+	if err != nil {
+		return err
+	}
+	e := &graph.Event{
+		Seq: w.head.Seq + 1, ID: graph.NewUUIDv7(), Time: w.now, Actor: w.actor, Action: action,
+		Target: target, Before: bb, After: ab, Message: w.msg, RequestID: w.reqID,
+	}
+	return w.appendEvent(e, related...)
+}
+
+// appendEvent chains e (its Seq already set to head+1) and stores it.
+func (w *wtx) appendEvent(e *graph.Event, related ...string) error {
+	if e.Seq != w.head.Seq+1 {
+		return fmt.Errorf("event seq %d does not follow head %d", e.Seq, w.head.Seq)
+	}
+	e.PrevHash = hex.EncodeToString(w.head.Hash[:])
+	sum := graph.ChainHash(w.head.Hash, e)
+	e.Hash = hex.EncodeToString(sum[:])
+	if err := w.putEvent(e, related...); err != nil {
+		return err
+	}
+	w.head = migrations.Head{Seq: e.Seq, Hash: sum}
+	if w.r != nil {
+		w.r.events = append(w.r.events, e)
+	}
+	return nil
+}
+
+func (w *wtx) putEvent(e *graph.Event, related ...string) error {
+	encode := migrations.EncodeEvent
+	if w.db.version == 1 {
+		encode = migrations.EncodeEventV1 // only fixture generation writes version-1 files
+	}
+	rec, err := encode(e)
+	if err != nil {
+		return err
+	}
+	key := migrations.U64(e.Seq)
+	if err := w.put(migrations.BucketEvents, key, rec); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, t := range append([]string{e.Target}, related...) {
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		if err := w.put(migrations.BucketEvTarget, joinKey(t, string(key)), nil); err != nil {
+			return err
+		}
+	}
+	w.count(migrations.CountEvents, 1)
+	return nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
+	m "github.com/devgraph/devgraph/migrations"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -248,94 +247,6 @@ func (db *DB) Close() error {
 		os.Remove(pidPath(db.path))
 	}
 	return db.bolt.Close()
-}
-
-// subscriberQueue is how many committed writes a subscription may hold that its fn has not
-// been called with yet; one that falls further behind is dropped.
-const subscriberQueue = 1024
-
-// subscription is one Subscribe: its fn is called from a goroutine of its own, fed by a
-// bounded queue, so no subscriber can hold up a writer or another subscriber.
-type subscription struct {
-	fn        func([]*graph.Event)
-	queue     chan []*graph.Event // closed (under subMu) on cancel, drop or Close
-	dropped   atomic.Bool
-	cancelled atomic.Bool
-}
-
-// Subscribe calls fn after each committed write with its events, in commit order, from a
-// goroutine of this subscription's own, never inside a transaction; fn may read and even
-// write the store. Writers never wait for fn: a subscription holds up to 1,024 committed
-// writes fn has not been called with yet, and one that falls further behind is dropped.
-// Dropping logs the reason, discards what is still queued for fn, and calls fn one last
-// time with nil events (a committed write always has events, so nil means only this): fn
-// has missed changes and should re-read whatever it keeps, and may subscribe again.
-// cancel stops further calls (a call already under way finishes; none follows, not even
-// the nil one); it may be called more than once and from inside fn. Close delivers what
-// is queued, ends every subscription without the nil call, and waits for fn to return.
-func (db *DB) Subscribe(fn func(events []*graph.Event)) (cancel func()) {
-	s := &subscription{fn: fn, queue: make(chan []*graph.Event, subscriberQueue)}
-	db.subMu.Lock()
-	if db.subsClosed {
-		db.subMu.Unlock()
-		return func() {}
-	}
-	db.subN++
-	n := db.subN
-	db.subs[n] = s
-	db.subWG.Add(1)
-	db.subMu.Unlock()
-	go db.deliver(s)
-	return func() {
-		s.cancelled.Store(true)
-		db.subMu.Lock()
-		if db.subs[n] == s {
-			delete(db.subs, n)
-			close(s.queue)
-		}
-		db.subMu.Unlock()
-	}
-}
-
-// notify queues a committed write's events for every subscription, dropping any whose
-// queue is full; it never blocks.
-func (db *DB) notify(evs []*graph.Event) {
-	if len(evs) == 0 {
-		return
-	}
-	db.subMu.Lock()
-	defer db.subMu.Unlock()
-	for n, s := range db.subs {
-		select {
-		case s.queue <- evs:
-		default:
-			s.dropped.Store(true)
-			delete(db.subs, n)
-			close(s.queue)
-			db.log.Warn("store: dropped a change subscriber", "reason",
-				fmt.Sprintf("it fell %d committed writes behind; writers never wait for subscribers", subscriberQueue))
-		}
-	}
-}
-
-// deliver calls s.fn with each queued write until the queue is closed, then tells a
-// dropped subscriber with fn(nil).
-func (db *DB) deliver(s *subscription) {
-	defer db.subWG.Done()
-	for evs := range s.queue {
-		if s.dropped.Load() || s.cancelled.Load() {
-			continue // dropped: what is queued is stale; cancelled: unwanted
-		}
-		s.call(evs)
-	}
-	if s.dropped.Load() && !s.cancelled.Load() {
-		s.call(nil)
-	}
-}
-
-func (s *subscription) call(evs []*graph.Event) {
-	defer func() { recover() }() // a panicking subscriber must not take the store down
-	s.fn(evs)
 }
 
 // ---- reads ----------------------------------------------------------------------------
@@ -584,81 +495,6 @@ func (w *wtx) flush() error {
 	return nil
 }
 
-// body marshals an event body: nil stays absent, json.RawMessage and []byte are kept.
-func body(v any) (json.RawMessage, error) {
-	switch x := v.(type) {
-	case nil:
-		return nil, nil
-	case json.RawMessage:
-		return x, nil
-	case []byte:
-		return x, nil
-	}
-	return json.Marshal(v)
-}
-
-// emit appends one changelog event for target, indexed under target and any related ids.
-func (w *wtx) emit(action, target string, before, after any, related ...string) error {
-	bb, err := body(before)
-	if err != nil {
-		return err
-	}
-	ab, err := body(after)
-	if err != nil {
-		return err
-	}
-	e := &graph.Event{
-		Seq: w.head.Seq + 1, ID: graph.NewUUIDv7(), Time: w.now, Actor: w.actor, Action: action,
-		Target: target, Before: bb, After: ab, Message: w.msg, RequestID: w.reqID,
-	}
-	return w.appendEvent(e, related...)
-}
-
-// appendEvent chains e (its Seq already set to head+1) and stores it.
-func (w *wtx) appendEvent(e *graph.Event, related ...string) error {
-	if e.Seq != w.head.Seq+1 {
-		return fmt.Errorf("event seq %d does not follow head %d", e.Seq, w.head.Seq)
-	}
-	e.PrevHash = hex.EncodeToString(w.head.Hash[:])
-	sum := graph.ChainHash(w.head.Hash, e)
-	e.Hash = hex.EncodeToString(sum[:])
-	if err := w.putEvent(e, related...); err != nil {
-		return err
-	}
-	w.head = migrations.Head{Seq: e.Seq, Hash: sum}
-	if w.r != nil {
-		w.r.events = append(w.r.events, e)
-	}
-	return nil
-}
-
-func (w *wtx) putEvent(e *graph.Event, related ...string) error {
-	encode := migrations.EncodeEvent
-	if w.db.version == 1 {
-		encode = migrations.EncodeEventV1 // only fixture generation writes version-1 files
-	}
-	rec, err := encode(e)
-	if err != nil {
-		return err
-	}
-	key := migrations.U64(e.Seq)
-	if err := w.put(migrations.BucketEvents, key, rec); err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for _, t := range append([]string{e.Target}, related...) {
-		if t == "" || seen[t] {
-			continue
-		}
-		seen[t] = true
-		if err := w.put(migrations.BucketEvTarget, joinKey(t, string(key)), nil); err != nil {
-			return err
-		}
-	}
-	w.count(migrations.CountEvents, 1)
-	return nil
-}
-
 // joinKey joins parts with 0x00, the separator of every composite index key.
 func joinKey(parts ...string) []byte {
 	n := len(parts) - 1
@@ -702,4 +538,36 @@ func (w *wtx) flushPending() error {
 		}
 	}
 	return nil
+}
+
+// Stats reports the counters the store keeps.
+func (db *DB) Stats(ctx context.Context) (*graph.Stats, error) {
+	s := &graph.Stats{SchemaVersion: db.version}
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		meta := tx.Bucket(m.BucketMeta)
+		s.Identities = int(m.ReadU64(meta.Get(m.CountIdentities)))
+		s.Devices = int(m.ReadU64(meta.Get(m.CountDevices)))
+		s.Notes = int(m.ReadU64(meta.Get(m.CountNotes)))
+		s.Events = m.ReadU64(meta.Get(m.CountEvents))
+		s.FileBytes = tx.Size()
+		if fi, err := os.Stat(db.path); err == nil && fi.Size() > s.FileBytes {
+			s.FileBytes = fi.Size()
+		}
+		return nil
+	})
+	return s, err
+}
+
+// getRecord decodes the JSON record at key in bucket; nil when absent. The bytes are
+// decoded before the transaction ends, so nothing outlives it.
+func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) {
+	v := tx.Bucket(bucket).Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	var rec T
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, internal("decode "+what+" "+key, err)
+	}
+	return &rec, nil
 }

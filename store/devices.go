@@ -18,20 +18,6 @@ import (
 
 func devKey(id string) string { return strings.TrimPrefix(id, "device:") }
 
-// getRecord decodes the JSON record at key in bucket; nil when absent. The bytes are
-// decoded before the transaction ends, so nothing outlives it.
-func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) {
-	v := tx.Bucket(bucket).Get([]byte(key))
-	if v == nil {
-		return nil, nil
-	}
-	var rec T
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return nil, internal("decode "+what+" "+key, err)
-	}
-	return &rec, nil
-}
-
 func getDevice(tx *bolt.Tx, key string) (*graph.Device, error) {
 	return getRecord[graph.Device](tx, m.BucketDevices, key, "device")
 }
@@ -526,55 +512,4 @@ func (db *DB) UnbindDevice(ctx context.Context, deviceID string) (*graph.Device,
 		return err
 	})
 	return out, err
-}
-
-// ---- robots ---------------------------------------------------------------------------
-
-func (db *DB) FindRobotRecords(ctx context.Context) ([]*graph.RobotRecord, error) {
-	out := []*graph.RobotRecord{}
-	err := db.view(ctx, func(tx *bolt.Tx) error {
-		return tx.Bucket(m.BucketRobots).ForEach(func(k, v []byte) error {
-			var r struct {
-				graph.RobotRecord
-				Battery *float64 `json:"battery"`
-			}
-			if err := json.Unmarshal(v, &r); err != nil {
-				return internal("decode robot "+string(k), err)
-			}
-			r.RobotRecord.Battery = 100 // saved before the battery was kept: runs started full
-			if r.Battery != nil {
-				r.RobotRecord.Battery = *r.Battery
-			}
-			out = append(out, &r.RobotRecord)
-			return nil
-		})
-	})
-	return out, err
-}
-
-func (db *DB) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action string, before, after any) error {
-	if rec == nil || rec.Ref == "" {
-		return graph.FieldErrorf(graph.EINVALID, "ref", "robot record without a ref")
-	}
-	if action != "" && !strings.HasPrefix(action, "robot.") {
-		return graph.FieldErrorf(graph.EINVALID, "action", "robot action %q: want robot.*", action)
-	}
-	_, err := db.update(ctx, func(w *wtx) error {
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return err
-		}
-		if err := w.put(m.BucketRobots, []byte(rec.Ref), b); err != nil {
-			return err
-		}
-		if action == "" {
-			return nil
-		}
-		target := graph.DeviceID("robot:" + rec.Serial)
-		if k := w.b(m.BucketRefs).Get([]byte(rec.Ref)); k != nil {
-			target = graph.DeviceID(string(k))
-		}
-		return w.emit(action, target, before, after, ownerOf(w.tx, target))
-	})
-	return err
 }

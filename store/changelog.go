@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
-	"github.com/devgraph/devgraph/migrations"
 	m "github.com/devgraph/devgraph/migrations"
 
 	bolt "go.etcd.io/bbolt"
@@ -146,7 +145,8 @@ func (db *DB) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Eve
 			return eachTargetEvent(tx, target, below, keep)
 		}
 		c := tx.Bucket(m.BucketEvents).Cursor()
-		k, v := c.Seek(m.U64(below))
+		k, _ := c.Seek(m.U64(below))
+		var v []byte
 		if k == nil {
 			k, v = c.Last()
 		} else {
@@ -359,7 +359,7 @@ func (w *wtx) appendEvent(e *graph.Event, related ...string) error {
 	if err := w.putEvent(e, related...); err != nil {
 		return err
 	}
-	w.head = migrations.Head{Seq: e.Seq, Hash: sum}
+	w.head = m.Head{Seq: e.Seq, Hash: sum}
 	if w.r != nil {
 		w.r.events = append(w.r.events, e)
 	}
@@ -367,16 +367,16 @@ func (w *wtx) appendEvent(e *graph.Event, related ...string) error {
 }
 
 func (w *wtx) putEvent(e *graph.Event, related ...string) error {
-	encode := migrations.EncodeEvent
+	encode := m.EncodeEvent
 	if w.db.version == 1 {
-		encode = migrations.EncodeEventV1 // only fixture generation writes version-1 files
+		encode = m.EncodeEventV1 // only fixture generation writes version-1 files
 	}
 	rec, err := encode(e)
 	if err != nil {
 		return err
 	}
-	key := migrations.U64(e.Seq)
-	if err := w.put(migrations.BucketEvents, key, rec); err != nil {
+	key := m.U64(e.Seq)
+	if err := w.put(m.BucketEvents, key, rec); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -385,10 +385,10 @@ func (w *wtx) putEvent(e *graph.Event, related ...string) error {
 			continue
 		}
 		seen[t] = true
-		if err := w.put(migrations.BucketEvTarget, joinKey(t, string(key)), nil); err != nil {
+		if err := w.put(m.BucketEvTarget, joinKey(t, string(key)), nil); err != nil {
 			return err
 		}
 	}
-	w.count(migrations.CountEvents, 1)
+	w.count(m.CountEvents, 1)
 	return nil
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
-	m "github.com/devgraph/devgraph/migrations"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -544,11 +543,11 @@ func (w *wtx) flushPending() error {
 func (db *DB) Stats(ctx context.Context) (*graph.Stats, error) {
 	s := &graph.Stats{SchemaVersion: db.version}
 	err := db.view(ctx, func(tx *bolt.Tx) error {
-		meta := tx.Bucket(m.BucketMeta)
-		s.Identities = int(m.ReadU64(meta.Get(m.CountIdentities)))
-		s.Devices = int(m.ReadU64(meta.Get(m.CountDevices)))
-		s.Notes = int(m.ReadU64(meta.Get(m.CountNotes)))
-		s.Events = m.ReadU64(meta.Get(m.CountEvents))
+		meta := tx.Bucket(migrations.BucketMeta)
+		s.Identities = int(migrations.ReadU64(meta.Get(migrations.CountIdentities)))
+		s.Devices = int(migrations.ReadU64(meta.Get(migrations.CountDevices)))
+		s.Notes = int(migrations.ReadU64(meta.Get(migrations.CountNotes)))
+		s.Events = migrations.ReadU64(meta.Get(migrations.CountEvents))
 		s.FileBytes = tx.Size()
 		if fi, err := os.Stat(db.path); err == nil && fi.Size() > s.FileBytes {
 			s.FileBytes = fi.Size()

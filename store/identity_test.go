@@ -429,7 +429,7 @@ func TestTagsNotesPaging(t *testing.T) {
 		if err != nil || total != 13 || len(list) != 5 || next != "identity:synth-08" {
 			t.Fatalf("total=%d len=%d next=%q err=%v", total, len(list), next, err)
 		}
-		list, _, next, _ = db.FindIdentities(ctx, graph.IdentityFilter{Tags: []string{"location:desk"}, First: 5, After: next})
+		list, _, _, _ = db.FindIdentities(ctx, graph.IdentityFilter{Tags: []string{"location:desk"}, First: 5, After: next})
 		if list[0].ID != "identity:synth-10" {
 			t.Fatalf("second page starts at %s", list[0].ID)
 		}

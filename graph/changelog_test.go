@@ -59,6 +59,7 @@ var goldenEvents = []struct {
 }
 
 func TestCanonicalEvent_Golden(t *testing.T) {
+	t.Parallel()
 	for _, g := range goldenEvents {
 		t.Run(g.name, func(t *testing.T) {
 			e := g.event

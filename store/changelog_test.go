@@ -65,6 +65,7 @@ func verify(t *testing.T, path string) *graph.VerifyReport {
 }
 
 func TestVerify_Tamper(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "d.db")
 	db := openFile(t, path, store.Options{})
 	seed(t, db, 5) // 15 events
@@ -138,6 +139,7 @@ func TestVerify_Tamper(t *testing.T) {
 }
 
 func TestPrune_KeepsChainVerifiable(t *testing.T) {
+	t.Parallel()
 	clock := &storetest.Clock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Step: time.Hour}
 	db := storetest.MustOpen(t, store.Options{Now: clock.Now})
 	seed(t, db, 10) // identity i at hour i+1 (opening read the clock once), 3 events each
@@ -183,6 +185,7 @@ func TestPrune_KeepsChainVerifiable(t *testing.T) {
 }
 
 func TestAtomicity_InjectedFailure(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "d.db")
 	db := openFile(t, path, store.Options{})
 	defer db.Close()
@@ -235,6 +238,7 @@ func TestAtomicity_InjectedFailure(t *testing.T) {
 }
 
 func TestGroupCommit_FailureIsolated(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:t")
 	var wg sync.WaitGroup

@@ -54,6 +54,7 @@ func TestHelperWriter(t *testing.T) {
 }
 
 func TestCrash_SIGKILL(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crash.db")
 	for round := 0; round < 3; round++ { // kill it repeatedly on the same file
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")

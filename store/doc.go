@@ -40,6 +40,16 @@
 // last-seen times younger than a minute, so a server polling every few seconds does not
 // fsync each time; a device is marked gone only when every source that saw it answered.
 //
+// Time. The store's one clock is Options.Now: event times, created/updated times, first
+// and last seen, the export header and the migration backup's name all come from it (a
+// test parses the package to keep it so). The uuidv7 ids of events, notes and requests
+// carry the wall clock's millisecond for ordering and uniqueness only; nothing reads them
+// back as times.
+//
+// Notifications. Subscribe never blocks a writer: each subscription has its own goroutine
+// and a bounded queue, and one that falls behind is dropped, logged and told with a last
+// nil call (see DB.Subscribe).
+//
 // Writes go through a group-commit queue: a lone writer commits at once; writers that
 // arrive while a commit is in flight are gathered into the next bbolt transaction, and a
 // failing write is dropped from its group and the rest re-run, so one bad request never

@@ -35,6 +35,7 @@ func (l *lockedBuffer) String() string {
 }
 
 func TestNotifier(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	var mu sync.Mutex
 	var got [][]*graph.Event

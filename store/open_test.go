@@ -17,6 +17,7 @@ import (
 )
 
 func TestOpen_Locked(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "d.db")
 	db := openFile(t, path, store.Options{})
 	defer db.Close()
@@ -32,6 +33,7 @@ func TestOpen_Locked(t *testing.T) {
 }
 
 func TestOpen_CloseTwice(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "d.db")
 	db := openFile(t, path, store.Options{})
 	if err := db.Close(); err != nil {
@@ -47,6 +49,7 @@ func TestOpen_CloseTwice(t *testing.T) {
 }
 
 func TestOpen_BadFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
@@ -93,6 +96,7 @@ func TestOpen_BadFiles(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "d.db")
 	db := openFile(t, path, store.Options{})
 	seed(t, db, 1)
@@ -110,6 +114,7 @@ func TestReadOnly(t *testing.T) {
 }
 
 func TestBackupExportImport(t *testing.T) {
+	t.Parallel()
 	ctx := ctxActor("cli:t")
 	src := storetest.MustOpen(t)
 	seed(t, src, 30)

@@ -213,9 +213,16 @@ func BenchmarkImport_100k(b *testing.B) {
 // BenchmarkImport_Decoder is the A/B for fastline.go: the same import (100,000 identities,
 // each with 3 hints, 3 tags, a note and the 8 events that made them, into an empty
 // database) with its lines decoded by the hand-written reader and by encoding/json alone,
-// both in the same parallel chunks. Run it with -benchtime=1x (one import is seconds). It
-// reports wall time and the CPU time the import used.
+// both in the same parallel chunks. It reports wall time and the CPU time the import
+// used. Each run imports 100,000 identities twice, so it runs only when asked:
+//
+//	DEVGRAPH_BENCH_DECODER=1 go test -run '^$' -bench Import_Decoder -benchtime=1x -count=3 ./store/
+//
+// Its figures are in fastline.go's doc comment.
 func BenchmarkImport_Decoder(b *testing.B) {
+	if os.Getenv("DEVGRAPH_BENCH_DECODER") == "" {
+		b.Skip("the import decoder A/B (two imports of 100,000 identities); set DEVGRAPH_BENCH_DECODER=1 to run it")
+	}
 	n := 100_000
 	if v, err := strconv.Atoi(os.Getenv("DEVGRAPH_BENCH_IDENTITIES")); err == nil && v > 0 {
 		n = v

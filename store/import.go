@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/devgraph/devgraph/graph"
 	m "github.com/devgraph/devgraph/migrations"
@@ -41,7 +42,12 @@ func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(l
 	order := make(chan *chunk, 8)
 	stop := make(chan struct{})
 	readerDone := make(chan struct{})
-	defer func() { close(stop); <-readerDone }() // r is not read once this returns
+	var decoders sync.WaitGroup
+	defer func() { // r is not read, and no goroutine of this call runs, once it returns
+		close(stop)
+		<-readerDone // the reader closed work: the decoders end after their chunk
+		decoders.Wait()
+	}()
 	var scanErr error
 	last := 0
 	go func() { // reader: split into chunks, in order
@@ -86,7 +92,9 @@ func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(l
 	}()
 	workers := max(1, min(runtime.GOMAXPROCS(0), 4))
 	for range workers {
+		decoders.Add(1)
 		go func() {
+			defer decoders.Done()
 			for c := range work {
 				c.lines, c.bad = make([]exportLine, len(c.raw)), -1
 				for i, b := range c.raw {
@@ -396,8 +404,10 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 	}
 	batches := make(chan decoded, 2)
 	stop := make(chan struct{})
-	defer close(stop)
+	decoderDone := make(chan struct{})
+	defer func() { close(stop); <-decoderDone }() // the decoder stops within a line
 	go func() {
+		defer close(decoderDone)
 		defer close(batches)
 		send := func(d decoded) bool {
 			select {
@@ -409,6 +419,11 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 		}
 		var batch []exportLine
 		last, err := scanExport(ctx, r, empty, func(line int, l exportLine) error {
+			select {
+			case <-stop:
+				return errImportStopped
+			default:
+			}
 			batch = append(batch, l)
 			if len(batch) >= importBatch {
 				if !send(decoded{lines: batch, upTo: line}) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -135,10 +136,17 @@ func Open(path string, opts Options) (*DB, error) {
 }
 
 func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
+	// bbolt reads the file through a memory map while opening it: a page past the end of a
+	// truncated file faults, which would kill the process; as a panic it is recovered below.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		// bbolt panics on some damaged files instead of returning an error.
 		if r := recover(); r != nil {
-			bdb, err = nil, notDevgraph(path, fmt.Sprint(r))
+			why := fmt.Sprint(r)
+			if _, ok := r.(runtime.Error); ok {
+				why = "reading it faulted: it is shorter than its pages say, or damaged"
+			}
+			bdb, err = nil, notDevgraph(path, why)
 		}
 	}()
 	bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})

@@ -1,9 +1,6 @@
 package graph
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // Service is everything the edges (CLI, GraphQL, MCP, the socket) can ask of devgraph: one
 // verb per operation, grouped by noun. It is implemented over a local store by
@@ -63,21 +60,13 @@ type HintService interface {
 	FindHintHolders(ctx context.Context, fps []Fingerprint) (map[Fingerprint][]string, error)
 }
 
-// ChangelogService reads and maintains the audit changelog.
-type ChangelogService interface {
-	// FindEvents returns changelog events newest first and the cursor of the next page
-	// ("" on the last). No match is an empty page; a malformed glob or cursor is EINVALID.
-	FindEvents(ctx context.Context, f EventFilter) (evs []*Event, next string, err error)
-	// VerifyChangelog checks the hash chain and names the first broken event.
-	VerifyChangelog(ctx context.Context) (*VerifyReport, error)
-	// PruneChangelog drops events older than before, keeping a checkpoint so the rest
-	// stays verifiable. Returns how many were dropped.
-	PruneChangelog(ctx context.Context, before time.Time) (int, error)
-}
-
 // Notifier tells subscribers about committed changes: fn is called after each committed
-// write with its events, never while a transaction is open, and must not block for long.
-// The returned func cancels the subscription.
+// write with its events, never while a transaction is open, and never holds up a writer.
+// A subscriber that falls too far behind is dropped (the store logs why): fn is then
+// called once with nil as its last call — it has missed changes, should treat what it
+// keeps as stale, and may subscribe again. fn is never called with nil otherwise.
+// Different subscriptions may be called concurrently. The returned func cancels the
+// subscription (it may be called from inside fn, and then no nil call follows).
 type Notifier interface {
 	Subscribe(fn func(events []*Event)) (cancel func())
 }

@@ -106,34 +106,6 @@ func DecodeHead(b []byte) (h Head, ok bool) {
 	return h, true
 }
 
-// CanonicalEvent returns the bytes the hash chain covers for e (everything but PrevHash and
-// Hash). The encoding is fixed and must never change, or every stored chain breaks:
-//
-//	"devgraph.event.v1"            17 bytes, a domain separator
-//	seq                             8 bytes, big-endian
-//	time                            8 bytes, big-endian two's-complement Unix nanoseconds (UTC)
-//	id, actor, action, target,
-//	before, after, message,
-//	request_id                      each as a 4-byte big-endian length followed by the bytes
-//	                                (before/after: the JSON exactly as stored; absent = length 0)
-//
-// and the chain is hash = SHA-256(prev_hash ‖ CanonicalEvent(e)), prev_hash being the
-// previous event's 32 raw hash bytes (32 zero bytes before the first event).
-func CanonicalEvent(e *graph.Event) []byte {
-	n := 17 + 16 + 8*4 + len(e.ID) + len(e.Actor) + len(e.Action) + len(e.Target) +
-		len(e.Before) + len(e.After) + len(e.Message) + len(e.RequestID)
-	b := make([]byte, 0, n)
-	b = append(b, "devgraph.event.v1"...)
-	b = binary.BigEndian.AppendUint64(b, e.Seq)
-	b = binary.BigEndian.AppendUint64(b, uint64(e.Time.UnixNano()))
-	for _, f := range [][]byte{[]byte(e.ID), []byte(e.Actor), []byte(e.Action), []byte(e.Target),
-		e.Before, e.After, []byte(e.Message), []byte(e.RequestID)} {
-		b = binary.BigEndian.AppendUint32(b, uint32(len(f)))
-		b = append(b, f...)
-	}
-	return b
-}
-
 // ---- version 1: events as JSON --------------------------------------------------------
 
 // EncodeEventV1 is the version-1 event encoding: graph.Event as JSON.

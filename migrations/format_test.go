@@ -19,6 +19,7 @@ func sampleEvent() *graph.Event {
 }
 
 func TestEventCodec_RoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, e := range []*graph.Event{
 		sampleEvent(),
 		{Seq: 1, ID: "not-a-uuid", Time: time.Unix(0, -5).UTC(), Action: "tag.add", Target: "device:x", Before: json.RawMessage(`{"tag":"a:b"}`), RequestID: "req 1", Message: "why", PrevHash: strings.Repeat("00", 32), Hash: strings.Repeat("ff", 32)},
@@ -36,7 +37,7 @@ func TestEventCodec_RoundTrip(t *testing.T) {
 		if string(g) != string(w) {
 			t.Fatalf("round trip\n got %s\nwant %s", g, w)
 		}
-		if string(CanonicalEvent(got)) != string(CanonicalEvent(e)) {
+		if string(graph.CanonicalEvent(got)) != string(graph.CanonicalEvent(e)) {
 			t.Fatal("canonical bytes differ after a round trip")
 		}
 		v1, _ := EncodeEventV1(e)
@@ -65,6 +66,7 @@ func BenchmarkDecodeEvent(b *testing.B) {
 }
 
 func TestPack_Lossless(t *testing.T) {
+	t.Parallel()
 	ts := "2026-01-02T03:04:05.000000006Z"
 	for _, in := range []string{
 		"", "x", "\x00\x01\x1f\t\n\r", `{"kind":"usb_serial","value":"a\u0000b"}`, ts + ts, `"}"}"`,

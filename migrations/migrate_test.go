@@ -12,6 +12,7 @@ import (
 )
 
 func TestSteps_Ordered(t *testing.T) {
+	t.Parallel()
 	for i, s := range Steps {
 		if s.From != i+1 || s.Name == "" || s.Apply == nil {
 			t.Fatalf("step %d: %+v", i, s)
@@ -34,6 +35,7 @@ func openRaw(t *testing.T) (*bolt.DB, string) {
 }
 
 func TestPrepare(t *testing.T) {
+	t.Parallel()
 	t.Run("new file gets every bucket at the current version", func(t *testing.T) {
 		db, path := openRaw(t)
 		v, backup, err := Prepare(db, path, Options{})

@@ -14,6 +14,19 @@ import (
 //
 // The table is part of the on-disk format: never reorder or change it, only append (and
 // only with a new schema version).
+//
+// Why this bespoke packer stays (reviewed in issue 9, which otherwise asks bespoke
+// byte-level code to earn its place). It is frozen into schema version 2: every event
+// record of every existing file is packed with it. Dropping it from the writer means a
+// version 3, a migration that rewrites every event record (a backup copy of the file, then
+// minutes per million events, in one transaction per step), files that older devgraphs
+// refuse, and unpackBody kept anyway so version-2 files can still be read and migrated:
+// the code would not get smaller. What it buys is modest but real: with the import
+// fixture (an identity with 3 hints, 3 tags, a note and the 8 events that made them),
+// compacted, 10,000 identities take 3,244 bytes each as they are, 3,607 with the same
+// binary records but bodies left unpacked (deflate alone), and 5,667 with version 1's JSON
+// events; the target is 4 KiB per identity (BenchmarkFile_SizePerIdentity). Revisit it
+// when another change has to rewrite the events anyway.
 var packTokens = []string{
 	`","hints":[],"tags":[],"created_at":"`,
 	`","updated_at":"`,

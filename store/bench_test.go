@@ -3,7 +3,6 @@ package store_test
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,7 +100,7 @@ func writeExport(w io.Writer, n int) error {
 		a, _ := json.Marshal(after)
 		e := &graph.Event{Seq: seq, ID: genUUID(2, int(seq)), Time: base.Add(time.Duration(i) * time.Second), Actor: "cli:bench",
 			Action: action, Target: target, After: a, RequestID: genUUID(3, i), PrevHash: hex.EncodeToString(prev[:])}
-		prev = sha256.Sum256(append(prev[:], migrations.CanonicalEvent(e)...))
+		prev = graph.ChainHash(prev, e)
 		e.Hash = hex.EncodeToString(prev[:])
 		return enc.Encode(genLine{Type: "event", Event: e, Also: also})
 	}
@@ -139,6 +139,9 @@ func TestMain(m *testing.M) {
 	}
 	if fixture.dir != "" {
 		os.RemoveAll(fixture.dir)
+	}
+	if decoderFixture.path != "" {
+		os.RemoveAll(filepath.Dir(decoderFixture.path))
 	}
 	os.Exit(code)
 }
@@ -205,6 +208,98 @@ func BenchmarkImport_100k(b *testing.B) {
 	}
 	b.ReportMetric(fixture.importDur.Seconds()*100_000/float64(fixtureIdentities), "s/100k-identities")
 	b.ReportMetric(fixture.importDur.Seconds(), "s/fixture-import")
+}
+
+// BenchmarkImport_Decoder is the A/B for fastline.go: the same import (100,000 identities,
+// each with 3 hints, 3 tags, a note and the 8 events that made them, into an empty
+// database) with its lines decoded by the hand-written reader and by encoding/json alone,
+// both in the same parallel chunks. It reports wall time and the CPU time the import
+// used. Each run imports 100,000 identities twice, so it runs only when asked:
+//
+//	DEVGRAPH_BENCH_DECODER=1 go test -run '^$' -bench Import_Decoder -benchtime=1x -count=3 ./store/
+//
+// Its figures are in fastline.go's doc comment.
+func BenchmarkImport_Decoder(b *testing.B) {
+	if os.Getenv("DEVGRAPH_BENCH_DECODER") == "" {
+		b.Skip("the import decoder A/B (two imports of 100,000 identities); set DEVGRAPH_BENCH_DECODER=1 to run it")
+	}
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("DEVGRAPH_BENCH_IDENTITIES")); err == nil && v > 0 {
+		n = v
+	}
+	exp := decoderExport(b, n)
+	for _, v := range []struct {
+		name  string
+		plain bool
+	}{{"fastline", false}, {"encoding-json", true}} {
+		b.Run(v.name, func(b *testing.B) {
+			defer store.SetPlainJSONImport(v.plain)()
+			var took, cpu time.Duration
+			for b.Loop() {
+				db, err := store.Open(filepath.Join(b.TempDir(), "import.db"), store.Options{NoBackup: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				in, err := os.Open(exp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start, cpu0 := time.Now(), cpuTime()
+				st, err := db.Import(context.Background(), in, nil)
+				took += time.Since(start)
+				cpu += cpuTime() - cpu0
+				in.Close()
+				if err != nil || st.Events != n*eventsPerIdentity {
+					b.Fatalf("%+v %v", st, err)
+				}
+				if err := db.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(took.Seconds()/float64(b.N)*100_000/float64(n), "s/100k-identities")
+			b.ReportMetric(cpu.Seconds()/float64(b.N)*100_000/float64(n), "cpu-s/100k-identities")
+		})
+	}
+}
+
+// cpuTime is the CPU time (user and system) the process has used: on a machine shared with
+// other work it shows what an import costs when wall time cannot.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+var decoderFixture struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// decoderExport writes writeExport(n) once per process into the fixture's temp dir.
+func decoderExport(b *testing.B, n int) string {
+	b.Helper()
+	decoderFixture.once.Do(func() {
+		decoderFixture.err = func() error {
+			dir, err := os.MkdirTemp("", "devgraph-bench-decoder-")
+			if err != nil {
+				return err
+			}
+			decoderFixture.path = filepath.Join(dir, "export.jsonl")
+			f, err := os.Create(decoderFixture.path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return writeExport(f, n)
+		}()
+	})
+	if decoderFixture.err != nil {
+		b.Fatal(decoderFixture.err)
+	}
+	return decoderFixture.path
 }
 
 func BenchmarkFile_SizePerIdentity(b *testing.B) {

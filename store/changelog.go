@@ -3,8 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path"
@@ -145,7 +145,8 @@ func (db *DB) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Eve
 			return eachTargetEvent(tx, target, below, keep)
 		}
 		c := tx.Bucket(m.BucketEvents).Cursor()
-		k, v := c.Seek(m.U64(below))
+		k, _ := c.Seek(m.U64(below))
+		var v []byte
 		if k == nil {
 			k, v = c.Last()
 		} else {
@@ -194,7 +195,6 @@ func (db *DB) VerifyChangelog(ctx context.Context) (*graph.VerifyReport, error) 
 		if hasCP {
 			lastSeq, lastHash = cp.Seq, cp.Hash
 		}
-		var sum [32]byte
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if r.Checked%8192 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -229,10 +229,7 @@ func (db *DB) VerifyChangelog(ctx context.Context) (*graph.VerifyReport, error) 
 				broken(seq, e.ID, fmt.Sprintf("event %d (%s) does not link to the event before it: prev_hash %.12s…, expected %.12s…", seq, e.ID, e.PrevHash, hex.EncodeToString(prev[:])))
 				break
 			}
-			hh := sha256.New()
-			hh.Write(prev[:])
-			hh.Write(m.CanonicalEvent(e))
-			hh.Sum(sum[:0])
+			sum := graph.ChainHash(prev, e)
 			if hex.EncodeToString(sum[:]) != e.Hash {
 				broken(seq, e.ID, fmt.Sprintf("event %d (%s, %s on %s) was altered: its content no longer matches its hash", seq, e.ID, e.Action, e.Target))
 				break
@@ -290,14 +287,14 @@ func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error)
 			return nil
 		}
 		for _, k := range dead {
-			if err := events.Delete(k); err != nil {
+			if err := w.delete(m.BucketEvents, k); err != nil {
 				return err
 			}
 		}
 		var hash [32]byte
 		hb, _ := hex.DecodeString(last.Hash)
 		copy(hash[:], hb)
-		if err := w.b(m.BucketMeta).Put(m.KeyCheckpoint, m.EncodeHead(m.Head{Seq: last.Seq, Hash: hash})); err != nil {
+		if err := w.put(m.BucketMeta, m.KeyCheckpoint, m.EncodeHead(m.Head{Seq: last.Seq, Hash: hash})); err != nil {
 			return err
 		}
 		// drop index entries of pruned events
@@ -310,7 +307,7 @@ func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error)
 			}
 		}
 		for _, k := range stale {
-			if err := idx.Delete(k); err != nil {
+			if err := w.delete(m.BucketEvTarget, k); err != nil {
 				return err
 			}
 		}
@@ -319,4 +316,79 @@ func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error)
 		return nil
 	})
 	return n, err
+}
+
+// body marshals an event body: nil stays absent, json.RawMessage and []byte are kept.
+func body(v any) (json.RawMessage, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return x, nil
+	case []byte:
+		return x, nil
+	}
+	return json.Marshal(v)
+}
+
+// emit appends one changelog event for target, indexed under target and any related ids.
+func (w *wtx) emit(action, target string, before, after any, related ...string) error {
+	bb, err := body(before)
+	if err != nil {
+		return err
+	}
+	ab, err := body(after)
+	if err != nil {
+		return err
+	}
+	e := &graph.Event{
+		Seq: w.head.Seq + 1, ID: graph.NewUUIDv7(), Time: w.now, Actor: w.actor, Action: action,
+		Target: target, Before: bb, After: ab, Message: w.msg, RequestID: w.reqID,
+	}
+	return w.appendEvent(e, related...)
+}
+
+// appendEvent chains e (its Seq already set to head+1) and stores it.
+func (w *wtx) appendEvent(e *graph.Event, related ...string) error {
+	if e.Seq != w.head.Seq+1 {
+		return fmt.Errorf("event seq %d does not follow head %d", e.Seq, w.head.Seq)
+	}
+	e.PrevHash = hex.EncodeToString(w.head.Hash[:])
+	sum := graph.ChainHash(w.head.Hash, e)
+	e.Hash = hex.EncodeToString(sum[:])
+	if err := w.putEvent(e, related...); err != nil {
+		return err
+	}
+	w.head = m.Head{Seq: e.Seq, Hash: sum}
+	if w.r != nil {
+		w.r.events = append(w.r.events, e)
+	}
+	return nil
+}
+
+func (w *wtx) putEvent(e *graph.Event, related ...string) error {
+	encode := m.EncodeEvent
+	if w.db.version == 1 {
+		encode = m.EncodeEventV1 // only fixture generation writes version-1 files
+	}
+	rec, err := encode(e)
+	if err != nil {
+		return err
+	}
+	key := m.U64(e.Seq)
+	if err := w.put(m.BucketEvents, key, rec); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, t := range append([]string{e.Target}, related...) {
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		if err := w.put(m.BucketEvTarget, joinKey(t, string(key)), nil); err != nil {
+			return err
+		}
+	}
+	w.count(m.CountEvents, 1)
+	return nil
 }

@@ -65,6 +65,7 @@ func verify(t *testing.T, path string) *graph.VerifyReport {
 }
 
 func TestVerify_Tamper(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "d.db")
 	db := openFile(t, path, store.Options{})
 	seed(t, db, 5) // 15 events
@@ -138,6 +139,7 @@ func TestVerify_Tamper(t *testing.T) {
 }
 
 func TestPrune_KeepsChainVerifiable(t *testing.T) {
+	t.Parallel()
 	clock := &storetest.Clock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Step: time.Hour}
 	db := storetest.MustOpen(t, store.Options{Now: clock.Now})
 	seed(t, db, 10) // identity i at hour i+1 (opening read the clock once), 3 events each
@@ -183,6 +185,7 @@ func TestPrune_KeepsChainVerifiable(t *testing.T) {
 }
 
 func TestAtomicity_InjectedFailure(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "d.db")
 	db := openFile(t, path, store.Options{})
 	defer db.Close()
@@ -235,6 +238,7 @@ func TestAtomicity_InjectedFailure(t *testing.T) {
 }
 
 func TestGroupCommit_FailureIsolated(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:t")
 	var wg sync.WaitGroup
@@ -265,40 +269,5 @@ func TestGroupCommit_FailureIsolated(t *testing.T) {
 	}
 	if evs := allEvents(t, db, graph.EventFilter{}); len(evs) != 96 {
 		t.Fatalf("events=%d", len(evs))
-	}
-}
-
-func TestNotifier(t *testing.T) {
-	db := storetest.MustOpen(t)
-	var mu sync.Mutex
-	var got [][]*graph.Event
-	arrived := make(chan struct{}, 10)
-	cancel := db.Subscribe(func(evs []*graph.Event) {
-		mu.Lock()
-		got = append(got, evs)
-		mu.Unlock()
-		// a subscriber may write: this must not deadlock the commit loop
-		if evs[0].Action == graph.ActIdentityCreate && evs[0].Target == "identity:unit-0" {
-			if _, err := db.AddNote(context.Background(), graph.NoteCreate{Target: "unit-0", Body: "seen"}); err != nil {
-				t.Error(err)
-			}
-		}
-		arrived <- struct{}{}
-	})
-	seed(t, db, 2)
-	for range 3 { // two creates and the subscriber's own note
-		<-arrived
-	}
-	_, err := db.CreateIdentity(context.Background(), graph.IdentityCreate{Name: ""})
-	if err == nil {
-		t.Fatal("want error")
-	}
-	cancel()
-	seed2, _ := db.CreateIdentity(context.Background(), graph.IdentityCreate{Name: "after cancel"})
-	_ = seed2
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 3 || len(got[0]) != 3 || got[0][0].Action != graph.ActIdentityCreate {
-		t.Fatalf("notified %d batches", len(got))
 	}
 }

@@ -72,6 +72,7 @@ func crashRounds(t *testing.T) int {
 }
 
 func TestCrash_SIGKILL(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "crash.db")
 	rounds := crashRounds(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))

@@ -1,23 +1,20 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"crypto/sha256"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
@@ -37,6 +34,9 @@ type Options struct {
 	NoBackup bool             // do not copy the file aside before migrating it
 	// NoSync skips fsync on commit (benchmarks and scratch data only).
 	NoSync bool
+	// Logger receives what the store reports on its own (a dropped subscriber, a device
+	// a restore could not bind again); slog.Default() when nil.
+	Logger *slog.Logger
 
 	// schemaVersion writes a new file at an old schema version (fixture generation).
 	schemaVersion int
@@ -47,6 +47,7 @@ type DB struct {
 	path    string
 	opts    Options
 	now     func() time.Time
+	log     *slog.Logger
 	bolt    *bolt.DB
 	version int
 	backup  string
@@ -56,17 +57,23 @@ type DB struct {
 	writes chan *writeReq
 	done   chan struct{}
 
-	subMu   sync.Mutex
-	subs    map[int]func([]*graph.Event)
-	subN    int
-	notifyQ chan []*graph.Event // committed events, delivered in order by notifyLoop
-	notifyD chan struct{}
+	subMu      sync.Mutex // guards subs, subN, subsClosed and sending on their queues
+	subs       map[int]*subscription
+	subN       int
+	subsClosed bool
+	subWG      sync.WaitGroup // one per subscription goroutine
 
 	migratedFrom int
 
 	// testHook, when set, is called at named points inside write transactions; an error
 	// it returns aborts the write (atomicity tests).
 	testHook func(point string) error
+
+	// beforeCommit, when set, is handed each write transaction's write set (every put and
+	// delete it made, in order) after its last write and before bbolt commits it; an error
+	// rolls the transaction back and fails every write grouped in it. It is the seam for a
+	// committer that ships write sets elsewhere (an etcd cluster); today only tests set it.
+	beforeCommit func(changes []change) error
 }
 
 // Open opens (creating if needed) the devgraph database at path, migrating an older file
@@ -101,7 +108,10 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{path: path, opts: opts, now: opts.Now, bolt: bdb, subs: map[int]func([]*graph.Event){}}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	db := &DB{path: path, opts: opts, now: opts.Now, log: opts.Logger, bolt: bdb, subs: map[int]*subscription{}}
 	if err := db.checkSize(); err != nil {
 		bdb.Close()
 		return nil, err
@@ -120,19 +130,23 @@ func Open(path string, opts Options) (*DB, error) {
 		writePID(path)
 		db.writes = make(chan *writeReq, 1024)
 		db.done = make(chan struct{})
-		db.notifyQ = make(chan []*graph.Event, 1024)
-		db.notifyD = make(chan struct{})
 		go db.commitLoop()
-		go db.notifyLoop()
 	}
 	return db, nil
 }
 
 func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
+	// bbolt reads the file through a memory map while opening it: a page past the end of a
+	// truncated file faults, which would kill the process; as a panic it is recovered below.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		// bbolt panics on some damaged files instead of returning an error.
 		if r := recover(); r != nil {
-			bdb, err = nil, notDevgraph(path, fmt.Sprint(r))
+			why := fmt.Sprint(r)
+			if _, ok := r.(runtime.Error); ok {
+				why = "reading it faulted: it is shorter than its pages say, or damaged"
+			}
+			bdb, err = nil, notDevgraph(path, why)
 		}
 	}()
 	bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
@@ -211,7 +225,9 @@ func SchemaStatus(path string) (*migrations.StatusReport, error) { return migrat
 // BackupPath returns where Open copied the file before migrating it ("" when it did not).
 func (db *DB) BackupPath() string { return db.backup }
 
-// Close waits for queued writes, then closes the file. It is safe to call twice.
+// Close waits for queued writes and for every subscription to be called with what was
+// committed before (so a subscriber's fn must return), then closes the file. It is safe
+// to call twice.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	if db.closed {
@@ -224,58 +240,20 @@ func (db *DB) Close() error {
 	}
 	db.mu.Unlock()
 	if db.done != nil {
-		<-db.done
-		close(db.notifyQ)
-		<-db.notifyD
-		if readPID(db.path) == os.Getpid() {
-			os.Remove(pidPath(db.path))
-		}
+		<-db.done // nothing commits any more, so nothing more is queued for subscribers
 	}
-	return db.bolt.Close()
-}
-
-// Subscribe calls fn after each committed write with its events, in commit order, from one
-// delivery goroutine (never inside a transaction). fn may read and even write the store;
-// a slow fn delays later notifications, not writes.
-func (db *DB) Subscribe(fn func(events []*graph.Event)) (cancel func()) {
 	db.subMu.Lock()
-	defer db.subMu.Unlock()
-	db.subN++
-	n := db.subN
-	db.subs[n] = fn
-	return func() {
-		db.subMu.Lock()
+	db.subsClosed = true
+	for n, s := range db.subs {
 		delete(db.subs, n)
-		db.subMu.Unlock()
-	}
-}
-
-func (db *DB) notify(evs []*graph.Event) {
-	if len(evs) > 0 {
-		db.notifyQ <- evs
-	}
-}
-
-func (db *DB) notifyLoop() {
-	defer close(db.notifyD)
-	for evs := range db.notifyQ {
-		db.deliver(evs)
-	}
-}
-
-func (db *DB) deliver(evs []*graph.Event) {
-	db.subMu.Lock()
-	fns := make([]func([]*graph.Event), 0, len(db.subs))
-	for _, fn := range db.subs {
-		fns = append(fns, fn)
+		close(s.queue)
 	}
 	db.subMu.Unlock()
-	for _, fn := range fns {
-		func() {
-			defer func() { recover() }()
-			fn(evs)
-		}()
+	db.subWG.Wait()
+	if db.done != nil && readPID(db.path) == os.Getpid() {
+		os.Remove(pidPath(db.path))
 	}
+	return db.bolt.Close()
 }
 
 // ---- reads ----------------------------------------------------------------------------
@@ -362,13 +340,23 @@ func (db *DB) runBatch(batch []*writeReq) {
 			if err != nil {
 				return err
 			}
+			var changes []change
+			if db.beforeCommit != nil {
+				w.changes = &changes
+			}
 			for i, r := range batch {
 				if err := w.run(r); err != nil {
 					failed, ferr = i, err
 					return err
 				}
 			}
-			return w.flush()
+			if err := w.flush(); err != nil {
+				return err
+			}
+			if db.beforeCommit != nil {
+				return db.beforeCommit(changes)
+			}
+			return nil
 		})
 		if err == nil {
 			for _, r := range batch {
@@ -430,18 +418,15 @@ func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 	return internal("dry run", err)
 }
 
-// wtx is one write transaction shared by a group of requests.
+// wtx is one write transaction shared by a group of requests. It writes only through its
+// txw (put, delete).
 type wtx struct {
+	txw
 	db       *DB
-	tx       *bolt.Tx
 	head     migrations.Head
 	counters map[string]int64
-	bk       map[string]*bolt.Bucket
 
-	// pending, when not nil, collects puts to make them in key order at flushPending
-	// (bulk import: bbolt inserts into a node by moving its tail, so unsorted bulk puts
-	// cost quadratic time); tagDelta collects tag count changes meanwhile.
-	pending  map[string][]kv
+	// tagDelta, while puts are deferred (deferPuts), collects tag count changes.
 	tagDelta map[string]int64
 
 	// the request running now
@@ -453,15 +438,11 @@ type wtx struct {
 }
 
 func newWtx(db *DB, tx *bolt.Tx) (*wtx, error) {
-	w := &wtx{db: db, tx: tx, counters: map[string]int64{}, bk: map[string]*bolt.Bucket{}}
-	for _, name := range migrations.AllBuckets {
-		b := tx.Bucket(name)
-		if b == nil {
-			return nil, fmt.Errorf("bucket %s missing", name)
-		}
-		w.bk[string(name)] = b
+	t, err := newTxw(tx)
+	if err != nil {
+		return nil, err
 	}
-	w.bk[string(migrations.BucketEvents)].FillPercent = 1
+	w := &wtx{txw: t, db: db, counters: map[string]int64{}}
 	if h, ok := migrations.DecodeHead(w.b(migrations.BucketMeta).Get(migrations.KeyHead)); ok {
 		w.head = h
 	} else if h, ok := migrations.DecodeHead(w.b(migrations.BucketMeta).Get(migrations.KeyCheckpoint)); ok {
@@ -469,8 +450,6 @@ func newWtx(db *DB, tx *bolt.Tx) (*wtx, error) {
 	}
 	return w, nil
 }
-
-func (w *wtx) b(name []byte) *bolt.Bucket { return w.bk[string(name)] }
 
 func (w *wtx) run(r *writeReq) (err error) {
 	w.r = r
@@ -513,92 +492,13 @@ func (w *wtx) flush() error {
 		if v < 0 {
 			v = 0
 		}
-		if err := meta.Put([]byte(k), migrations.U64(uint64(v))); err != nil {
+		if err := w.put(migrations.BucketMeta, []byte(k), migrations.U64(uint64(v))); err != nil {
 			return err
 		}
 	}
 	if w.head.Seq > 0 {
-		return meta.Put(migrations.KeyHead, migrations.EncodeHead(w.head))
+		return w.put(migrations.BucketMeta, migrations.KeyHead, migrations.EncodeHead(w.head))
 	}
-	return nil
-}
-
-// body marshals an event body: nil stays absent, json.RawMessage and []byte are kept.
-func body(v any) (json.RawMessage, error) {
-	switch x := v.(type) {
-	case nil:
-		return nil, nil
-	case json.RawMessage:
-		return x, nil
-	case []byte:
-		return x, nil
-	}
-	return json.Marshal(v)
-}
-
-// emit appends one changelog event for target, indexed under target and any related ids.
-func (w *wtx) emit(action, target string, before, after any, related ...string) error {
-	bb, err := body(before)
-	if err != nil {
-		return err
-	}
-	ab, err := body(after)
-	if err != nil {
-		return err
-	}
-	e := &graph.Event{
-		Seq: w.head.Seq + 1, ID: graph.NewUUIDv7(), Time: w.now, Actor: w.actor, Action: action,
-		Target: target, Before: bb, After: ab, Message: w.msg, RequestID: w.reqID,
-	}
-	return w.appendEvent(e, related...)
-}
-
-// appendEvent chains e (its Seq already set to head+1) and stores it.
-func (w *wtx) appendEvent(e *graph.Event, related ...string) error {
-	if e.Seq != w.head.Seq+1 {
-		return fmt.Errorf("event seq %d does not follow head %d", e.Seq, w.head.Seq)
-	}
-	e.PrevHash = hex.EncodeToString(w.head.Hash[:])
-	h := sha256.New()
-	h.Write(w.head.Hash[:])
-	h.Write(migrations.CanonicalEvent(e))
-	var sum [32]byte
-	h.Sum(sum[:0])
-	e.Hash = hex.EncodeToString(sum[:])
-	if err := w.putEvent(e, related...); err != nil {
-		return err
-	}
-	w.head = migrations.Head{Seq: e.Seq, Hash: sum}
-	if w.r != nil {
-		w.r.events = append(w.r.events, e)
-	}
-	return nil
-}
-
-func (w *wtx) putEvent(e *graph.Event, related ...string) error {
-	encode := migrations.EncodeEvent
-	if w.db.version == 1 {
-		encode = migrations.EncodeEventV1 // only fixture generation writes version-1 files
-	}
-	rec, err := encode(e)
-	if err != nil {
-		return err
-	}
-	key := migrations.U64(e.Seq)
-	if err := w.b(migrations.BucketEvents).Put(key, rec); err != nil {
-		return err
-	}
-	seen := map[string]bool{}
-	for _, t := range append([]string{e.Target}, related...) {
-		if t == "" || seen[t] {
-			continue
-		}
-		seen[t] = true
-		if err := w.put(migrations.BucketEvTarget, joinKey(t, string(key)), nil); err != nil {
-			return err
-		}
-	}
-	w.count(migrations.CountEvents, 1)
 	return nil
 }
 
@@ -621,34 +521,18 @@ func joinKey(parts ...string) []byte {
 // prefixKey is joinKey plus a trailing separator, for prefix scans.
 func prefixKey(parts ...string) []byte { return append(joinKey(parts...), 0) }
 
-type kv struct{ k, v []byte }
-
-// put writes k=v into bucket now, or later in key order while w.pending is set.
-func (w *wtx) put(bucket, k, v []byte) error {
-	if w.pending != nil {
-		w.pending[string(bucket)] = append(w.pending[string(bucket)], kv{k, v})
-		return nil
-	}
-	return w.b(bucket).Put(k, v)
-}
-
-// deferPuts starts collecting puts; flushPending makes them in key order.
+// deferPuts starts collecting puts and tag count changes; flushPending makes them in key
+// order.
 func (w *wtx) deferPuts() {
-	w.pending = map[string][]kv{}
+	w.txw.deferPuts()
 	w.tagDelta = map[string]int64{}
 }
 
 func (w *wtx) flushPending() error {
-	pending, deltas := w.pending, w.tagDelta
-	w.pending, w.tagDelta = nil, nil
-	for name, kvs := range pending {
-		slices.SortStableFunc(kvs, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
-		b := w.b([]byte(name))
-		for _, p := range kvs {
-			if err := b.Put(p.k, p.v); err != nil {
-				return err
-			}
-		}
+	deltas := w.tagDelta
+	w.tagDelta = nil
+	if err := w.flushPuts(); err != nil {
+		return err
 	}
 	tags := make([]string, 0, len(deltas))
 	for t := range deltas {
@@ -661,4 +545,36 @@ func (w *wtx) flushPending() error {
 		}
 	}
 	return nil
+}
+
+// Stats reports the counters the store keeps.
+func (db *DB) Stats(ctx context.Context) (*graph.Stats, error) {
+	s := &graph.Stats{SchemaVersion: db.version}
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		meta := tx.Bucket(migrations.BucketMeta)
+		s.Identities = int(migrations.ReadU64(meta.Get(migrations.CountIdentities)))
+		s.Devices = int(migrations.ReadU64(meta.Get(migrations.CountDevices)))
+		s.Notes = int(migrations.ReadU64(meta.Get(migrations.CountNotes)))
+		s.Events = migrations.ReadU64(meta.Get(migrations.CountEvents))
+		s.FileBytes = tx.Size()
+		if fi, err := os.Stat(db.path); err == nil && fi.Size() > s.FileBytes {
+			s.FileBytes = fi.Size()
+		}
+		return nil
+	})
+	return s, err
+}
+
+// getRecord decodes the JSON record at key in bucket; nil when absent. The bytes are
+// decoded before the transaction ends, so nothing outlives it.
+func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) {
+	v := tx.Bucket(bucket).Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	var rec T
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, internal("decode "+what+" "+key, err)
+	}
+	return &rec, nil
 }

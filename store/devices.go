@@ -18,20 +18,6 @@ import (
 
 func devKey(id string) string { return strings.TrimPrefix(id, "device:") }
 
-// getRecord decodes the JSON record at key in bucket; nil when absent. The bytes are
-// decoded before the transaction ends, so nothing outlives it.
-func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) {
-	v := tx.Bucket(bucket).Get([]byte(key))
-	if v == nil {
-		return nil, nil
-	}
-	var rec T
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return nil, internal("decode "+what+" "+key, err)
-	}
-	return &rec, nil
-}
-
 func getDevice(tx *bolt.Tx, key string) (*graph.Device, error) {
 	return getRecord[graph.Device](tx, m.BucketDevices, key, "device")
 }
@@ -70,14 +56,13 @@ func (w *wtx) bind(key, identity string) error {
 	}
 	before := deviceJSON(d)
 	old := d.IdentityID
-	idx := w.b(m.BucketBindings)
 	if old != "" {
-		if err := idx.Delete(joinKey(old, key)); err != nil {
+		if err := w.delete(m.BucketBindings, joinKey(old, key)); err != nil {
 			return err
 		}
 	}
 	d.IdentityID = identity
-	if err := idx.Put(joinKey(identity, key), nil); err != nil {
+	if err := w.put(m.BucketBindings, joinKey(identity, key), nil); err != nil {
 		return err
 	}
 	if err := w.putDevice(d); err != nil {
@@ -100,7 +85,7 @@ func (w *wtx) unbind(key string) (*graph.Device, error) {
 	}
 	before := deviceJSON(d)
 	old := d.IdentityID
-	if err := w.b(m.BucketBindings).Delete(joinKey(old, key)); err != nil {
+	if err := w.delete(m.BucketBindings, joinKey(old, key)); err != nil {
 		return nil, err
 	}
 	d.IdentityID = ""
@@ -120,7 +105,7 @@ func (w *wtx) setPresent(d *graph.Device, present bool) error {
 		return w.put(m.BucketPresent, []byte(d.Key), nil)
 	}
 	w.count(m.CountPresent, -1)
-	return w.b(m.BucketPresent).Delete([]byte(d.Key))
+	return w.delete(m.BucketPresent, []byte(d.Key))
 }
 
 // ObserveDevices reconciles a snapshot with the stored devices. See graph.DeviceStore.
@@ -155,7 +140,6 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 		}
 		defer func() { w.actor = saved }()
 		seen := map[string]bool{}
-		refs := w.b(m.BucketRefs)
 		for _, od := range snap.Devices {
 			if seen[od.Key] {
 				continue
@@ -184,7 +168,7 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			d.Ref, d.Source, d.Sources, d.Name = od.Ref, od.Source, od.Sources, od.Name
 			d.Fingerprints, d.Attrs, d.Infra, d.LastSeen = od.Fingerprints, od.Attrs, od.Infra, taken
 			if od.Ref != "" {
-				if err := refs.Put([]byte(od.Ref), []byte(od.Key)); err != nil {
+				if err := w.put(m.BucketRefs, []byte(od.Ref), []byte(od.Key)); err != nil {
 					return err
 				}
 			}
@@ -524,55 +508,4 @@ func (db *DB) UnbindDevice(ctx context.Context, deviceID string) (*graph.Device,
 		return err
 	})
 	return out, err
-}
-
-// ---- robots ---------------------------------------------------------------------------
-
-func (db *DB) FindRobotRecords(ctx context.Context) ([]*graph.RobotRecord, error) {
-	out := []*graph.RobotRecord{}
-	err := db.view(ctx, func(tx *bolt.Tx) error {
-		return tx.Bucket(m.BucketRobots).ForEach(func(k, v []byte) error {
-			var r struct {
-				graph.RobotRecord
-				Battery *float64 `json:"battery"`
-			}
-			if err := json.Unmarshal(v, &r); err != nil {
-				return internal("decode robot "+string(k), err)
-			}
-			r.RobotRecord.Battery = 100 // saved before the battery was kept: runs started full
-			if r.Battery != nil {
-				r.RobotRecord.Battery = *r.Battery
-			}
-			out = append(out, &r.RobotRecord)
-			return nil
-		})
-	})
-	return out, err
-}
-
-func (db *DB) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action string, before, after any) error {
-	if rec == nil || rec.Ref == "" {
-		return graph.FieldErrorf(graph.EINVALID, "ref", "robot record without a ref")
-	}
-	if action != "" && !strings.HasPrefix(action, "robot.") {
-		return graph.FieldErrorf(graph.EINVALID, "action", "robot action %q: want robot.*", action)
-	}
-	_, err := db.update(ctx, func(w *wtx) error {
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return err
-		}
-		if err := w.b(m.BucketRobots).Put([]byte(rec.Ref), b); err != nil {
-			return err
-		}
-		if action == "" {
-			return nil
-		}
-		target := graph.DeviceID("robot:" + rec.Serial)
-		if k := w.b(m.BucketRefs).Get([]byte(rec.Ref)); k != nil {
-			target = graph.DeviceID(string(k))
-		}
-		return w.emit(action, target, before, after, ownerOf(w.tx, target))
-	})
-	return err
 }

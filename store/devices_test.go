@@ -27,6 +27,7 @@ func observe(t *testing.T, db *store.DB, devs ...*graph.ObservedDevice) []*graph
 }
 
 func TestDevices_Observe(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := context.Background()
 	synth := dev("path:0582:01a9:3-3.2", "usb:3-3.2", fp("usb_id", "0582:01a9"))
@@ -78,6 +79,7 @@ func TestDevices_Observe(t *testing.T) {
 }
 
 func TestDevices_Bind(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:t")
 	serial := fp("usb_serial", "0582:01a9:SN1")
@@ -165,6 +167,7 @@ func TestDevices_Bind(t *testing.T) {
 }
 
 func TestDevices_QuietPollsDoNotWrite(t *testing.T) {
+	t.Parallel()
 	clock := &storetest.Clock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	db := storetest.MustOpen(t, store.Options{Now: clock.Now})
 	ctx := context.Background()

@@ -12,6 +12,7 @@ import (
 // With no actor on the snapshot each appear/disappear names its own device's source
 // (whatever the context's actor); a snapshot's actor is kept for every event.
 func TestObserveDevices_ActorPerSource(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	srcs := []graph.SourceStatus{{Name: "usb", OK: true}, {Name: "alsa", OK: true}, {Name: "robot", OK: true}}
 	usb := dev("path:0582:01a9:3-3.2", "usb:3-3.2")

@@ -33,12 +33,22 @@
 //   - Events about notes and devices are indexed under the identity they belong to as well
 //     as under their own id, so a target filter on an identity shows its whole history.
 //
-// The hash chain is documented at migrations.CanonicalEvent. The head (last seq and hash)
+// The hash chain is documented at graph.CanonicalEvent. The head (last seq and hash)
 // lives in the meta bucket, so a cut-off tail is caught; a prune leaves a checkpoint.
 //
 // Devices. ObserveDevices skips its write altogether when a snapshot changes nothing but
 // last-seen times younger than a minute, so a server polling every few seconds does not
 // fsync each time; a device is marked gone only when every source that saw it answered.
+//
+// Time. The store's one clock is Options.Now: event times, created/updated times, first
+// and last seen, the export header and the migration backup's name all come from it (a
+// test parses the package to keep it so). The uuidv7 ids of events, notes and requests
+// carry the wall clock's millisecond for ordering and uniqueness only; nothing reads them
+// back as times.
+//
+// Notifications. Subscribe never blocks a writer: each subscription has its own goroutine
+// and a bounded queue, and one that falls behind is dropped, logged and told with a last
+// nil call (see DB.Subscribe).
 //
 // Writes go through a group-commit queue: a lone writer commits at once; writers that
 // arrive while a commit is in flight are gathered into the next bbolt transaction, and a
@@ -47,6 +57,14 @@
 // writing, unless the context carries a read view (BeginRead, graph.ReadViewer): then
 // every read made with it shares that one transaction, and a write made with it fails at
 // once (EINTERNAL) instead of waiting on a transaction its own caller holds.
+//
+// One write path. Every write helper changes the file only through txw's put and delete
+// (records, indexes, counters, events, the changelog head, the prune checkpoint; a test
+// parses the package to keep it so), so a write transaction's write set is exactly the
+// list of those calls. DB.beforeCommit is the hook point: when set, it is handed that
+// list after the transaction's last write and before bbolt commits, and an error from it
+// rolls the whole group back. A committer that replicates write sets (an etcd cluster:
+// one Txn fenced on the changelog head) plugs in there; today only tests use it.
 //
 // Import checks the whole input before writing anything (a file it can seek in is read
 // twice, anything else is spooled beside the database first): bad lines, a broken chain

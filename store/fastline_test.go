@@ -58,6 +58,7 @@ func checkFastLine(t *testing.T, line []byte) {
 }
 
 func TestFastLine(t *testing.T) {
+	t.Parallel()
 	accepted := 0
 	for _, s := range eventLineSeeds {
 		checkFastLine(t, []byte(s))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"sort"
 	"strings"
 
@@ -13,17 +12,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 )
-
-// hintBody and tagBody are the before/after of hint.* and tag.* events.
-type hintBody struct {
-	Kind     graph.FingerprintKind `json:"kind"`
-	Value    string                `json:"value"`
-	Identity string                `json:"identity,omitempty"` // hint.move: the holder
-}
-
-type tagBody struct {
-	Tag string `json:"tag"`
-}
 
 func slugOf(id string) string { return strings.TrimPrefix(id, "identity:") }
 
@@ -92,36 +80,6 @@ func validateData(d json.RawMessage) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-// normalizeHints validates fingerprints and rejects duplicates within the input.
-func normalizeHints(fps []graph.Fingerprint) ([]graph.Fingerprint, error) {
-	out := make([]graph.Fingerprint, 0, len(fps))
-	for _, f := range fps {
-		n, err := graph.NormalizeFingerprint(f.Kind, f.Value)
-		if err != nil {
-			return nil, err
-		}
-		if graph.ContainsFingerprint(out, n) {
-			return nil, graph.FieldErrorf(graph.EINVALID, "hints", "hint %s is given twice; give each hint once", n)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func normalizeTags(tags []string) ([]string, error) {
-	out := make([]string, 0, len(tags))
-	for _, t := range tags {
-		n, err := graph.NormalizeTag(t)
-		if err != nil {
-			return nil, err
-		}
-		if !contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
 func contains(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {
@@ -166,7 +124,7 @@ func (w *wtx) createIdentity(c graph.IdentityCreate) (*graph.Identity, error) {
 	if err := w.putIdentity(id); err != nil {
 		return nil, err
 	}
-	if err := w.b(m.BucketNames).Put(nameKey(name, slug), nil); err != nil {
+	if err := w.put(m.BucketNames, nameKey(name, slug), nil); err != nil {
 		return nil, err
 	}
 	w.count(m.CountIdentities, 1)
@@ -190,85 +148,6 @@ func (w *wtx) createIdentity(c graph.IdentityCreate) (*graph.Identity, error) {
 	return id, nil
 }
 
-// holders returns the identity ids holding f, from the hint index.
-func holders(tx *bolt.Tx, f graph.Fingerprint) []string {
-	var out []string
-	p := prefixKey(string(f.Kind), f.Value)
-	c := tx.Bucket(m.BucketHints).Cursor()
-	for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
-		out = append(out, string(k[len(p):]))
-	}
-	return out
-}
-
-// addHints adds hints to id (the caller saves id). A unit hint held elsewhere is ECONFLICT
-// unless move; with collect (dry runs) conflicts are returned instead of failing.
-func (w *wtx) addHints(id *graph.Identity, fps []graph.Fingerprint, move, collect bool) (moved []graph.Fingerprint, conflicts []string, err error) {
-	idx := w.b(m.BucketHints)
-	for _, f := range fps {
-		if graph.ContainsFingerprint(id.Hints, f) {
-			return nil, nil, graph.FieldErrorf(graph.EINVALID, "hints", "%s already holds hint %s (duplicate); nothing to add", id.ID, f)
-		}
-		var from string
-		if f.Class() == graph.ClassUnit {
-			for _, h := range holders(w.tx, f) {
-				if h == id.ID {
-					continue
-				}
-				if !move {
-					msg := "hint " + f.String() + " is held by " + h + "; a unit fingerprint belongs to one identity: remove it there, merge the identities, or pass move (--move) to move it here"
-					if collect {
-						conflicts = append(conflicts, msg)
-						continue
-					}
-					return nil, nil, graph.FieldErrorf(graph.ECONFLICT, "hints", "%s", msg)
-				}
-				holder, err := getIdentity(w.tx, slugOf(h))
-				if err != nil {
-					return nil, nil, err
-				}
-				if holder != nil {
-					holder.Hints = removeFP(holder.Hints, f)
-					holder.UpdatedAt = w.now
-					if err := w.putIdentity(holder); err != nil {
-						return nil, nil, err
-					}
-				}
-				if err := idx.Delete(joinKey(string(f.Kind), f.Value, h)); err != nil {
-					return nil, nil, err
-				}
-				from = h
-			}
-		}
-		id.Hints = append(id.Hints, f)
-		if err := idx.Put(joinKey(string(f.Kind), f.Value, id.ID), nil); err != nil {
-			return nil, nil, err
-		}
-		if from != "" {
-			moved = append(moved, f)
-			err = w.emit(graph.ActHintMove, id.ID, hintBody{f.Kind, f.Value, from}, hintBody{f.Kind, f.Value, id.ID}, from)
-		} else {
-			err = w.emit(graph.ActHintAdd, id.ID, nil, hintBody{Kind: f.Kind, Value: f.Value})
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	graph.SortFingerprints(id.Hints)
-	id.UpdatedAt = w.now
-	return moved, conflicts, nil
-}
-
-func removeFP(fps []graph.Fingerprint, f graph.Fingerprint) []graph.Fingerprint {
-	out := fps[:0:0]
-	for _, x := range fps {
-		if x != f {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 func removeStr(ss []string, s string) []string {
 	out := ss[:0:0]
 	for _, x := range ss {
@@ -277,69 +156,6 @@ func removeStr(ss []string, s string) []string {
 		}
 	}
 	return out
-}
-
-func (w *wtx) removeHint(id *graph.Identity, f graph.Fingerprint) error {
-	id.Hints = removeFP(id.Hints, f)
-	id.UpdatedAt = w.now
-	if err := w.b(m.BucketHints).Delete(joinKey(string(f.Kind), f.Value, id.ID)); err != nil {
-		return err
-	}
-	return w.emit(graph.ActHintRemove, id.ID, hintBody{Kind: f.Kind, Value: f.Value}, nil)
-}
-
-// addTags adds normalised tags to a node's tag list (the caller saves the node), indexing
-// them and writing tag.add for each new one.
-func (w *wtx) addTags(node string, tags *[]string, add []string) error {
-	for _, t := range add {
-		if contains(*tags, t) {
-			continue
-		}
-		*tags = append(*tags, t)
-		if err := w.b(m.BucketTags).Put(joinKey(t, node), nil); err != nil {
-			return err
-		}
-		if err := w.bumpTag(t, 1); err != nil {
-			return err
-		}
-		if err := w.emit(graph.ActTagAdd, node, nil, tagBody{t}); err != nil {
-			return err
-		}
-	}
-	sort.Strings(*tags)
-	return nil
-}
-
-func (w *wtx) removeTags(node string, tags *[]string, remove []string) error {
-	for _, t := range remove {
-		if !contains(*tags, t) {
-			continue
-		}
-		*tags = removeStr(*tags, t)
-		if err := w.b(m.BucketTags).Delete(joinKey(t, node)); err != nil {
-			return err
-		}
-		if err := w.bumpTag(t, -1); err != nil {
-			return err
-		}
-		if err := w.emit(graph.ActTagRemove, node, tagBody{t}, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (w *wtx) bumpTag(t string, d int64) error {
-	if w.tagDelta != nil {
-		w.tagDelta[t] += d
-		return nil
-	}
-	b := w.b(m.BucketTagCounts)
-	n := int64(m.ReadU64(b.Get([]byte(t)))) + d
-	if n <= 0 {
-		return b.Delete([]byte(t))
-	}
-	return b.Put([]byte(t), m.U64(uint64(n)))
 }
 
 // ---- public identity methods ------------------------------------------------------------
@@ -372,10 +188,10 @@ func (db *DB) UpdateIdentity(ctx context.Context, text string, u graph.IdentityU
 				return err
 			}
 			if name != id.Name {
-				if err := w.b(m.BucketNames).Delete(nameKey(id.Name, slugOf(id.ID))); err != nil {
+				if err := w.delete(m.BucketNames, nameKey(id.Name, slugOf(id.ID))); err != nil {
 					return err
 				}
-				if err := w.b(m.BucketNames).Put(nameKey(name, slugOf(id.ID)), nil); err != nil {
+				if err := w.put(m.BucketNames, nameKey(name, slugOf(id.ID)), nil); err != nil {
 					return err
 				}
 				id.Name = name
@@ -469,10 +285,10 @@ func (w *wtx) deleteIdentity(id *graph.Identity, cascade bool) error {
 			}
 		}
 	}
-	if err := w.b(m.BucketIdentities).Delete([]byte(slugOf(id.ID))); err != nil {
+	if err := w.delete(m.BucketIdentities, []byte(slugOf(id.ID))); err != nil {
 		return err
 	}
-	if err := w.b(m.BucketNames).Delete(nameKey(id.Name, slugOf(id.ID))); err != nil {
+	if err := w.delete(m.BucketNames, nameKey(id.Name, slugOf(id.ID))); err != nil {
 		return err
 	}
 	w.count(m.CountIdentities, -1)
@@ -494,16 +310,15 @@ func (db *DB) MergeIdentities(ctx context.Context, fromText, intoText string) (*
 			return graph.FieldErrorf(graph.EINVALID, "from", "cannot merge %s into itself; name two different identities", from.ID)
 		}
 		intoBefore := identityJSON(into)
-		hidx := w.b(m.BucketHints)
 		for _, f := range from.Hints {
-			if err := hidx.Delete(joinKey(string(f.Kind), f.Value, from.ID)); err != nil {
+			if err := w.delete(m.BucketHints, joinKey(string(f.Kind), f.Value, from.ID)); err != nil {
 				return err
 			}
 			if graph.ContainsFingerprint(into.Hints, f) {
 				continue
 			}
 			into.Hints = append(into.Hints, f)
-			if err := hidx.Put(joinKey(string(f.Kind), f.Value, into.ID), nil); err != nil {
+			if err := w.put(m.BucketHints, joinKey(string(f.Kind), f.Value, into.ID), nil); err != nil {
 				return err
 			}
 			if err := w.emit(graph.ActHintMove, into.ID, hintBody{f.Kind, f.Value, from.ID}, hintBody{f.Kind, f.Value, into.ID}, from.ID); err != nil {
@@ -519,9 +334,8 @@ func (db *DB) MergeIdentities(ctx context.Context, fromText, intoText string) (*
 			}
 		}
 		// from's tags leave quietly (from is deleted below, its before lists them no more)
-		tidx := w.b(m.BucketTags)
 		for _, t := range from.Tags {
-			if err := tidx.Delete(joinKey(t, from.ID)); err != nil {
+			if err := w.delete(m.BucketTags, joinKey(t, from.ID)); err != nil {
 				return err
 			}
 			if err := w.bumpTag(t, -1); err != nil {
@@ -592,7 +406,7 @@ func (db *DB) RestoreIdentity(ctx context.Context, text string) (*graph.Identity
 		if err := w.putIdentity(id); err != nil {
 			return err
 		}
-		if err := w.b(m.BucketNames).Put(nameKey(id.Name, slugOf(id.ID)), nil); err != nil {
+		if err := w.put(m.BucketNames, nameKey(id.Name, slugOf(id.ID)), nil); err != nil {
 			return err
 		}
 		w.count(m.CountIdentities, 1)
@@ -648,12 +462,12 @@ func (w *wtx) rebindDeleted(del *graph.Event) error {
 		}
 		switch {
 		case d == nil:
-			slog.Warn("restore: device no longer exists; not re-bound", "identity", del.Target, "device", graph.DeviceID(key))
+			w.db.log.Warn("restore: device no longer exists; not re-bound", "identity", del.Target, "device", graph.DeviceID(key))
 			continue
 		case d.IdentityID == del.Target:
 			continue
 		case d.IdentityID != "":
-			slog.Warn("restore: device was bound elsewhere meanwhile; not re-bound", "identity", del.Target, "device", d.ID, "bound_to", d.IdentityID)
+			w.db.log.Warn("restore: device was bound elsewhere meanwhile; not re-bound", "identity", del.Target, "device", d.ID, "bound_to", d.IdentityID)
 			continue
 		}
 		if err := w.bind(key, del.Target); err != nil {
@@ -661,71 +475,6 @@ func (w *wtx) rebindDeleted(del *graph.Event) error {
 		}
 	}
 	return nil
-}
-
-func (db *DB) AddHints(ctx context.Context, text string, fps []graph.Fingerprint, move bool) (*graph.Identity, error) {
-	var out *graph.Identity
-	_, err := db.update(ctx, func(w *wtx) error {
-		id, err := w.mustIdentity(text)
-		if err != nil {
-			return err
-		}
-		hints, err := normalizeHints(fps)
-		if err != nil {
-			return err
-		}
-		if len(hints) == 0 {
-			return graph.FieldErrorf(graph.EINVALID, "hints", "no hints given; pass at least one kind=value")
-		}
-		if _, _, err := w.addHints(id, hints, move, false); err != nil {
-			return err
-		}
-		out = id
-		return w.putIdentity(id)
-	})
-	return out, err
-}
-
-func (db *DB) RemoveHints(ctx context.Context, text string, fps []graph.Fingerprint) (*graph.Identity, error) {
-	var out *graph.Identity
-	_, err := db.update(ctx, func(w *wtx) error {
-		id, err := w.mustIdentity(text)
-		if err != nil {
-			return err
-		}
-		hints, err := normalizeHints(fps)
-		if err != nil {
-			return err
-		}
-		if len(hints) == 0 {
-			return graph.FieldErrorf(graph.EINVALID, "hints", "no hints given; pass at least one kind=value")
-		}
-		for _, f := range hints {
-			if !graph.ContainsFingerprint(id.Hints, f) {
-				return graph.FieldErrorf(graph.ENOTFOUND, "hints", "%s has no hint %s; its hints are: %s", id.ID, f, graph.FormatFingerprints(id.Hints))
-			}
-			if err := w.removeHint(id, f); err != nil {
-				return err
-			}
-		}
-		out = id
-		return w.putIdentity(id)
-	})
-	return out, err
-}
-
-func (db *DB) FindHintHolders(ctx context.Context, fps []graph.Fingerprint) (map[graph.Fingerprint][]string, error) {
-	out := make(map[graph.Fingerprint][]string, len(fps))
-	err := db.view(ctx, func(tx *bolt.Tx) error {
-		for _, f := range fps {
-			if _, ok := out[f]; ok {
-				continue
-			}
-			out[f] = holders(tx, f)
-		}
-		return nil
-	})
-	return out, err
 }
 
 func (db *DB) FindIdentityByID(ctx context.Context, text string, with graph.IdentityParts) (*graph.Identity, error) {

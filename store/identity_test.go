@@ -54,6 +54,7 @@ func allEvents(t *testing.T, db *store.DB, f graph.EventFilter) []*graph.Event {
 }
 
 func TestIdentity_CreateRenameUpdate(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := graph.WithRequestID(ctxActor("cli:alice"), "req-1")
 	ctx = graph.WithMessage(ctx, "new synth")
@@ -177,6 +178,7 @@ func TestIdentity_CreateRenameUpdate(t *testing.T) {
 }
 
 func TestHints_Conflicts(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:t")
 	serial := fp("usb_serial", "0582:01a9:SN1")
@@ -254,6 +256,7 @@ func TestHints_Conflicts(t *testing.T) {
 }
 
 func TestIdentity_DeleteCascadeRestore(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:t")
 	serial := fp("usb_serial", "0582:01a9:SN1")
@@ -337,6 +340,7 @@ func TestIdentity_DeleteCascadeRestore(t *testing.T) {
 }
 
 func TestIdentity_Merge(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:t")
 	mk := func(c graph.IdentityCreate) {
@@ -387,6 +391,7 @@ func TestIdentity_Merge(t *testing.T) {
 }
 
 func TestTagsNotesPaging(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:t")
 	for i := 0; i < 25; i++ {
@@ -429,7 +434,7 @@ func TestTagsNotesPaging(t *testing.T) {
 		if err != nil || total != 13 || len(list) != 5 || next != "identity:synth-08" {
 			t.Fatalf("total=%d len=%d next=%q err=%v", total, len(list), next, err)
 		}
-		list, _, next, _ = db.FindIdentities(ctx, graph.IdentityFilter{Tags: []string{"location:desk"}, First: 5, After: next})
+		list, _, _, _ = db.FindIdentities(ctx, graph.IdentityFilter{Tags: []string{"location:desk"}, First: 5, After: next})
 		if list[0].ID != "identity:synth-10" {
 			t.Fatalf("second page starts at %s", list[0].ID)
 		}
@@ -539,6 +544,7 @@ func TestTagsNotesPaging(t *testing.T) {
 }
 
 func TestChangelog_Filters(t *testing.T) {
+	t.Parallel()
 	clock := &storetest.Clock{T: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Step: time.Minute}
 	db := storetest.MustOpen(t, store.Options{Now: clock.Now})
 	for i := 0; i < 30; i++ {

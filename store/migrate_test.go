@@ -86,6 +86,7 @@ func copyFile(t *testing.T, src, dst string) {
 }
 
 func TestMigrate_V1File(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "devgraph.db")
 	copyFile(t, v1Fixture, path)
 
@@ -158,6 +159,7 @@ func TestMigrate_V1File(t *testing.T) {
 }
 
 func TestMigrate_NewerRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "d.db")
 	db := openFile(t, path, store.Options{})
 	db.Close()

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/devgraph/devgraph/graph"
@@ -77,10 +75,10 @@ func (w *wtx) deleteNote(id string) error {
 	if n == nil {
 		return graph.Errorf(graph.ENOTFOUND, "%s not found; list notes with devgraph show <target> or graph_browse", id)
 	}
-	if err := w.b(m.BucketNotes).Delete([]byte(noteLocal(id))); err != nil {
+	if err := w.delete(m.BucketNotes, []byte(noteLocal(id))); err != nil {
 		return err
 	}
-	if err := w.b(m.BucketNotesBy).Delete(joinKey(n.Target, noteLocal(id))); err != nil {
+	if err := w.delete(m.BucketNotesBy, joinKey(n.Target, noteLocal(id))); err != nil {
 		return err
 	}
 	w.count(m.CountNotes, -1)
@@ -101,7 +99,7 @@ func (w *wtx) restoreNote(n *graph.Note, target string) error {
 	if err := w.putNote(&c); err != nil {
 		return err
 	}
-	if err := w.b(m.BucketNotesBy).Put(joinKey(target, noteLocal(c.ID)), nil); err != nil {
+	if err := w.put(m.BucketNotesBy, joinKey(target, noteLocal(c.ID)), nil); err != nil {
 		return err
 	}
 	w.count(m.CountNotes, 1)
@@ -114,7 +112,7 @@ func (w *wtx) moveNote(id, target string) error {
 		return err
 	}
 	before, _ := json.Marshal(n)
-	if err := w.b(m.BucketNotesBy).Delete(joinKey(n.Target, noteLocal(id))); err != nil {
+	if err := w.delete(m.BucketNotesBy, joinKey(n.Target, noteLocal(id))); err != nil {
 		return err
 	}
 	old := n.Target
@@ -122,7 +120,7 @@ func (w *wtx) moveNote(id, target string) error {
 	if err := w.putNote(n); err != nil {
 		return err
 	}
-	if err := w.b(m.BucketNotesBy).Put(joinKey(target, noteLocal(id)), nil); err != nil {
+	if err := w.put(m.BucketNotesBy, joinKey(target, noteLocal(id)), nil); err != nil {
 		return err
 	}
 	return w.emit(graph.ActNoteMove, n.ID, json.RawMessage(before), n, old, target)
@@ -152,7 +150,7 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 		if err := w.putNote(n); err != nil {
 			return err
 		}
-		if err := w.b(m.BucketNotesBy).Put(joinKey(target, noteLocal(n.ID)), nil); err != nil {
+		if err := w.put(m.BucketNotesBy, joinKey(target, noteLocal(n.ID)), nil); err != nil {
 			return err
 		}
 		w.count(m.CountNotes, 1)
@@ -272,133 +270,3 @@ func (db *DB) FindNotes(ctx context.Context, f graph.NoteFilter) ([]*graph.Note,
 	})
 	return out, total, next, err
 }
-
-// ---- tags -----------------------------------------------------------------------------
-
-func (db *DB) UpdateTags(ctx context.Context, target string, add, remove []string) ([]string, error) {
-	var out []string
-	_, err := db.update(ctx, func(w *wtx) error {
-		full, err := resolve(w.tx, target, graph.KindIdentity, graph.KindDevice)
-		if err != nil {
-			return err
-		}
-		adds, err := normalizeTags(add)
-		if err != nil {
-			return err
-		}
-		rems, err := normalizeTags(remove)
-		if err != nil {
-			return err
-		}
-		for _, t := range adds {
-			if contains(rems, t) {
-				return graph.FieldErrorf(graph.EINVALID, "tags", "tag %s is both added and removed; give it once", t)
-			}
-		}
-		switch graph.KindOf(full) {
-		case graph.KindIdentity:
-			id, err := getIdentity(w.tx, slugOf(full))
-			if err != nil {
-				return err
-			}
-			n := len(w.r.events)
-			if err := w.removeTags(full, &id.Tags, rems); err != nil {
-				return err
-			}
-			if err := w.addTags(full, &id.Tags, adds); err != nil {
-				return err
-			}
-			out = id.Tags
-			if len(w.r.events) == n {
-				return nil // nothing changed
-			}
-			id.UpdatedAt = w.now
-			return w.putIdentity(id)
-		default:
-			d, err := getDevice(w.tx, strings.TrimPrefix(full, "device:"))
-			if err != nil {
-				return err
-			}
-			if d.Tags == nil {
-				d.Tags = []string{}
-			}
-			if err := w.removeTags(full, &d.Tags, rems); err != nil {
-				return err
-			}
-			if err := w.addTags(full, &d.Tags, adds); err != nil {
-				return err
-			}
-			out = d.Tags
-			return w.putDevice(d)
-		}
-	})
-	return out, err
-}
-
-func (db *DB) FindTags(ctx context.Context, f graph.TagFilter) ([]graph.TagCount, error) {
-	counts := map[string]int{}
-	ns := strings.ToLower(strings.TrimSpace(f.Namespace))
-	err := db.view(ctx, func(tx *bolt.Tx) error {
-		c := tx.Bucket(m.BucketTagCounts).Cursor()
-		var p []byte
-		if ns != "" {
-			p = []byte(ns + ":")
-		}
-		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-			counts[string(k)] = int(m.ReadU64(v))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	seeded := map[string]bool{}
-	for _, t := range graph.SeedTags {
-		seeded[t] = true
-		if !f.InUse && (ns == "" || strings.HasPrefix(t, ns+":")) {
-			if _, ok := counts[t]; !ok {
-				counts[t] = 0
-			}
-		}
-	}
-	out := make([]graph.TagCount, 0, len(counts))
-	for t, n := range counts {
-		out = append(out, graph.TagCount{Tag: t, Count: n, Seeded: seeded[t]})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
-	return out, nil
-}
-
-func (db *DB) FindTagged(ctx context.Context, tag string, first int, after string) ([]string, int, string, error) {
-	first = graph.ClampFirst(first)
-	t, err := graph.NormalizeTag(strings.TrimPrefix(tag, "tag:"))
-	if err != nil {
-		return nil, 0, "", err
-	}
-	out := []string{}
-	var total int
-	var next string
-	err = db.view(ctx, func(tx *bolt.Tx) error {
-		total = int(m.ReadU64(tx.Bucket(m.BucketTagCounts).Get([]byte(t))))
-		p := prefixKey(t)
-		c := tx.Bucket(m.BucketTags).Cursor()
-		k, _ := c.Seek(p)
-		if after != "" {
-			k, _ = c.Seek(joinKey(t, after))
-			if k != nil && string(k[len(p):]) == after {
-				k, _ = c.Next()
-			}
-		}
-		for ; k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
-			if len(out) == first {
-				next = out[len(out)-1]
-				break
-			}
-			out = append(out, string(k[len(p):]))
-		}
-		return nil
-	})
-	return out, total, next, err
-}
-
-func itoa(n uint64) string { return strconv.FormatUint(n, 10) }

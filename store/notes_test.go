@@ -9,6 +9,7 @@ import (
 )
 
 func TestFindNoteByID(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:alice")
 	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Korg Minilogue"}); err != nil {
@@ -56,6 +57,7 @@ func TestFindNoteByID(t *testing.T) {
 // brings them back (same ids, authors and times) with note.add events of the restore's
 // request. A note deleted on its own before stays deleted.
 func TestIdentity_RestoreBringsBackNotes(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	alice, bob := ctxActor("cli:alice"), ctxActor("mcp:bob")
 	if _, err := db.CreateIdentity(alice, graph.IdentityCreate{Name: "JD-Xi", Slug: "jdxi", Tags: []string{"role:synth"}}); err != nil {

@@ -14,6 +14,7 @@ import (
 // Reads made with a view see one snapshot; writes committed meanwhile appear once it is
 // released; reads without the view see them at once.
 func TestReadView_OneSnapshot(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:alice")
 	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "JD-Xi", Slug: "jdxi"}); err != nil {
@@ -69,6 +70,7 @@ func TestReadView_OneSnapshot(t *testing.T) {
 // A write made with a context holding a view is refused at once (no deadlock), changes
 // nothing, and the same write without the view succeeds.
 func TestReadView_WriteInsideRefused(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:alice")
 	vctx, release, err := db.BeginRead(ctx)
@@ -110,6 +112,7 @@ func TestReadView_WriteInsideRefused(t *testing.T) {
 // Many goroutines reading through one view at once (the view serialises them) and a
 // writer growing the file: the writer finishes once the view is released.
 func TestReadView_ConcurrentReadersAndGrowingWriter(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:alice")
 	for i := range 20 {

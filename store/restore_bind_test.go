@@ -10,6 +10,7 @@ import (
 // Deleting an identity unbinds its devices; restoring it binds them again (device.bind
 // under the restoring request) unless the device was bound elsewhere meanwhile.
 func TestRestoreIdentity_RebindsDevices(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t)
 	ctx := ctxActor("cli:t")
 	observe(t, db,

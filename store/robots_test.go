@@ -14,6 +14,7 @@ import (
 
 // A robot record keeps its battery; one saved before the battery was kept reads as full.
 func TestRobotRecords_Battery(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "devgraph.db")
 	db, err := store.Open(path, store.Options{NoBackup: true})
 	if err != nil {

@@ -1,0 +1,617 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/devgraph/devgraph/graph"
+	m "github.com/devgraph/devgraph/migrations"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// importBatch is how many lines one import transaction writes (a variable for tests).
+var importBatch = 20000
+
+// scanExport reads Export's lines, calling fn for each record after the header (and for
+// the header itself when it carries a checkpoint and withCheckpoint is set), in order.
+// Malformed input is EINVALID naming the line. Lines are decoded in parallel chunks
+// (JSON decoding is most of an import's CPU); fn runs on the caller's goroutine.
+func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(line int, l exportLine) error) (int, error) {
+	type chunk struct {
+		nums  []int
+		raw   [][]byte
+		lines []exportLine
+		bad   int // index of the first line that failed to decode, -1 for none
+		err   error
+		done  chan struct{}
+	}
+	const chunkLines = 512
+	work := make(chan *chunk, 8)
+	order := make(chan *chunk, 8)
+	stop := make(chan struct{})
+	readerDone := make(chan struct{})
+	var decoders sync.WaitGroup
+	defer func() { // r is not read, and no goroutine of this call runs, once it returns
+		close(stop)
+		<-readerDone // the reader closed work: the decoders end after their chunk
+		decoders.Wait()
+	}()
+	var scanErr error
+	last := 0
+	go func() { // reader: split into chunks, in order
+		defer close(readerDone)
+		defer close(work)
+		defer close(order)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		c := &chunk{done: make(chan struct{})}
+		flush := func() bool {
+			if len(c.raw) == 0 {
+				return true
+			}
+			select {
+			case order <- c:
+			case <-stop:
+				return false
+			}
+			select {
+			case work <- c:
+			case <-stop:
+				return false
+			}
+			c = &chunk{done: make(chan struct{})}
+			return true
+		}
+		line := 0
+		for sc.Scan() {
+			line++
+			b := bytes.TrimSpace(sc.Bytes())
+			if len(b) == 0 {
+				continue
+			}
+			c.nums = append(c.nums, line)
+			c.raw = append(c.raw, append([]byte(nil), b...))
+			if len(c.raw) == chunkLines && !flush() {
+				return
+			}
+		}
+		scanErr, last = sc.Err(), line
+		flush()
+	}()
+	workers := max(1, min(runtime.GOMAXPROCS(0), 4))
+	for range workers {
+		decoders.Add(1)
+		go func() {
+			defer decoders.Done()
+			for c := range work {
+				c.lines, c.bad = make([]exportLine, len(c.raw)), -1
+				for i, b := range c.raw {
+					if err := lineDecoder(b, &c.lines[i]); err != nil {
+						c.bad, c.err = i, err
+						break
+					}
+				}
+				c.raw = nil
+				close(c.done)
+			}
+		}()
+	}
+	sawHeader := false
+	line := 0
+	n := 0
+	for c := range order {
+		<-c.done
+		for i, l := range c.lines {
+			line = c.nums[i]
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				return line, ctx.Err()
+			}
+			if i == c.bad {
+				return line, graph.Errorf(graph.EINVALID, "import line %d is not an export record: %v", line, c.err)
+			}
+			if !sawHeader {
+				if l.Type != "header" || l.Format != m.FormatName {
+					return line, graph.Errorf(graph.EINVALID, "import line %d: not a devgraph export (it must start with a header line); make one with devgraph export", line)
+				}
+				sawHeader = true
+				if l.Checkpoint != nil && withCheckpoint {
+					cp, err := hex.DecodeString(l.Checkpoint.Hash)
+					if err != nil || len(cp) != 32 {
+						return line, graph.Errorf(graph.EINVALID, "import line %d: bad checkpoint hash", line)
+					}
+					if err := fn(line, l); err != nil {
+						return line, err
+					}
+				}
+				continue
+			}
+			if err := fn(line, l); err != nil {
+				return line, err
+			}
+		}
+	}
+	// order is closed: the reader has finished and set scanErr and last.
+	if scanErr != nil {
+		return last, graph.Errorf(graph.EINVALID, "read import at line %d: %v", last+1, scanErr)
+	}
+	if !sawHeader {
+		return last, graph.Errorf(graph.EINVALID, "the import is empty; give a file made by devgraph export")
+	}
+	return last, nil
+}
+
+// rewindable returns r as a reader that can be read twice: r itself when it is a file it
+// can seek back in, else a copy spooled to a temporary file beside the database. done
+// removes the copy.
+func (db *DB) rewindable(r io.Reader) (io.ReadSeeker, func(), error) {
+	if f, ok := r.(*os.File); ok {
+		if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				return &offsetFile{f, pos}, func() {}, nil
+			}
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(db.path), ".devgraph-import-*")
+	if err != nil {
+		return nil, nil, graph.Errorf(graph.EINVALID, "cannot spool the import beside %s: %v", db.path, err)
+	}
+	done := func() { tmp.Close(); os.Remove(tmp.Name()) }
+	if _, err := io.Copy(tmp, r); err != nil {
+		done()
+		return nil, nil, graph.Errorf(graph.EINVALID, "read import: %v", err)
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		done()
+		return nil, nil, fmt.Errorf("rewind spooled import: %w", err)
+	}
+	return &offsetFile{tmp, 0}, done, nil
+}
+
+// offsetFile reads a file from start; Seek(0, io.SeekStart) goes back to start.
+type offsetFile struct {
+	f     *os.File
+	start int64
+}
+
+func (o *offsetFile) Read(p []byte) (int, error) { return o.f.Read(p) }
+
+func (o *offsetFile) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekStart {
+		off += o.start
+	}
+	n, err := o.f.Seek(off, whence)
+	return n - o.start, err
+}
+
+// importCheck reads the whole input without writing and returns the first problem, so a
+// bad import changes nothing: every line must decode into a valid record; into an empty
+// database the changelog must chain from the header's checkpoint; into a non-empty one no
+// identity slug, unit-class hint or note id of the file may be taken here already. A slug
+// or note id given twice in the file is EINVALID.
+func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
+	type pending struct {
+		line int
+		what string // identity slug, "hint" fingerprint or note local id
+		fp   graph.Fingerprint
+		slug string
+	}
+	var idents, notes, hints []pending
+	slugLine := map[string]int{}
+	noteLine := map[string]int{}
+	hintLine := map[graph.Fingerprint]pending{}
+	var head m.Head
+	_, err := scanExport(ctx, r, empty, func(line int, l exportLine) error {
+		bad := func(format string, args ...any) error {
+			return graph.Errorf(graph.EINVALID, "import line %d: "+format+"; nothing was imported", append([]any{line}, args...)...)
+		}
+		switch l.Type {
+		case "header":
+			cp, _ := hex.DecodeString(l.Checkpoint.Hash)
+			head.Seq = l.Checkpoint.Seq
+			copy(head.Hash[:], cp)
+		case "identity":
+			id := l.Identity
+			if id == nil || graph.KindOf(id.ID) != graph.KindIdentity || graph.ValidateSlug(slugOf(id.ID)) != nil {
+				return bad("an identity record without a valid id")
+			}
+			slug := slugOf(id.ID)
+			if prev, dup := slugLine[slug]; dup {
+				return bad("%s is also on line %d; each identity may appear once", id.ID, prev)
+			}
+			slugLine[slug] = line
+			if empty {
+				return nil
+			}
+			if err := graph.ValidateText("name", strings.TrimSpace(id.Name), 1, graph.MaxNameLen); err != nil {
+				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
+			}
+			if _, err := validateData(id.Data); err != nil {
+				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
+			}
+			fps, err := normalizeHints(id.Hints)
+			if err != nil {
+				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
+			}
+			if _, err := normalizeTags(id.Tags); err != nil {
+				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
+			}
+			idents = append(idents, pending{line: line, slug: slug})
+			for _, f := range fps {
+				if f.Class() != graph.ClassUnit {
+					continue
+				}
+				if prev, dup := hintLine[f]; dup {
+					return bad("unit hint %s is held by identity:%s (line %d) and %s; a unit fingerprint belongs to one identity", f, prev.slug, prev.line, id.ID)
+				}
+				p := pending{line: line, fp: f, slug: slug}
+				hintLine[f] = p
+				hints = append(hints, p)
+			}
+		case "device":
+			if l.Device == nil || l.Device.Key == "" {
+				return bad("a device record without a key")
+			}
+		case "note":
+			n := l.Note
+			if n == nil || graph.KindOf(n.ID) != graph.KindNote {
+				return bad("a note record without a valid id")
+			}
+			local := noteLocal(n.ID)
+			if prev, dup := noteLine[local]; dup {
+				return bad("%s is also on line %d; each note may appear once", n.ID, prev)
+			}
+			noteLine[local] = line
+			if !empty {
+				notes = append(notes, pending{line: line, what: local})
+			}
+		case "robot":
+			if l.Robot == nil || l.Robot.Ref == "" {
+				return bad("a robot record without a ref")
+			}
+		case "event":
+			if !empty {
+				return nil
+			}
+			e := l.Event
+			if e == nil {
+				return bad("an event line without an event")
+			}
+			if e.Seq != head.Seq+1 {
+				return bad("event %d does not follow event %d; the export's changelog is incomplete", e.Seq, head.Seq)
+			}
+			if e.PrevHash != hex.EncodeToString(head.Hash[:]) {
+				return bad("event %d does not link to the one before it; the export was altered", e.Seq)
+			}
+			e.Time = e.Time.UTC()
+			sum := graph.ChainHash(head.Hash, e)
+			if hex.EncodeToString(sum[:]) != e.Hash {
+				return bad("event %d (%s) does not match its hash; the export was altered", e.Seq, e.ID)
+			}
+			head = m.Head{Seq: e.Seq, Hash: sum}
+		default:
+			return bad("unknown record type %q", l.Type)
+		}
+		return nil
+	})
+	if err != nil {
+		var ge *graph.Error
+		if errors.As(err, &ge) && !strings.HasSuffix(ge.Message, "nothing was imported") {
+			return &graph.Error{Code: ge.Code, Field: ge.Field, Message: ge.Message + "; nothing was imported"}
+		}
+		return err
+	}
+	if empty {
+		return nil
+	}
+	// Against the database: the first clash in file order.
+	type clash struct {
+		line int
+		msg  string
+	}
+	var first *clash
+	note := func(line int, format string, args ...any) {
+		if first == nil || line < first.line {
+			first = &clash{line, fmt.Sprintf(format, args...)}
+		}
+	}
+	err = db.view(ctx, func(tx *bolt.Tx) error {
+		ib, nb := tx.Bucket(m.BucketIdentities), tx.Bucket(m.BucketNotes)
+		for _, p := range idents {
+			if ib.Get([]byte(p.slug)) != nil {
+				note(p.line, "identity:%s already exists here", p.slug)
+				break
+			}
+		}
+		for _, p := range hints {
+			if hs := holders(tx, p.fp); len(hs) > 0 {
+				note(p.line, "unit hint %s of identity:%s is held here by %s (a unit fingerprint belongs to one identity)", p.fp, p.slug, hs[0])
+				break
+			}
+		}
+		for _, p := range notes {
+			if nb.Get([]byte(p.what)) != nil {
+				note(p.line, "note:%s already exists here", p.what)
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if first != nil {
+		return graph.Errorf(graph.ECONFLICT, "import line %d: %s; nothing was imported. Import into an empty database, or remove or rename the clashing records on one side first", first.line, first.msg)
+	}
+	return nil
+}
+
+// Import checks the whole input first (importCheck: bad or clashing input changes
+// nothing), then reads Export's lines again in batched transactions. Into an empty
+// database it writes the records as they are and the changelog byte for byte (each
+// event's hash checked); into a non-empty one it creates identities (with hints and
+// tags), devices and notes through the ordinary paths, recording its own events, and
+// skips the file's changelog. Devices known here already keep this database's record.
+func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int)) (*graph.ImportStats, error) {
+	if db.viewOf(ctx) != nil {
+		return nil, errInView()
+	}
+	st := &graph.ImportStats{}
+	empty := true
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{m.BucketIdentities, m.BucketDevices, m.BucketNotes, m.BucketEvents, m.BucketRobots} {
+			if k, _ := tx.Bucket(b).Cursor().First(); k != nil {
+				empty = false
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if db.opts.ReadOnly {
+		return nil, graph.Errorf(graph.EINVALID, "database %s is open read-only; an import needs it read-write", db.path)
+	}
+	st.KeptLog = empty
+	src, done, err := db.rewindable(r)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := db.importCheck(ctx, src, empty); err != nil {
+		return st, err
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return st, fmt.Errorf("rewind import: %w", err)
+	}
+	r = src
+	// Decoding runs one batch ahead of writing, so JSON work overlaps the commit's I/O.
+	type decoded struct {
+		lines []exportLine
+		upTo  int // input line number reached
+		err   error
+	}
+	batches := make(chan decoded, 2)
+	stop := make(chan struct{})
+	decoderDone := make(chan struct{})
+	defer func() { close(stop); <-decoderDone }() // the decoder stops within a line
+	go func() {
+		defer close(decoderDone)
+		defer close(batches)
+		send := func(d decoded) bool {
+			select {
+			case batches <- d:
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		var batch []exportLine
+		last, err := scanExport(ctx, r, empty, func(line int, l exportLine) error {
+			select {
+			case <-stop:
+				return errImportStopped
+			default:
+			}
+			batch = append(batch, l)
+			if len(batch) >= importBatch {
+				if !send(decoded{lines: batch, upTo: line}) {
+					return errImportStopped
+				}
+				batch = nil
+			}
+			return nil
+		})
+		if errors.Is(err, errImportStopped) {
+			return
+		}
+		if err != nil {
+			send(decoded{err: err})
+			return
+		}
+		send(decoded{lines: batch, upTo: last})
+	}()
+	for d := range batches {
+		if d.err != nil {
+			return st, d.err
+		}
+		if len(d.lines) == 0 {
+			continue
+		}
+		var recs, evs int
+		_, err := db.update(ctx, func(w *wtx) error {
+			recs, evs = 0, 0
+			if empty {
+				w.deferPuts() // raw records and indexes go in key order at the end
+			}
+			for _, l := range d.lines {
+				n, e, err := w.importLine(l, empty)
+				if err != nil {
+					return err
+				}
+				recs += n
+				evs += e
+			}
+			if empty {
+				return w.flushPending()
+			}
+			return nil
+		})
+		if err != nil {
+			return st, fmt.Errorf("import (up to line %d): %w", d.upTo, err)
+		}
+		st.Records += recs
+		st.Events += evs
+		if progress != nil {
+			progress(st.Records + st.Events)
+		}
+	}
+	return st, nil
+}
+
+// importLine writes one line; it returns how many records and events it wrote.
+func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
+	switch l.Type {
+	case "header":
+		cp, _ := hex.DecodeString(l.Checkpoint.Hash)
+		var h m.Head
+		h.Seq = l.Checkpoint.Seq
+		copy(h.Hash[:], cp)
+		w.head = h
+		return 0, 0, w.put(m.BucketMeta, m.KeyCheckpoint, m.EncodeHead(h))
+	case "identity":
+		id := l.Identity
+		if id == nil || graph.KindOf(id.ID) != graph.KindIdentity || graph.ValidateSlug(slugOf(id.ID)) != nil {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: an identity record without a valid id")
+		}
+		if !raw {
+			_, err := w.createIdentity(graph.IdentityCreate{Name: id.Name, Slug: slugOf(id.ID), Data: id.Data, Hints: id.Hints, Tags: id.Tags})
+			return 1, 0, err
+		}
+		id.Notes, id.Devices = nil, nil
+		if err := w.putIdentity(id); err != nil {
+			return 0, 0, err
+		}
+		if err := w.put(m.BucketNames, nameKey(id.Name, slugOf(id.ID)), nil); err != nil {
+			return 0, 0, err
+		}
+		for _, f := range id.Hints {
+			if err := w.put(m.BucketHints, joinKey(string(f.Kind), f.Value, id.ID), nil); err != nil {
+				return 0, 0, err
+			}
+		}
+		if err := w.indexTags(id.ID, id.Tags); err != nil {
+			return 0, 0, err
+		}
+		w.count(m.CountIdentities, 1)
+		return 1, 0, nil
+	case "device":
+		d := l.Device
+		if d == nil || d.Key == "" {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: a device record without a key")
+		}
+		if !raw {
+			if w.b(m.BucketDevices).Get([]byte(d.Key)) != nil {
+				return 0, 0, nil // known here already; this database's own record wins
+			}
+			if d.IdentityID != "" && w.b(m.BucketIdentities).Get([]byte(slugOf(d.IdentityID))) == nil {
+				d.IdentityID = ""
+			}
+		}
+		d.ID = graph.DeviceID(d.Key)
+		tags := d.Tags
+		wasPresent := d.Present
+		d.Present = false
+		if err := w.setPresent(d, wasPresent); err != nil {
+			return 0, 0, err
+		}
+		if err := w.putDevice(d); err != nil {
+			return 0, 0, err
+		}
+		for _, r := range append(append([]string(nil), d.Aliases...), d.Ref) {
+			if r != "" {
+				if err := w.put(m.BucketRefs, []byte(r), []byte(d.Key)); err != nil {
+					return 0, 0, err
+				}
+			}
+		}
+		if d.IdentityID != "" {
+			if err := w.put(m.BucketBindings, joinKey(d.IdentityID, d.Key), nil); err != nil {
+				return 0, 0, err
+			}
+		}
+		if err := w.indexTags(d.ID, tags); err != nil {
+			return 0, 0, err
+		}
+		w.count(m.CountDevices, 1)
+		if !raw {
+			return 1, 0, w.emit(graph.ActDeviceAppear, d.ID, nil, deviceJSON(d), d.IdentityID)
+		}
+		return 1, 0, nil
+	case "note":
+		n := l.Note
+		if n == nil || graph.KindOf(n.ID) != graph.KindNote {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: a note record without a valid id")
+		}
+		if !raw {
+			if _, err := resolve(w.tx, n.Target); err != nil {
+				return 0, 0, nil // its target was not imported
+			}
+		}
+		if err := w.putNote(n); err != nil {
+			return 0, 0, err
+		}
+		if err := w.put(m.BucketNotesBy, joinKey(n.Target, noteLocal(n.ID)), nil); err != nil {
+			return 0, 0, err
+		}
+		w.count(m.CountNotes, 1)
+		if !raw {
+			return 1, 0, w.emit(graph.ActNoteAdd, n.ID, nil, n, n.Target, ownerOf(w.tx, n.Target))
+		}
+		return 1, 0, nil
+	case "robot":
+		if l.Robot == nil || l.Robot.Ref == "" {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: a robot record without a ref")
+		}
+		b, _ := json.Marshal(l.Robot)
+		return 1, 0, w.put(m.BucketRobots, []byte(l.Robot.Ref), b)
+	case "event":
+		if !raw {
+			return 0, 0, nil // a non-empty database records its own events instead
+		}
+		e := l.Event
+		if e == nil {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: an event line without an event")
+		}
+		if e.Seq != w.head.Seq+1 {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: event %d does not follow event %d; the export's changelog is incomplete", e.Seq, w.head.Seq)
+		}
+		if e.PrevHash != hex.EncodeToString(w.head.Hash[:]) {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: event %d does not link to the one before it; the export was altered", e.Seq)
+		}
+		e.Time = e.Time.UTC()
+		sum := graph.ChainHash(w.head.Hash, e)
+		if hex.EncodeToString(sum[:]) != e.Hash {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: event %d (%s) does not match its hash; the export was altered", e.Seq, e.ID)
+		}
+		if err := w.putEvent(e, l.Also...); err != nil {
+			return 0, 0, err
+		}
+		w.head = m.Head{Seq: e.Seq, Hash: sum}
+		return 0, 1, nil
+	}
+	return 0, 0, graph.Errorf(graph.EINVALID, "import: unknown record type %q", l.Type)
+}
+
+var errImportStopped = errors.New("import stopped")

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/devgraph/devgraph/graph"
+	m "github.com/devgraph/devgraph/migrations"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func (db *DB) FindRobotRecords(ctx context.Context) ([]*graph.RobotRecord, error) {
+	out := []*graph.RobotRecord{}
+	err := db.view(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(m.BucketRobots).ForEach(func(k, v []byte) error {
+			var r struct {
+				graph.RobotRecord
+				Battery *float64 `json:"battery"`
+			}
+			if err := json.Unmarshal(v, &r); err != nil {
+				return internal("decode robot "+string(k), err)
+			}
+			r.RobotRecord.Battery = 100 // saved before the battery was kept: runs started full
+			if r.Battery != nil {
+				r.RobotRecord.Battery = *r.Battery
+			}
+			out = append(out, &r.RobotRecord)
+			return nil
+		})
+	})
+	return out, err
+}
+
+func (db *DB) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action string, before, after any) error {
+	if rec == nil || rec.Ref == "" {
+		return graph.FieldErrorf(graph.EINVALID, "ref", "robot record without a ref")
+	}
+	if action != "" && !strings.HasPrefix(action, "robot.") {
+		return graph.FieldErrorf(graph.EINVALID, "action", "robot action %q: want robot.*", action)
+	}
+	_, err := db.update(ctx, func(w *wtx) error {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if err := w.put(m.BucketRobots, []byte(rec.Ref), b); err != nil {
+			return err
+		}
+		if action == "" {
+			return nil
+		}
+		target := graph.DeviceID("robot:" + rec.Serial)
+		if k := w.b(m.BucketRefs).Get([]byte(rec.Ref)); k != nil {
+			target = graph.DeviceID(string(k))
+		}
+		return w.emit(action, target, before, after, ownerOf(w.tx, target))
+	})
+	return err
+}

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/devgraph/devgraph/migrations"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// txw is the one path by which a write transaction changes the file. Every write helper
+// (records, indexes, counters, events, the changelog head, the prune checkpoint) puts and
+// deletes through put and delete, never through a *bolt.Bucket, so a transaction's write
+// set is exactly the list of changes made here. With changes set, txw records that list
+// in the order bbolt saw it: the seam where DB.beforeCommit hands it to whoever must see
+// it before the transaction commits (see the package comment).
+type txw struct {
+	tx      *bolt.Tx
+	buckets map[string]*bolt.Bucket
+
+	// pending, when not nil, collects puts to make them in key order at flushPuts (bulk
+	// import: bbolt inserts into a node by moving its tail, so unsorted bulk puts cost
+	// quadratic time). Deletes are never deferred.
+	pending map[string][]kv
+
+	// changes, when not nil, receives every put and delete as it is made.
+	changes *[]change
+}
+
+// change is one put or delete of a write set.
+type change struct {
+	bucket, key, value []byte
+	del                bool
+}
+
+type kv struct{ k, v []byte }
+
+func newTxw(tx *bolt.Tx) (txw, error) {
+	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, len(migrations.AllBuckets))}
+	for _, name := range migrations.AllBuckets {
+		b := tx.Bucket(name)
+		if b == nil {
+			return t, fmt.Errorf("bucket %s missing", name)
+		}
+		t.buckets[string(name)] = b
+	}
+	t.buckets[string(migrations.BucketEvents)].FillPercent = 1 // appended in key order
+	return t, nil
+}
+
+// b returns a bucket for reading (Get, Cursor); writes go through put and delete.
+func (t *txw) b(name []byte) *bolt.Bucket { return t.buckets[string(name)] }
+
+// put writes k=v into bucket now, or later in key order while deferring (deferPuts).
+func (t *txw) put(bucket, k, v []byte) error {
+	if t.pending != nil {
+		t.pending[string(bucket)] = append(t.pending[string(bucket)], kv{k, v})
+		return nil
+	}
+	return t.apply(bucket, k, v, false)
+}
+
+// delete removes k from bucket now (deleting an absent key is no error).
+func (t *txw) delete(bucket, k []byte) error { return t.apply(bucket, k, nil, true) }
+
+func (t *txw) apply(bucket, k, v []byte, del bool) error {
+	b := t.b(bucket)
+	var err error
+	if del {
+		err = b.Delete(k)
+	} else {
+		err = b.Put(k, v)
+	}
+	if err == nil && t.changes != nil {
+		*t.changes = append(*t.changes, change{bucket: bytes.Clone(bucket), key: bytes.Clone(k), value: bytes.Clone(v), del: del})
+	}
+	return err
+}
+
+// deferPuts starts collecting puts; flushPuts makes them in key order.
+func (t *txw) deferPuts() { t.pending = map[string][]kv{} }
+
+func (t *txw) flushPuts() error {
+	pending := t.pending
+	t.pending = nil
+	for name, kvs := range pending {
+		slices.SortStableFunc(kvs, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+		for _, p := range kvs {
+			if err := t.apply([]byte(name), p.k, p.v, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

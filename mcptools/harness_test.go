@@ -18,6 +18,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/sources"
 	"github.com/devgraph/devgraph/store/storetest"
 )
@@ -53,13 +54,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	exec, err := query.New(svc, query.Options{})
+	names := search.NewFinder(db)
+	exec, err := query.New(svc, query.Options{Finder: names})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { exec.Close() })
 	srv, err := New(svc, Options{
-		ReadOnly: o.readOnly, Exec: exec, Notifier: svc, RobotEvents: o.robotEvt,
+		ReadOnly: o.readOnly, Exec: exec, Finder: names, Notifier: svc, RobotEvents: o.robotEvt,
 		Version: "test", NotifyInterval: 20 * time.Millisecond,
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/sources"
 	"github.com/devgraph/devgraph/sources/robot"
 	"github.com/devgraph/devgraph/store/storetest"
@@ -59,13 +60,14 @@ func newRobotEnv(t *testing.T, extra int) *robotEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	exec, err := query.New(svc, query.Options{})
+	names := search.NewFinder(db)
+	exec, err := query.New(svc, query.Options{Finder: names})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { exec.Close() })
 	srv, err := New(svc, Options{
-		Exec: exec, Notifier: svc, Version: "test", NotifyInterval: 20 * time.Millisecond,
+		Exec: exec, Finder: names, Notifier: svc, Version: "test", NotifyInterval: 20 * time.Millisecond,
 		RobotEvents: func(fn func(ref string)) func() {
 			return fleet.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) })
 		},

@@ -13,6 +13,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/sources"
 	"github.com/devgraph/devgraph/sources/fixture"
 	"github.com/devgraph/devgraph/store/storetest"
@@ -318,7 +319,7 @@ func TestReadView_FinderKeepsNewerIndex(t *testing.T) {
 	e.seed()
 	growAndFree(t, e.db)
 	svc := &countingSvc{Service: e.svc}
-	f := query.NewFinder(svc)
+	f := search.NewFinder(svc)
 	bg := context.Background()
 	if err := f.Refresh(bg); err != nil {
 		t.Fatal(err)
@@ -331,12 +332,12 @@ func TestReadView_FinderKeepsNewerIndex(t *testing.T) {
 	if _, err := e.svc.CreateIdentity(graph.WithActor(bg, "cli:t"), graph.IdentityCreate{Name: "Moog Subsequent 37"}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := f.Find(bg, query.FindQuery{Text: "subsequent"})
+	hits, err := f.Find(bg, graph.FindQuery{Text: "subsequent"})
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("find after the write: %v %v", hits, err)
 	}
 	rebuilds := svc.findDevices.Load()
-	hits, err = f.Find(vctx, query.FindQuery{Text: "subsequent"})
+	hits, err = f.Find(vctx, graph.FindQuery{Text: "subsequent"})
 	if err != nil {
 		t.Fatal(err)
 	}

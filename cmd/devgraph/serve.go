@@ -20,6 +20,7 @@ import (
 	"github.com/devgraph/devgraph/mcptools"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/sources"
 	"github.com/devgraph/devgraph/sources/robot"
 	"github.com/devgraph/devgraph/store"
@@ -182,8 +183,10 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock
 	}
 	srv.onClose("sources", svc.Close)
 
+	names := search.NewFinder(st) // the one name index: find, graph_find, "did you mean"
+	st.SetSuggester(names)
 	rt := &runtime{log: log}
-	if err := rt.build(svc, svc, fleet, f); err != nil {
+	if err := rt.build(svc, svc, names, fleet, f); err != nil {
 		return err
 	}
 	srv.onClose("graphql+mcp", rt.close)
@@ -194,7 +197,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db, sock
 	warmed := make(chan struct{})
 	go func() {
 		defer close(warmed)
-		if err := rt.exec.Finder().Refresh(warmCtx); err != nil && warmCtx.Err() == nil {
+		if err := names.Refresh(warmCtx); err != nil && warmCtx.Err() == nil {
 			log.Warn("build the find index", "err", err)
 		}
 	}()
@@ -245,13 +248,13 @@ type runtime struct {
 	mcpROErr error
 }
 
-func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, fleet *robot.Fleet, f *serveFlags) error {
-	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log})
+func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph.Finder, fleet *robot.Fleet, f *serveFlags) error {
+	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: names})
 	if err != nil {
 		return err
 	}
 	rt.exec = exec
-	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize}
+	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize}
 	if fleet != nil {
 		opts.RobotEvents = func(fn func(ref string)) func() {
 			return fleet.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) })
@@ -543,7 +546,7 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 	fmt.Fprintln(e.stderr, line)
 	if f.httpAddr != "" {
 		rt := &runtime{log: log}
-		if err := rt.build(cl, nil, nil, f); err != nil {
+		if err := rt.build(cl, nil, search.NewFinder(cl), nil, f); err != nil {
 			return err
 		}
 		defer rt.close()

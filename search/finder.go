@@ -30,10 +30,10 @@ type Finder struct {
 	built   bool
 	lastSeq uint64 // newest changelog seq the index reflects
 
-	idx  sync.RWMutex
-	ent  []finderEntry
-	keys []idKeys       // beside ent (same index): what SuggestID compares typed ids with
-	pos  map[string]int // id → index in ent and keys
+	idx sync.RWMutex
+	ent []finderEntry
+	ids idIndex        // beside ent (same positions): what SuggestID compares typed ids with
+	pos map[string]int // id → index in ent and ids
 }
 
 type finderEntry struct {
@@ -129,8 +129,10 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 	for i, e := range ents {
 		pos[e.id] = i
 	}
+	sorted := sortKeys(keys)
 	f.idx.Lock()
-	f.ent, f.keys, f.pos = ents, keys, pos
+	f.ent, f.pos = ents, pos
+	f.ids.reset(keys, sorted)
 	f.idx.Unlock()
 	f.built, f.lastSeq = true, head
 	return nil
@@ -247,19 +249,21 @@ scan:
 		switch {
 		case u.ent == nil && ok: // gone: swap-delete
 			last := len(f.ent) - 1
-			f.ent[i], f.keys[i] = f.ent[last], f.keys[last]
+			f.ent[i] = f.ent[last]
+			f.ids.remove(i)
 			f.pos[f.ent[i].id] = i
-			f.ent, f.keys = f.ent[:last], f.keys[:last]
+			f.ent = f.ent[:last]
 			delete(f.pos, u.id)
 		case u.ent != nil && ok:
 			if u.ent.kind == "identity" {
 				u.ent.robot = f.ent[i].robot
 			}
-			f.ent[i], f.keys[i] = *u.ent, u.keys
+			f.ent[i] = *u.ent
+			f.ids.put(i, u.keys)
 		case u.ent != nil:
 			f.pos[u.id] = len(f.ent)
 			f.ent = append(f.ent, *u.ent)
-			f.keys = append(f.keys, u.keys)
+			f.ids.put(len(f.ent)-1, u.keys)
 		}
 	}
 	// A robot device bound to an identity makes that identity findable as a robot.

@@ -110,19 +110,23 @@ func TestFinder_SuggestID_KeepsUp(t *testing.T) {
 	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Elektron Digitakt", Slug: "elektron-digitakt"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := db.ResolveID(ctx, "digitakt")
-	if !strings.Contains(fmt.Sprint(err), "did you mean identity:elektron-digitakt?") {
-		t.Fatalf("a new identity is not suggested: %v", err)
+	for _, typed := range []string{"digitakt", "elektron-digitakx"} { // found as a substring; by edit distance
+		_, err := db.ResolveID(ctx, typed)
+		if !strings.Contains(fmt.Sprint(err), "did you mean identity:elektron-digitakt?") {
+			t.Fatalf("a new identity is not suggested for %q: %v", typed, err)
+		}
 	}
 	if err := db.DeleteIdentity(ctx, "identity:elektron-digitakt"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.ResolveID(ctx, "digitakt")
-	if graph.ErrorCode(err) != graph.ENOTFOUND || strings.Contains(err.Error(), "digitakt?") {
-		t.Fatalf("a deleted identity is still suggested: %v", err)
+	for _, typed := range []string{"digitakt", "elektron-digitakx"} {
+		_, err := db.ResolveID(ctx, typed)
+		if graph.ErrorCode(err) != graph.ENOTFOUND || strings.Contains(err.Error(), "digitakt?") {
+			t.Fatalf("a deleted identity is still suggested for %q: %v", typed, err)
+		}
 	}
 	// Writes naming an unknown id get the same message as reads.
-	_, err = db.UpdateTags(ctx, "jdx1", []string{"role:synth"}, nil)
+	_, err := db.UpdateTags(ctx, "jdx1", []string{"role:synth"}, nil)
 	if !strings.Contains(fmt.Sprint(err), "did you mean identity:jdxi?") {
 		t.Fatalf("a write's unknown id: %v", err)
 	}
@@ -149,6 +153,16 @@ func TestFinder_SuggestID_Large(t *testing.T) {
 		got, ok := f.SuggestID(ctx, graph.KindIdentity, c.in)
 		if !ok || got != c.want {
 			t.Errorf("SuggestID(%q)=%q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	// Keys added after the lists were sorted: a few are merged in, many sort afresh.
+	for _, n := range []int{3, 300} {
+		for i := range n {
+			src.addIdentity(fmt.Sprintf("identity:added-%d-%04d", n, i), "Added")
+		}
+		typo := fmt.Sprintf("added-%d-%04dx", n, n-1)
+		if got, _ := f.SuggestID(ctx, graph.KindIdentity, typo); got != fmt.Sprintf("identity:added-%d-%04d", n, n-1) {
+			t.Errorf("after adding %d: SuggestID(%q)=%q", n, typo, got)
 		}
 	}
 	if _, ok := f.SuggestID(ctx, graph.KindNote, "0190"); ok {

@@ -55,7 +55,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	t.Cleanup(func() { svc.Close() })
 	names := search.NewFinder(db)
-	exec, err := query.New(svc, query.Options{Finder: names})
+	exec, err := newExecutor(svc, names)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +108,16 @@ func demoLive(t *testing.T, own bool) (*sources.Live, string) {
 		t.Fatalf("demo rig: %v", sharedRig.err)
 	}
 	return sources.Demo(sharedRig.dir), sharedRig.dir
+}
+
+// schemaMu serialises building executors: graphql-go's NewSchema fills in its shared
+// introspection types on first use, so two tests building schemas at once race.
+var schemaMu sync.Mutex
+
+func newExecutor(svc graph.Service, names graph.Finder) (*query.Executor, error) {
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
+	return query.New(svc, query.Options{Finder: names})
 }
 
 // conn is one MCP client connection, recording the notifications it receives.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/identity"
-	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/sources"
 	"github.com/devgraph/devgraph/sources/robot"
@@ -58,7 +57,7 @@ func newRobotEnv(t *testing.T, extra int) *robotEnv {
 	}
 	t.Cleanup(func() { svc.Close() })
 	names := search.NewFinder(db)
-	exec, err := query.New(svc, query.Options{Finder: names})
+	exec, err := newExecutor(svc, names)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,10 @@ import (
 // fakeSource is a graph.NameSource in memory: identities and devices, and one changelog
 // event per node added.
 type fakeSource struct {
-	ids    map[string]*graph.Identity
-	devs   map[string]*graph.Device
-	events []*graph.Event // oldest first
+	deviceReads int // FindDevices calls: one per page of a full rebuild
+	ids         map[string]*graph.Identity
+	devs        map[string]*graph.Device
+	events      []*graph.Event // oldest first
 }
 
 func newFakeSource() *fakeSource {
@@ -58,6 +59,7 @@ func (s *fakeSource) FindIdentityByID(_ context.Context, id string, _ graph.Iden
 }
 
 func (s *fakeSource) FindDevices(_ context.Context, f graph.DeviceFilter) ([]*graph.Device, int, string, error) {
+	s.deviceReads++
 	out, total, next := page(s.devs, f.First, f.After)
 	return out, total, next, nil
 }
@@ -69,8 +71,12 @@ func (s *fakeSource) FindDeviceByID(_ context.Context, id string) (*graph.Device
 	return nil, graph.Errorf(graph.ENOTFOUND, "unknown device %q", id)
 }
 
-func (s *fakeSource) FindEvents(_ context.Context, f graph.EventFilter) ([]*graph.Event, string, error) {
+// FindEvents reads the log newest first; a context from viewAt sees it as it was then.
+func (s *fakeSource) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Event, string, error) {
 	end := len(s.events) // newest first: events[end-1], events[end-2], …
+	if seq, ok := ctx.Value(viewAt{}).(uint64); ok {
+		end = int(seq)
+	}
 	if f.After != "" {
 		n, err := strconv.Atoi(f.After)
 		if err != nil {

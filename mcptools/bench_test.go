@@ -15,6 +15,7 @@ import (
 
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/store"
 	"github.com/devgraph/devgraph/store/storetest"
 )
@@ -31,12 +32,13 @@ func BenchmarkFindStdio_50k(b *testing.B) {
 	}
 	defer db.Close()
 	svc := identity.New(db, nil, nil)
-	exec, err := query.New(svc, query.Options{})
+	names := search.NewFinder(db)
+	exec, err := query.New(svc, query.Options{Finder: names})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer exec.Close()
-	srv, err := New(svc, Options{Exec: exec, Notifier: db})
+	srv, err := New(svc, Options{Exec: exec, Finder: names, Notifier: db})
 	if err != nil {
 		b.Fatal(err)
 	}

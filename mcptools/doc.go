@@ -6,7 +6,9 @@
 // (devgraph://schema, devgraph://node/{+id}, devgraph://robot/{+id}/state,
 // devgraph://changelog/recent) and prompts for the common journeys.
 //
-// Every tool is a thin layer over graph.Service. Arguments are checked against the
+// Every tool is a thin layer over graph.Service; graph_find asks the name index it is
+// given (Options.Finder, the graph.Finder GraphQL find uses too, so both rank alike).
+// Arguments are checked against the
 // tool's own parameter list before the handler runs, so a model gets a sentence naming
 // the field, the expected form and an example rather than a schema dump; anything the
 // model can fix (bad input, unknown ids, conflicts, limits) is an isError result, while

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +19,10 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/sources"
+	"github.com/devgraph/devgraph/sources/fixture"
+	"github.com/devgraph/devgraph/store"
 	"github.com/devgraph/devgraph/store/storetest"
 )
 
@@ -34,18 +38,15 @@ type env struct {
 
 type envOpts struct {
 	readOnly bool
+	ownRig   bool // the test edits the rig (hot-plug): write a copy of its own
 	fleet    graph.Fleet
 	robotEvt func(fn func(ref string)) (cancel func())
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
-	db := storetest.MustOpen(t)
-	dir := t.TempDir()
-	live, err := sources.NewDemo(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := storetest.MustOpen(t, store.Options{NoSync: true}) // no fsync: these tests do not crash the file
+	live, dir := demoLive(t, o.ownRig)
 	live.ShareWindow = -1 // every snapshot reads the rig afresh: hot-plug tests edit it
 	svc := identity.New(db, live, o.fleet)
 	svc.PollInterval = 50 * time.Millisecond
@@ -53,13 +54,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	exec, err := query.New(svc, query.Options{})
+	names := search.NewFinder(db)
+	exec, err := newExecutor(svc, names)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { exec.Close() })
 	srv, err := New(svc, Options{
-		ReadOnly: o.readOnly, Exec: exec, Notifier: svc, RobotEvents: o.robotEvt,
+		ReadOnly: o.readOnly, Exec: exec, Finder: names, Notifier: svc, RobotEvents: o.robotEvt,
 		Version: "test", NotifyInterval: 20 * time.Millisecond,
 	})
 	if err != nil {
@@ -69,11 +71,61 @@ func newEnv(t *testing.T, o envOpts) *env {
 	return &env{t: t, svc: svc, srv: srv, rig: dir, live: live}
 }
 
+// sharedRig is the demo rig written once for every env that leaves it as it is: writing
+// it costs a few hundred file system calls, which dominated these tests' time.
+var sharedRig struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedRig.dir != "" {
+		os.RemoveAll(sharedRig.dir)
+	}
+	os.Exit(code)
+}
+
+// demoLive returns live sources over the demo rig: the shared one, or with own a copy in
+// the test's temp dir that the test may edit.
+func demoLive(t *testing.T, own bool) (*sources.Live, string) {
+	t.Helper()
+	if own {
+		dir := t.TempDir()
+		live, err := sources.NewDemo(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return live, dir
+	}
+	sharedRig.once.Do(func() {
+		if sharedRig.dir, sharedRig.err = os.MkdirTemp("", "devgraph-mcptools-rig-"); sharedRig.err == nil {
+			sharedRig.err = fixture.DemoRig().Write(sharedRig.dir)
+		}
+	})
+	if sharedRig.err != nil {
+		t.Fatalf("demo rig: %v", sharedRig.err)
+	}
+	return sources.Demo(sharedRig.dir), sharedRig.dir
+}
+
+// schemaMu serialises building executors: graphql-go's NewSchema fills in its shared
+// introspection types on first use, so two tests building schemas at once race.
+var schemaMu sync.Mutex
+
+func newExecutor(svc graph.Service, names graph.Finder) (*query.Executor, error) {
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
+	return query.New(svc, query.Options{Finder: names})
+}
+
 // conn is one MCP client connection, recording the notifications it receives.
 type conn struct {
 	t      *testing.T
 	c      *client.Client
 	name   string
+	modern bool // the 2026-07-28 era
 	mu     sync.Mutex
 	notes  []mcp.JSONRPCNotification
 	notify chan struct{}
@@ -103,7 +155,7 @@ func (e *env) dial(transportName string, modern bool, name string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	var opts []client.ClientOption
 	if !modern {
-		opts = append(opts, client.WithLegacyProtocolOnly())
+		opts = append(opts, legacyProtocolOnly())
 	}
 	var c *client.Client
 	var err error
@@ -135,7 +187,7 @@ func (e *env) dial(transportName string, modern bool, name string) *conn {
 		t.Cleanup(ts.Close)
 		var topts []transport.StreamableHTTPCOption
 		if !modern {
-			topts = append(topts, transport.WithContinuousListening())
+			topts = append(topts, legacyGETStream())
 		}
 		c, err = client.NewStreamableHttpClient(ts.URL+"/mcp", topts...)
 		if err == nil && len(opts) > 0 {
@@ -149,7 +201,7 @@ func (e *env) dial(transportName string, modern bool, name string) *conn {
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	cn := &conn{t: t, c: c, name: name, notify: make(chan struct{}, 1)}
+	cn := &conn{t: t, c: c, name: name, modern: modern, notify: make(chan struct{}, 1)}
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		cn.mu.Lock()
 		cn.notes = append(cn.notes, n)

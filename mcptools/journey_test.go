@@ -17,8 +17,10 @@ import (
 // the identity management around it, and the errors a model makes along the way —
 // after each of which the server keeps serving.
 func TestGraphTools_Journey(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes {
 		t.Run(modeName(m.transport, m.modern), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, envOpts{})
 			client := "journey-" + m.transport
 			cn := e.dial(m.transport, m.modern, client)

@@ -38,9 +38,11 @@ func updatedFor(uri string) func(mcp.JSONRPCNotification) bool {
 // a tool's write and a device unplugged and plugged back in — on every transport in
 // both eras (resources/subscribe in 2025-11-25, subscriptions/listen in 2026-07-28).
 func TestResources(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes {
 		t.Run(modeName(m.transport, m.modern), func(t *testing.T) {
-			e := newEnv(t, envOpts{})
+			t.Parallel()
+			e := newEnv(t, envOpts{ownRig: true}) // it unplugs the BeatStep
 			cn := e.dial(m.transport, m.modern, "reader")
 			ctx := context.Background()
 
@@ -105,18 +107,7 @@ func TestResources(t *testing.T) {
 			// BeatStep about to be unplugged.
 			beat := NodeURI("usb:3-4.1")
 			subs := []string{NodeURI("roland-jd-xi"), ChangelogRecentURI, beat}
-			for _, uri := range subs {
-				if err := cn.c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
-					t.Fatalf("subscribe %s: %v", uri, err)
-				}
-			}
-			if m.modern {
-				stop, err := cn.c.ListenAsync(ctx, cn.c.PendingSubscriptionFilter(), func(err error) { t.Logf("listen: %v", err) })
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(stop)
-			}
+			t.Cleanup(cn.subscribe(ctx, subs...))
 			waitFor(t, func() bool { return e.srv.subs.count() >= len(subs) }, "subscriptions recorded")
 
 			cn.ok("graph_tag", map[string]any{"target": "roland-jd-xi", "add": []any{"role:synth"}})
@@ -159,9 +150,7 @@ func TestResources(t *testing.T) {
 					t.Errorf("resources/updated on a listen stream without a subscription id: %+v", n.Params.Meta)
 				}
 			} else {
-				if err := cn.c.Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: beat}}); err != nil {
-					t.Fatal(err)
-				}
+				cn.unsubscribe(ctx, beat)
 				waitFor(t, func() bool { return e.srv.subs.count() == len(subs)-1 }, "unsubscribe recorded")
 			}
 		})
@@ -169,8 +158,10 @@ func TestResources(t *testing.T) {
 }
 
 func TestPrompts(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes {
 		t.Run(modeName(m.transport, m.modern), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, envOpts{})
 			cn := e.dial(m.transport, m.modern, "prompter")
 			ctx := context.Background()
@@ -228,6 +219,7 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 
 // TestResources_NoteNode reads a note as a node resource: the note itself, not just its id.
 func TestResources_NoteNode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	ctx := graph.WithActor(context.Background(), "cli:alice")
 	if _, err := e.svc.CreateIdentity(ctx, graph.IdentityCreate{Name: "Korg Minilogue"}); err != nil {

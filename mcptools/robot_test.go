@@ -14,9 +14,10 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/identity"
-	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/sources"
 	"github.com/devgraph/devgraph/sources/robot"
+	"github.com/devgraph/devgraph/store"
 	"github.com/devgraph/devgraph/store/storetest"
 )
 
@@ -33,7 +34,7 @@ type robotEnv struct {
 
 func newRobotEnv(t *testing.T, extra int) *robotEnv {
 	t.Helper()
-	db := storetest.MustOpen(t)
+	db := storetest.MustOpen(t, store.Options{NoSync: true}) // no fsync: these tests do not crash the file
 	clock := robot.NewFakeClock(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
 	fleet, err := robot.DemoFleet(robot.Options{Now: clock.Now, Every: clock.Every, Store: db})
 	if err != nil {
@@ -48,24 +49,21 @@ func newRobotEnv(t *testing.T, extra int) *robotEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fleet.Close() })
-	dir := t.TempDir()
-	live, err := sources.NewDemo(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	live, dir := demoLive(t, false)
 	live.Extra = []sources.Source{fleet}
 	svc := identity.New(db, live, fleet)
 	if err := svc.Open(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	exec, err := query.New(svc, query.Options{})
+	names := search.NewFinder(db)
+	exec, err := newExecutor(svc, names)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { exec.Close() })
 	srv, err := New(svc, Options{
-		Exec: exec, Notifier: svc, Version: "test", NotifyInterval: 20 * time.Millisecond,
+		Exec: exec, Finder: names, Notifier: svc, Version: "test", NotifyInterval: 20 * time.Millisecond,
 		RobotEvents: func(fn func(ref string)) func() {
 			return fleet.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) })
 		},
@@ -107,8 +105,10 @@ func (re *robotEnv) state(ref string) *graph.RobotState {
 // bring back, release, disarm, parameters — then a navigation cancelled by the client,
 // which leaves the robot at rest short of its goal.
 func TestRobotTools_Mission(t *testing.T) {
+	t.Parallel()
 	for _, m := range modes {
 		t.Run(modeName(m.transport, m.modern), func(t *testing.T) {
+			t.Parallel()
 			re := newRobotEnv(t, 0)
 			cn := re.dial(m.transport, m.modern, "pilot")
 			ctx := context.Background()
@@ -123,16 +123,7 @@ func TestRobotTools_Mission(t *testing.T) {
 			}
 			// Subscribe to scout's state while it moves.
 			stateURI := RobotStateURI("robot:scout")
-			if err := cn.c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: stateURI}}); err != nil {
-				t.Fatal(err)
-			}
-			if m.modern {
-				stop, err := cn.c.ListenAsync(ctx, cn.c.PendingSubscriptionFilter(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer stop()
-			}
+			defer cn.subscribe(ctx, stateURI)()
 			waitFor(t, func() bool { return re.srv.subs.count() == 1 }, "robot state subscription")
 
 			// Driving disarmed is refused with the next step.
@@ -274,9 +265,11 @@ func TestRobotTools_Mission(t *testing.T) {
 // checks robot_stop is answered at once and ends its robot's navigation, over stdio
 // and HTTP in both eras.
 func TestRobotStop_AnsweredWhileNavigationsBlock(t *testing.T) {
+	t.Parallel()
 	const extra = 8 // plus scout and carrier: 10 robots navigating at once
 	for _, m := range modes[2:] {
 		t.Run(modeName(m.transport, m.modern), func(t *testing.T) {
+			t.Parallel()
 			re := newRobotEnv(t, extra)
 			cn := re.dial(m.transport, m.modern, "fleet-ops")
 			ctx := context.Background()

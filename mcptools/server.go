@@ -30,9 +30,9 @@ type Options struct {
 	// Exec runs graph_query and serves devgraph://schema. Without it graph_query
 	// answers that GraphQL is not available on this server.
 	Exec *query.Executor
-	// Finder answers graph_find's name search (default: Exec's finder; without
-	// either, a scan of identity and device names).
-	Finder *query.Finder
+	// Finder answers graph_find's name search: the index GraphQL find uses, so both rank
+	// alike. Required.
+	Finder graph.Finder
 	// Notifier tells the server about committed changes, which become
 	// notifications/resources/updated for subscribers.
 	Notifier graph.Notifier
@@ -83,6 +83,9 @@ type Server struct {
 func New(svc graph.Service, opts Options) (*Server, error) {
 	if svc == nil {
 		return nil, errors.New("mcptools: nil service")
+	}
+	if opts.Finder == nil {
+		return nil, errors.New("mcptools: nil Options.Finder (graph_find's name index)")
 	}
 	if opts.MaxPage <= 0 {
 		opts.MaxPage = DefaultMaxPage

@@ -74,7 +74,9 @@ func (r *rawStdio) reply(id float64) map[string]any {
 const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
 func TestServeStdio_Raw(t *testing.T) {
+	t.Parallel()
 	t.Run("ModernWithoutClientInfoIsUnknown", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, envOpts{})
 		r := startRaw(t, e.srv)
 		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"graph_identity","arguments":{"action":"create","name":"Anon Synth"},` + modernMeta + `}}`)
@@ -96,6 +98,7 @@ func TestServeStdio_Raw(t *testing.T) {
 		}
 	})
 	t.Run("LegacyWithoutNameIsUnknown", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, envOpts{})
 		r := startRaw(t, e.srv)
 		r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"","version":""}}}`)
@@ -111,6 +114,7 @@ func TestServeStdio_Raw(t *testing.T) {
 		}
 	})
 	t.Run("GarbageThenServing", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, envOpts{})
 		r := startRaw(t, e.srv)
 		r.send(`this is not json`)
@@ -128,6 +132,7 @@ func TestServeStdio_Raw(t *testing.T) {
 		}
 	})
 	t.Run("EOFEndsPromptlyMidNavigation", func(t *testing.T) {
+		t.Parallel()
 		re := newRobotEnv(t, 0)
 		re.paused.Store(true) // the navigation below cannot finish on its own
 		r := startRaw(t, re.srv)
@@ -151,6 +156,7 @@ func TestServeStdio_Raw(t *testing.T) {
 		}
 	})
 	t.Run("ContextCancelEnds", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, envOpts{})
 		ctx, cancel := context.WithCancel(context.Background())
 		cr, _ := io.Pipe() // never written, never closed: only the context can end it
@@ -163,7 +169,7 @@ func TestServeStdio_Raw(t *testing.T) {
 				t.Fatalf("ServeStdio: %v", err)
 			}
 		case <-time.After(5 * time.Second):
-			t.Fatal(fmt.Sprint("ServeStdio did not return on cancel"))
+			t.Fatal("ServeStdio did not return on cancel")
 		}
 	})
 }
@@ -172,6 +178,7 @@ func TestServeStdio_Raw(t *testing.T) {
 // (one write on the pipe) gets its change recorded under its own name every time, even
 // when initialize is slow.
 func TestServeStdio_BackToBackInitializeNamesTheActor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	e.srv.testInitDelay = 20 * time.Millisecond
 	ctx := graph.WithActor(context.Background(), "cli:test")
@@ -222,6 +229,7 @@ func TestServeStdio_BackToBackInitializeNamesTheActor(t *testing.T) {
 // `printf '<initialize>\n<initialized>\n<tools/call>\n' | devgraph serve`: the input ends
 // right behind the call, which still lands and is answered before ServeStdio returns.
 func TestServeStdio_EOFLetsCallsFinish(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	ctx := graph.WithActor(context.Background(), "cli:test")
 	if _, err := e.svc.CreateIdentity(ctx, graph.IdentityCreate{Name: "Piped"}); err != nil {

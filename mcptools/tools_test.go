@@ -25,8 +25,10 @@ var (
 )
 
 func TestServer_Registration(t *testing.T) {
+	t.Parallel()
 	for _, ro := range []bool{false, true} {
 		t.Run(fmt.Sprintf("readOnly=%v", ro), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, envOpts{readOnly: ro})
 			want := allTools
 			if ro {
@@ -90,6 +92,7 @@ func TestServer_Registration(t *testing.T) {
 }
 
 func TestCheckArgs_Sentences(t *testing.T) {
+	t.Parallel()
 	params := []param{
 		{name: "ref", typ: "string", required: true, desc: "the device ref", example: `"usb:3-3.2"`},
 		{name: "limit", typ: "integer", min: f64(1), max: f64(100), desc: "page size"},
@@ -111,6 +114,7 @@ func TestCheckArgs_Sentences(t *testing.T) {
 		{"Unknown", map[string]any{"ref": "x", "colour": "red"}, []string{`does not take the argument "colour"`, "ref (required), limit, tags, kind"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := checkArgs("tool_x", params, tc.args)
 			if err == nil {
 				t.Fatal("no error")
@@ -135,6 +139,7 @@ func TestCheckArgs_Sentences(t *testing.T) {
 }
 
 func TestCleanClientName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"Claude Desktop": "Claude-Desktop",
 		"":               "unknown",
@@ -150,6 +155,7 @@ func TestCleanClientName(t *testing.T) {
 // TestHTTP_ConcurrentClients has several clients of both eras work over one HTTP
 // handler at once; each change is recorded with its own client's name.
 func TestHTTP_ConcurrentClients(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOpts{})
 	const perEra = 4
 	var conns []*conn

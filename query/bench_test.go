@@ -16,12 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sahilm/fuzzy"
-
 	"github.com/devgraph/devgraph/graph"
 	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/store"
 )
 
@@ -120,12 +119,13 @@ func benchSetup(b *testing.B) *benchEnv {
 			return
 		}
 		svc := identity.New(db, nil, nil)
-		exec, err := query.New(svc, query.Options{})
+		finder := search.NewFinder(db) // as serve wires it: the index over the store
+		exec, err := query.New(svc, query.Options{Finder: finder})
 		if err != nil {
 			benchErr = err
 			return
 		}
-		if err := exec.Finder().Refresh(ctx); err != nil {
+		if err := finder.Refresh(ctx); err != nil {
 			benchErr = err
 			return
 		}
@@ -211,7 +211,7 @@ func BenchmarkFind(b *testing.B) {
 		durs := make([]time.Duration, 0, b.N)
 		for i := 0; i < b.N; i++ {
 			t0 := time.Now()
-			hits, err := env.exec.Finder().Find(ctx, query.FindQuery{Text: benchFindTexts[i%len(benchFindTexts)], First: 20})
+			hits, err := env.exec.Finder().Find(ctx, graph.FindQuery{Text: benchFindTexts[i%len(benchFindTexts)], First: 20})
 			durs = append(durs, time.Since(t0))
 			if err != nil {
 				b.Fatal(err)
@@ -223,7 +223,7 @@ func BenchmarkFind(b *testing.B) {
 	})
 	b.Run("Finder+tags", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, err := env.exec.Finder().Find(ctx, query.FindQuery{Text: benchFindTexts[i%len(benchFindTexts)], Tags: []string{"role:synth"}, Kind: "identity", First: 20}); err != nil {
+			if _, err := env.exec.Finder().Find(ctx, graph.FindQuery{Text: benchFindTexts[i%len(benchFindTexts)], Tags: []string{"role:synth"}, Kind: "identity", First: 20}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -239,17 +239,6 @@ func BenchmarkFind(b *testing.B) {
 		}
 		b.StopTimer()
 		reportPercentiles(b, durs)
-	})
-	b.Run("fuzzy-alone", func(b *testing.B) {
-		// The baseline the index avoids: sahilm/fuzzy over every name.
-		names := make([]string, benchIdentities)
-		for i := range names {
-			names[i] = benchName(i)
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			fuzzyFindAll(benchFindTexts[i%len(benchFindTexts)], names)
-		}
 	})
 }
 
@@ -292,8 +281,6 @@ func BenchmarkHTTPLoopback(b *testing.B) {
 }
 
 func title(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
-
-func fuzzyFindAll(text string, names []string) int { return len(fuzzy.Find(text, names)) }
 
 func gqlBody(q string, vars map[string]any) string {
 	b, _ := json.Marshal(map[string]any{"query": q, "variables": vars})

@@ -68,12 +68,11 @@
 // are the few incarnations of one physical thing (read with a cap of graph.MaxPageSize);
 // devices(filter: {identity: …}) pages them when needed.
 //
-// # Finder
+// # find
 //
-// find runs on Finder, an in-memory name index that pre-filters with a per-name character
-// mask and substring tiers before sahilm/fuzzy scores at most a thousand candidates; it
-// follows the changelog, so a find right after a write sees it. MCP's graph_find can
-// share it (Executor.Finder).
+// find runs on a graph.Finder: Options.Finder, the same index MCP graph_find uses, or
+// else a search.Finder over the service (an in-memory name index that follows the
+// changelog, so a find right after a write sees it).
 //
 // # Transports
 //

@@ -16,15 +16,16 @@ import (
 	"github.com/graphql-go/graphql/language/source"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/search"
 )
 
 // Options configure an Executor.
 type Options struct {
 	Limits Limits       // zero fields take DefaultLimits
 	Logger *slog.Logger // internal errors go here (default: discarded)
-	// Finder serves find; nil builds one over the service (it subscribes to the service's
-	// changes when the service is a graph.Notifier).
-	Finder *Finder
+	// Finder serves find; nil builds a search.Finder over the service (give the one
+	// graph_find uses, so both rank alike from one index).
+	Finder graph.Finder
 }
 
 // Request is one GraphQL request.
@@ -32,13 +33,12 @@ type Request = graph.GraphQLRequest
 
 // Executor runs GraphQL requests against a graph.Service. It is safe for concurrent use.
 type Executor struct {
-	schema     graphql.Schema
-	b          *builder
-	limits     Limits
-	log        *slog.Logger
-	cache      *docCache
-	sdl        string
-	ownsFinder bool
+	schema graphql.Schema
+	b      *builder
+	limits Limits
+	log    *slog.Logger
+	cache  *docCache
+	sdl    string
 }
 
 // New builds the schema over svc.
@@ -54,8 +54,7 @@ func New(svc graph.Service, opts Options) (*Executor, error) {
 	e := &Executor{limits: l, log: log, cache: newDocCache(l.CacheEntries)}
 	finder := opts.Finder
 	if finder == nil {
-		finder = NewFinder(svc)
-		e.ownsFinder = true
+		finder = search.NewFinder(search.ServiceNames(svc))
 	}
 	e.b = &builder{svc: svc, finder: finder, rep: errorReporter{log: log}, limits: l}
 	schema, err := newSchema(e.b)
@@ -67,13 +66,9 @@ func New(svc graph.Service, opts Options) (*Executor, error) {
 	return e, nil
 }
 
-// Close releases the finder the executor built for itself.
-func (e *Executor) Close() error {
-	if e.ownsFinder {
-		e.b.finder.Close()
-	}
-	return nil
-}
+// Close releases nothing today; it is kept so callers can treat the executor like the
+// other long-lived parts.
+func (e *Executor) Close() error { return nil }
 
 // SDL returns the schema in GraphQL schema definition language.
 func (e *Executor) SDL() string { return e.sdl }
@@ -82,7 +77,7 @@ func (e *Executor) SDL() string { return e.sdl }
 func (e *Executor) Limits() Limits { return e.limits }
 
 // Finder returns the name index find uses.
-func (e *Executor) Finder() *Finder { return e.b.finder }
+func (e *Executor) Finder() graph.Finder { return e.b.finder }
 
 // Execute runs one request. readOnly refuses mutations (FORBIDDEN). The actor and request
 // id recorded on changes come from ctx (graph.WithActor, graph.WithRequestID).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 )
 
 func TestFinder_KeepsUp(t *testing.T) {
@@ -14,23 +15,22 @@ func TestFinder_KeepsUp(t *testing.T) {
 	e.seed()
 	for _, c := range []struct {
 		name   string
-		finder *query.Finder
+		finder graph.Finder
 	}{
-		{"own finder", query.NewFinder(e.svc)},
+		{"own finder", search.NewFinder(e.db)},
 		{"executor's finder", e.exec.Finder()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := c.finder
-			defer f.Close()
-			find := func(text string, tags ...string) []query.FindHit {
+			find := func(text string, tags ...string) []graph.FindHit {
 				t.Helper()
-				hits, err := f.Find(e.ctx, query.FindQuery{Text: text, Tags: tags})
+				hits, err := f.Find(e.ctx, graph.FindQuery{Text: text, Tags: tags})
 				if err != nil {
 					t.Fatal(err)
 				}
 				return hits
 			}
-			has := func(hits []query.FindHit, id string) bool {
+			has := func(hits []graph.FindHit, id string) bool {
 				for _, h := range hits {
 					if h.ID == id {
 						return true
@@ -70,10 +70,10 @@ func TestFinder_KeepsUp(t *testing.T) {
 			if hits := find("quaxle"); has(hits, id) {
 				t.Errorf("a deleted identity is still found: %v", hits)
 			}
-			if hits, err := f.Find(e.ctx, query.FindQuery{Text: "scout", Kind: "robot"}); err != nil || len(hits) == 0 || hits[0].Kind != "robot" {
+			if hits, err := f.Find(e.ctx, graph.FindQuery{Text: "scout", Kind: "robot"}); err != nil || len(hits) == 0 || hits[0].Kind != "robot" {
 				t.Errorf("robot kind: %v %v", hits, err)
 			}
-			hits, err := f.Find(e.ctx, query.FindQuery{Text: "filler", First: 5})
+			hits, err := f.Find(e.ctx, graph.FindQuery{Text: "filler", First: 5})
 			if err != nil || len(hits) != 5 {
 				t.Errorf("first 5: %v %v", hits, err)
 			}

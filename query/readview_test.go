@@ -13,6 +13,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/sources"
 	"github.com/devgraph/devgraph/sources/fixture"
 	"github.com/devgraph/devgraph/store/storetest"
@@ -300,15 +301,15 @@ func TestReadView_LiveQueriesWhilePollerWrites(t *testing.T) {
 	}
 }
 
-// countingSvc counts full finder rebuilds (they page through every device).
-type countingSvc struct {
-	*identity.Service
+// countingStore counts full finder rebuilds (they page through every device).
+type countingStore struct {
+	graph.Store
 	findDevices atomic.Int32
 }
 
-func (c *countingSvc) Devices(ctx context.Context, f graph.DeviceFilter) ([]*graph.DeviceView, int, string, error) {
+func (c *countingStore) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.Device, int, string, error) {
 	c.findDevices.Add(1)
-	return c.Service.Devices(ctx, f)
+	return c.Store.FindDevices(ctx, f)
 }
 
 // A find made inside an older read view than the index's last sync keeps the index as it
@@ -317,8 +318,8 @@ func TestReadView_FinderKeepsNewerIndex(t *testing.T) {
 	e := newEnv(t, query.Options{})
 	e.seed()
 	growAndFree(t, e.db)
-	svc := &countingSvc{Service: e.svc}
-	f := query.NewFinder(svc)
+	svc := &countingStore{Store: e.db} // the index reads the store, as serve wires it
+	f := search.NewFinder(svc)
 	bg := context.Background()
 	if err := f.Refresh(bg); err != nil {
 		t.Fatal(err)
@@ -331,12 +332,12 @@ func TestReadView_FinderKeepsNewerIndex(t *testing.T) {
 	if _, err := e.svc.CreateIdentity(graph.WithActor(bg, "cli:t"), graph.IdentityCreate{Name: "Moog Subsequent 37"}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := f.Find(bg, query.FindQuery{Text: "subsequent"})
+	hits, err := f.Find(bg, graph.FindQuery{Text: "subsequent"})
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("find after the write: %v %v", hits, err)
 	}
 	rebuilds := svc.findDevices.Load()
-	hits, err = f.Find(vctx, query.FindQuery{Text: "subsequent"})
+	hits, err = f.Find(vctx, graph.FindQuery{Text: "subsequent"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,7 +157,7 @@ func (b *builder) queryType() *graphql.Object {
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					// Finder ranks at most graph.MaxPageSize hits; pages are slices of them, and a
 					// hit's node is read only when its page is.
-					hits, err := b.finder.Find(ctx, FindQuery{Text: argString(p, "text"), Tags: argStrings(p.Args["tags"]), Kind: argString(p, "kind"), First: graph.MaxPageSize})
+					hits, err := b.finder.Find(ctx, graph.FindQuery{Text: argString(p, "text"), Tags: argStrings(p.Args["tags"]), Kind: argString(p, "kind"), First: graph.MaxPageSize})
 					if err != nil {
 						return nil, err
 					}

@@ -36,7 +36,7 @@ type tagNode struct {
 
 // findHit is one result of find: the edge shows the hit, its node the node.
 type findHit struct {
-	hit  FindHit
+	hit  graph.FindHit
 	node any
 }
 
@@ -45,7 +45,7 @@ func (h *findHit) edgeNode() any { return h.node }
 // builder holds what resolvers need.
 type builder struct {
 	svc    graph.Service
-	finder *Finder
+	finder graph.Finder
 	rep    errorReporter
 	limits Limits
 

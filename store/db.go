@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -64,6 +65,8 @@ type DB struct {
 	subWG      sync.WaitGroup // one per subscription goroutine
 
 	migratedFrom int
+
+	suggester atomic.Pointer[graph.Suggester] // names the closest node of an unknown id; see SetSuggester
 
 	// testHook, when set, is called at named points inside write transactions; an error
 	// it returns aborts the write (atomicity tests).
@@ -265,13 +268,13 @@ func (db *DB) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 		return err
 	}
 	if ok, err := db.inView(ctx, fn); ok {
-		return err
+		return db.finish(ctx, err)
 	}
 	err := db.bolt.View(fn)
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return errClosed
 	}
-	return err
+	return db.finish(ctx, err)
 }
 
 // ---- writes: group commit ---------------------------------------------------------------
@@ -308,7 +311,7 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	db.writes <- r
 	db.mu.RUnlock()
 	<-r.done
-	return r.events, r.err
+	return r.events, db.finish(ctx, r.err)
 }
 
 func (db *DB) commitLoop() {
@@ -415,7 +418,7 @@ func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 	if errors.Is(err, errDryRun) {
 		return nil
 	}
-	return internal("dry run", err)
+	return db.finish(ctx, internal("dry run", err))
 }
 
 // wtx is one write transaction shared by a group of requests. It writes only through its

@@ -182,7 +182,7 @@ func (db *DB) FindNoteByID(ctx context.Context, id string) (*graph.Note, error) 
 			return err
 		}
 		if n == nil {
-			return notFound(tx, t, graph.KindNote, noteLocal(t))
+			return notFound(t, graph.KindNote, noteLocal(t))
 		}
 		out = n
 		return nil

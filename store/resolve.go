@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// ResolveID: see graph.Store.
 func (db *DB) ResolveID(ctx context.Context, text string, kinds ...graph.Kind) (string, error) {
 	var out string
 	err := db.view(ctx, func(tx *bolt.Tx) (err error) {
@@ -50,7 +52,7 @@ func resolve(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
 		if exists(tx, k, local) {
 			return t, nil
 		}
-		return "", notFound(tx, t, k, local)
+		return "", notFound(t, k, local)
 	}
 	if graph.IsRef(t) && allows(kinds, graph.KindDevice) {
 		if key := tx.Bucket(m.BucketRefs).Get([]byte(t)); key != nil {
@@ -59,7 +61,7 @@ func resolve(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
 		if exists(tx, graph.KindDevice, t) { // robot:<serial> keys look like refs
 			return graph.DeviceID(t), nil
 		}
-		return "", notFound(tx, t, graph.KindDevice, t)
+		return "", notFound(t, graph.KindDevice, t)
 	}
 	if allows(kinds, graph.KindIdentity) && exists(tx, graph.KindIdentity, t) {
 		return graph.IdentityID(t), nil
@@ -74,7 +76,7 @@ func resolve(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
 	if !allows(kinds, k) && len(kinds) > 0 {
 		k = kinds[0]
 	}
-	return "", notFound(tx, t, k, t)
+	return "", notFound(t, k, t)
 }
 
 func kindWords(kinds []graph.Kind) string {
@@ -109,10 +111,29 @@ func exists(tx *bolt.Tx, k graph.Kind, local string) bool {
 	return false
 }
 
-func notFound(tx *bolt.Tx, text string, k graph.Kind, local string) error {
+// unknownID is the ENOTFOUND of an id that names nothing. Its "did you mean" is looked up
+// when the read or write that failed has ended (DB.finish), not inside its transaction:
+// the suggester reads through the store itself, and a miss the caller handles (an
+// optional filter, an import skipping a note) then costs no search at all.
+type unknownID struct {
+	err   *graph.Error // what callers see; finish completes its message
+	text  string       // as typed
+	kind  graph.Kind
+	local string // text without its kind prefix
+	done  bool   // the message is complete
+}
+
+func (e *unknownID) Error() string { return e.err.Error() }
+func (e *unknownID) Unwrap() error { return e.err }
+
+func notFound(text string, k graph.Kind, local string) error {
+	return &unknownID{err: graph.FieldErrorf(graph.ENOTFOUND, "id", "%s", unknownMessage(text, k, "")), text: text, kind: k, local: local}
+}
+
+func unknownMessage(text string, k graph.Kind, suggestion string) string {
 	msg := fmt.Sprintf("unknown %s %q", k, text)
-	if s := suggest(tx, k, local); s != "" {
-		msg += fmt.Sprintf("; did you mean %s?", s)
+	if suggestion != "" {
+		msg += fmt.Sprintf("; did you mean %s?", suggestion)
 	}
 	switch k {
 	case graph.KindDevice:
@@ -120,23 +141,61 @@ func notFound(tx *bolt.Tx, text string, k graph.Kind, local string) error {
 	case graph.KindIdentity:
 		msg += " (list identities with `devgraph identities` or graph_find)"
 	}
-	return graph.FieldErrorf(graph.ENOTFOUND, "id", "%s", msg)
+	return msg
 }
 
-// suggestBudget bounds how many keys a suggestion measures by edit distance;
-// containBudget bounds how many keys per bucket it checks (cheaply) for containing the
-// typed text or its tokens, so an unknown id costs a bounded scan even in a large file.
-const (
-	suggestBudget = 2000
-	containBudget = 250_000
-)
+// SetSuggester makes s name the closest node in the message of an unknown id, in place of
+// the store's own bounded look at its keys (cmd hands it the name index, so a miss costs
+// no scan of the file). nil restores the store's own. Safe to call while the store serves.
+func (db *DB) SetSuggester(s graph.Suggester) {
+	if s == nil {
+		db.suggester.Store(nil)
+		return
+	}
+	db.suggester.Store(&s)
+}
+
+// finish completes the message of an unknown id in err with its suggestion, asking the
+// suggester and else looking at the store's keys in a read of its own. It is called once
+// the transaction that failed has ended; other errors pass unchanged.
+func (db *DB) finish(ctx context.Context, err error) error {
+	var u *unknownID
+	if err == nil || !errors.As(err, &u) {
+		return err
+	}
+	if !u.done {
+		u.done = true
+		suggestion, ok := "", false
+		if s := db.suggester.Load(); s != nil {
+			suggestion, ok = (*s).SuggestID(ctx, u.kind, u.local)
+		}
+		if !ok {
+			_ = db.view(ctx, func(tx *bolt.Tx) error {
+				suggestion = suggest(tx, u.kind, u.local)
+				return nil
+			})
+		}
+		u.err.Message = unknownMessage(u.text, u.kind, suggestion)
+	}
+	if err == error(u) {
+		return u.err // callers see the *graph.Error itself, as before
+	}
+	return err
+}
+
+// suggestBudget bounds how many keys of each bucket the store's own suggestion looks at:
+// the ten either side of where the typed id would sort, and the first suggestBudget. It
+// serves a store opened alone (the CLI on the file), where every bucket of a small
+// graph fits the budget; a server answers from its name index (SetSuggester), which
+// holds every name in memory, so a miss never walks the file's keys.
+const suggestBudget = 2000
 
 // suggest returns the closest existing id of kind k to local: a key within a small edit
 // distance (neighbours of where local would sort, and the first suggestBudget keys), else
 // the shortest key containing local (at least 3 bytes, separators ignored), else the
-// shortest key containing
-// each of local's tokens (split at '-', '_', ':', '.', ' ', '/'), among the first
-// containBudget keys of each bucket.
+// shortest key containing each of local's tokens (split at '-', '_', ':', '.', ' ', '/'),
+// among the first suggestBudget keys of each bucket. search.Finder.SuggestID keeps the
+// same rules over its index.
 func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 	var buckets [][]byte
 	prefix := string(k) + ":"
@@ -237,10 +296,8 @@ func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 			key, _ = c.Prev()
 		}
 		n := 0
-		for key, _ := c.First(); key != nil && n < containBudget; key, _ = c.Next() {
-			if n < suggestBudget {
-				consider(bn, key)
-			}
+		for key, _ := c.First(); key != nil && n < suggestBudget; key, _ = c.Next() {
+			consider(bn, key)
 			contain(bn, key)
 			n++
 		}

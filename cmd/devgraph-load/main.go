@@ -32,6 +32,7 @@ import (
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/mcptools"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/store"
 )
 
@@ -119,7 +120,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(ids) == 0 {
 		return fmt.Errorf("%s holds no identities; remove it or give another --db", c.db)
 	}
-	if err := s.exec.Finder().Refresh(ctx); err != nil {
+	if err := s.names.Refresh(ctx); err != nil {
 		return fmt.Errorf("build the find index: %w", err)
 	}
 	fmt.Fprintf(stdout, "server: %s, %d identities, find index built in %s\n\n", s.base, len(ids), time.Since(start).Round(time.Millisecond))
@@ -154,12 +155,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // stack is the in-process server, built from the constructors cmd/devgraph's serve
 // uses, without hardware sources or robots (the load is on the graph, not on /sys).
 type stack struct {
-	st   *store.DB
-	svc  *identity.Service
-	exec *query.Executor
-	mcp  *mcptools.Server
-	hs   *devhttp.Server
-	base string
+	st    *store.DB
+	svc   *identity.Service
+	exec  *query.Executor
+	names *search.Finder
+	mcp   *mcptools.Server
+	hs    *devhttp.Server
+	base  string
 }
 
 func startStack(db string, log *slog.Logger) (*stack, error) {
@@ -174,12 +176,14 @@ func startStack(db string, log *slog.Logger) (*stack, error) {
 		s.close()
 		return nil, err
 	}
+	s.names = search.NewFinder(st)
+	st.SetSuggester(s.names)
 	limits := query.DefaultLimits()
-	if s.exec, err = query.New(s.svc, query.Options{Limits: limits, Logger: log}); err != nil {
+	if s.exec, err = query.New(s.svc, query.Options{Limits: limits, Logger: log, Finder: s.names}); err != nil {
 		s.close()
 		return nil, err
 	}
-	s.mcp, err = mcptools.New(s.svc, mcptools.Options{Exec: s.exec, Notifier: s.svc, Logger: log, Version: "load", MaxPage: limits.MaxPageSize})
+	s.mcp, err = mcptools.New(s.svc, mcptools.Options{Exec: s.exec, Finder: s.names, Notifier: s.svc, Logger: log, Version: "load", MaxPage: limits.MaxPageSize})
 	if err != nil {
 		s.close()
 		return nil, err

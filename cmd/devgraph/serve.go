@@ -12,6 +12,7 @@ import (
 	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/store"
 )
 
@@ -73,8 +74,10 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	parts.add("sources", svc.Close)
 
+	names := search.NewFinder(st) // the one name index: find, graph_find, "did you mean"
+	st.SetSuggester(names)
 	rt := &runtime{log: log}
-	if err := rt.build(svc, svc, fleet, f); err != nil {
+	if err := rt.build(svc, svc, names, fleet, f); err != nil {
 		return err
 	}
 	parts.add("graphql+mcp", rt.close)
@@ -192,7 +195,7 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 	fmt.Fprintln(e.stderr, line)
 	if f.httpAddr != "" {
 		rt := &runtime{log: log}
-		if err := rt.build(cl, nil, nil, f); err != nil {
+		if err := rt.build(cl, nil, search.NewFinder(search.ServiceNames(cl)), nil, f); err != nil {
 			return err
 		}
 		defer rt.close()

@@ -10,6 +10,7 @@ import (
 	"github.com/devgraph/devgraph/mcptools"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/sources"
 	"github.com/devgraph/devgraph/sources/robot"
 )
@@ -52,17 +53,19 @@ type runtime struct {
 	mcpRO    *mcptools.Server // for relayed sessions of a `serve --read-only`
 	mcpROErr error
 
-	stopWarm func()        // ends warmFind's goroutine
-	warmed   chan struct{} // closed when it has ended
+	names    *search.Finder // the name index: find, graph_find, "did you mean"
+	stopWarm func()         // ends warmFind's goroutine
+	warmed   chan struct{}  // closed when it has ended
 }
 
-func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, fleet *robot.Fleet, f *serveFlags) error {
-	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log})
+func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names *search.Finder, fleet *robot.Fleet, f *serveFlags) error {
+	rt.names = names
+	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: names})
 	if err != nil {
 		return err
 	}
 	rt.exec = exec
-	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize}
+	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize}
 	if fleet != nil {
 		opts.RobotEvents = func(fn func(ref string)) func() {
 			return fleet.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) })
@@ -103,7 +106,7 @@ func (rt *runtime) warmFind() {
 	rt.stopWarm, rt.warmed = stop, make(chan struct{})
 	go func() {
 		defer close(rt.warmed)
-		if err := rt.exec.Finder().Refresh(ctx); err != nil && ctx.Err() == nil {
+		if err := rt.names.Refresh(ctx); err != nil && ctx.Err() == nil {
 			rt.log.Warn("build the find index", "err", err)
 		}
 	}()

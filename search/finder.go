@@ -1,4 +1,4 @@
-package query
+package search
 
 import (
 	"context"
@@ -12,23 +12,6 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
-// FindQuery asks Finder for nodes by name.
-type FindQuery struct {
-	Text  string   // letters of the name in order ("jdxi"); empty: every name, sorted
-	Tags  []string // nodes carrying all of these
-	Kind  string   // "", "identity", "device" or "robot"
-	First int      // at most this many (default 20, at most graph.MaxPageSize)
-}
-
-// FindHit is one node Finder found, best first.
-type FindHit struct {
-	ID      string `json:"id"`
-	Kind    string `json:"kind"` // identity, device or robot
-	Name    string `json:"name"`
-	Score   int    `json:"score"`   // fuzzy score, higher is better
-	Matched []int  `json:"matched"` // byte offsets of the name that matched
-}
-
 // Finder is an in-memory index of identity and device names for fuzzy search. Running
 // sahilm/fuzzy over 100,000 names costs tens of milliseconds, so Finder keeps each name
 // lowercased with a 64-bit mask of the characters it holds: a name lacking any character
@@ -41,7 +24,7 @@ type FindHit struct {
 // notifications (which arrive asynchronously) means a Find right after a write sees it.
 // Safe for concurrent use.
 type Finder struct {
-	svc graph.Service
+	src graph.NameSource
 
 	mu      sync.Mutex // guards the fields below and serialises syncs
 	built   bool
@@ -49,7 +32,8 @@ type Finder struct {
 
 	idx sync.RWMutex
 	ent []finderEntry
-	pos map[string]int // id → index in ent
+	ids idIndex        // beside ent (same positions): what SuggestID compares typed ids with
+	pos map[string]int // id → index in ent and ids
 }
 
 type finderEntry struct {
@@ -68,9 +52,14 @@ const (
 	maxFindTextLen = 200
 )
 
-// NewFinder returns a Finder over svc.
-func NewFinder(svc graph.Service) *Finder {
-	return &Finder{svc: svc, pos: map[string]int{}}
+var (
+	_ graph.Finder    = (*Finder)(nil)
+	_ graph.Suggester = (*Finder)(nil)
+)
+
+// NewFinder returns a Finder over src; it reads nothing until its first use.
+func NewFinder(src graph.NameSource) *Finder {
+	return &Finder{src: src, pos: map[string]int{}}
 }
 
 // Close releases nothing today; it is kept so callers can treat Finder like the other
@@ -85,7 +74,7 @@ func (f *Finder) Refresh(ctx context.Context) error {
 }
 
 func (f *Finder) headSeq(ctx context.Context) (uint64, error) {
-	evs, _, err := f.svc.FindEvents(ctx, graph.EventFilter{First: 1})
+	evs, _, err := f.src.FindEvents(ctx, graph.EventFilter{First: 1})
 	if err != nil || len(evs) == 0 {
 		return 0, err
 	}
@@ -97,29 +86,31 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ctx = context.WithValue(ctx, syncKey{}, f)
 	var ents []finderEntry
+	var keys []idKeys
 	robots := map[string]bool{}
 	after := ""
 	for {
-		views, _, next, err := f.svc.Devices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
+		devs, _, next, err := f.src.FindDevices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
 		if err != nil {
 			return err
 		}
-		for _, v := range views {
-			d := &v.Device
+		for _, d := range devs {
 			ents = append(ents, deviceEntry(d))
+			keys = append(keys, deviceKeys(d))
 			if d.Source == "robot" && d.IdentityID != "" {
 				robots[d.IdentityID] = true
 			}
 		}
-		if next == "" || len(views) == 0 {
+		if next == "" || len(devs) == 0 {
 			break
 		}
 		after = next
 	}
 	after = ""
 	for {
-		ids, _, next, err := f.svc.FindIdentities(ctx, graph.IdentityFilter{First: graph.MaxPageSize, After: after})
+		ids, _, next, err := f.src.FindIdentities(ctx, graph.IdentityFilter{First: graph.MaxPageSize, After: after})
 		if err != nil {
 			return err
 		}
@@ -127,6 +118,7 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 			e := identityEntry(id)
 			e.robot = robots[id.ID]
 			ents = append(ents, e)
+			keys = append(keys, identityKeys(id))
 		}
 		if next == "" || len(ids) == 0 {
 			break
@@ -137,8 +129,10 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 	for i, e := range ents {
 		pos[e.id] = i
 	}
+	sorted := sortKeys(keys)
 	f.idx.Lock()
 	f.ent, f.pos = ents, pos
+	f.ids.reset(keys, sorted)
 	f.idx.Unlock()
 	f.built, f.lastSeq = true, head
 	return nil
@@ -182,12 +176,13 @@ func (f *Finder) sync(ctx context.Context) error {
 	if head-f.lastSeq > maxPending {
 		return f.rebuildLocked(ctx)
 	}
+	ctx = context.WithValue(ctx, syncKey{}, f)
 	touched := map[string]bool{}
 	robotBinds := map[string]bool{} // devices bound or unbound: their identity may have become a robot
 	after := ""
 scan:
 	for {
-		evs, next, err := f.svc.FindEvents(ctx, graph.EventFilter{First: graph.MaxPageSize, After: after})
+		evs, next, err := f.src.FindEvents(ctx, graph.EventFilter{First: graph.MaxPageSize, After: after})
 		if err != nil {
 			return err
 		}
@@ -216,34 +211,36 @@ scan:
 	type upd struct {
 		id      string
 		ent     *finderEntry
+		keys    idKeys
 		boundTo string
 	}
 	var upds []upd
 	for _, id := range ids {
 		var e *finderEntry
+		var k idKeys
 		boundTo := ""
 		switch graph.KindOf(id) {
 		case graph.KindIdentity:
-			ident, err := f.svc.FindIdentityByID(ctx, id, graph.IdentityParts{})
+			ident, err := f.src.FindIdentityByID(ctx, id, graph.IdentityParts{})
 			if err != nil && graph.ErrorCode(err) != graph.ENOTFOUND {
 				return err
 			}
 			if ident != nil {
 				x := identityEntry(ident)
-				e = &x
+				e, k = &x, identityKeys(ident)
 			}
 		case graph.KindDevice:
-			v, err := f.svc.Device(ctx, id)
+			d, err := f.src.FindDeviceByID(ctx, id)
 			if err != nil && graph.ErrorCode(err) != graph.ENOTFOUND {
 				return err
 			}
-			if v != nil {
-				x := deviceEntry(&v.Device)
-				e = &x
-				boundTo = v.IdentityID
+			if d != nil {
+				x := deviceEntry(d)
+				e, k = &x, deviceKeys(d)
+				boundTo = d.IdentityID
 			}
 		}
-		upds = append(upds, upd{id, e, boundTo})
+		upds = append(upds, upd{id, e, k, boundTo})
 	}
 	f.idx.Lock()
 	defer f.idx.Unlock()
@@ -253,6 +250,7 @@ scan:
 		case u.ent == nil && ok: // gone: swap-delete
 			last := len(f.ent) - 1
 			f.ent[i] = f.ent[last]
+			f.ids.remove(i)
 			f.pos[f.ent[i].id] = i
 			f.ent = f.ent[:last]
 			delete(f.pos, u.id)
@@ -261,9 +259,11 @@ scan:
 				u.ent.robot = f.ent[i].robot
 			}
 			f.ent[i] = *u.ent
+			f.ids.put(i, u.keys)
 		case u.ent != nil:
 			f.pos[u.id] = len(f.ent)
 			f.ent = append(f.ent, *u.ent)
+			f.ids.put(len(f.ent)-1, u.keys)
 		}
 	}
 	// A robot device bound to an identity makes that identity findable as a robot.
@@ -319,7 +319,7 @@ func (c candSource) String(i int) string { return c[i].name }
 func (c candSource) Len() int            { return len(c) }
 
 // Find returns the nodes whose names match q.Text best, filtered by tags and kind.
-func (f *Finder) Find(ctx context.Context, q FindQuery) ([]FindHit, error) {
+func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, error) {
 	if err := graph.ValidateText("text", q.Text, 0, maxFindTextLen); err != nil {
 		return nil, err
 	}
@@ -417,7 +417,7 @@ func (f *Finder) Find(ctx context.Context, q FindQuery) ([]FindHit, error) {
 		}
 	}
 	ms := fuzzy.FindFrom(text, cands)
-	hits := make([]FindHit, 0, min(first, len(ms)))
+	hits := make([]graph.FindHit, 0, min(first, len(ms)))
 	for _, m := range ms {
 		if len(hits) == first {
 			break
@@ -427,7 +427,7 @@ func (f *Finder) Find(ctx context.Context, q FindQuery) ([]FindHit, error) {
 	return hits, nil
 }
 
-func (e *finderEntry) hit(score int, matched []int) FindHit {
+func (e *finderEntry) hit(score int, matched []int) graph.FindHit {
 	kind := e.kind
 	if e.robot {
 		kind = "robot"
@@ -435,11 +435,11 @@ func (e *finderEntry) hit(score int, matched []int) FindHit {
 	if matched == nil {
 		matched = []int{}
 	}
-	return FindHit{ID: e.id, Kind: kind, Name: e.name, Score: score, Matched: append([]int(nil), matched...)}
+	return graph.FindHit{ID: e.id, Kind: kind, Name: e.name, Score: score, Matched: append([]int(nil), matched...)}
 }
 
 // firstByName keeps the first n entries by name without sorting the whole index.
-func (f *Finder) firstByName(keep func(*finderEntry) bool, n int) []FindHit {
+func (f *Finder) firstByName(keep func(*finderEntry) bool, n int) []graph.FindHit {
 	less := func(a, b *finderEntry) bool {
 		if a.lower != b.lower {
 			return a.lower < b.lower
@@ -463,7 +463,7 @@ func (f *Finder) firstByName(keep func(*finderEntry) bool, n int) []FindHit {
 			best = best[:n]
 		}
 	}
-	out := make([]FindHit, len(best))
+	out := make([]graph.FindHit, len(best))
 	for i, e := range best {
 		out[i] = e.hit(0, nil)
 	}

@@ -1,0 +1,212 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/devgraph/devgraph/graph"
+)
+
+type browseNode struct {
+	ID     string   `json:"id"`
+	Kind   string   `json:"kind"`
+	Name   string   `json:"name,omitempty"`
+	Detail string   `json:"detail,omitempty"`
+	Tags   []string `json:"tags,omitempty"`
+	Depth  int      `json:"depth"`
+}
+
+type browseEdge struct {
+	From string `json:"from"`
+	Rel  string `json:"rel"`
+	To   string `json:"to"`
+}
+
+const maxBrowseNodes = 200
+
+func (s *Server) browseTool() *toolDef {
+	return &toolDef{
+		name:  "graph_browse",
+		title: "Browse a node and its neighbours",
+		desc: "Show one node and its neighbours to a depth: an identity's hints, tags, notes and bound devices; a device's identity, " +
+			"tags and notes; a tag's nodes. Use after graph_find to understand a thing before changing it. " + idForms +
+			fmt.Sprintf(" depth 1-3 (default 1); limit caps neighbours per node; at most %d nodes per call — when a limit cuts the walk, truncated is true and counts say how much was left out.", maxBrowseNodes),
+		params: []param{
+			{name: "id", typ: "string", required: true, maxLen: 300, desc: "the node to start from", example: `"identity:roland-jd-xi"`},
+			{name: "depth", typ: "integer", min: f64(1), max: f64(3), desc: "how many hops to follow (default 1)", example: "1"},
+			s.limitParam(20),
+		},
+		out: outputSchema(
+			outProp{"root", "object", "the starting node with its full record", true},
+			outProp{"nodes", "array", "nodes reached: id, kind, name, detail, tags, depth", true},
+			outProp{"edges", "array", "edges: from, rel, to", true},
+			outProp{"truncated", "boolean", "true when a limit cut the walk", true},
+			outProp{"counts", "object", "nodes, edges, omitted (neighbours left out)", true},
+		),
+		readOnly: true, idempotent: true,
+		handler: s.browse,
+	}
+}
+
+func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	rootID, err := s.svc.ResolveID(ctx, strings.TrimSpace(c.str("id")))
+	if err != nil {
+		return nil, err
+	}
+	depth := c.integer("depth", 1)
+	per := s.pageLimit(c, 20)
+	seen := map[string]*browseNode{}
+	var nodes []*browseNode
+	var edges []browseEdge
+	omitted := 0
+	truncated := false
+	var root any
+
+	frontier := []string{rootID}
+	for d := 0; d <= depth && len(frontier) > 0; d++ {
+		var next []string
+		for _, id := range frontier {
+			if seen[id] != nil {
+				continue
+			}
+			if len(nodes) >= maxBrowseNodes {
+				truncated = true
+				omitted++
+				continue
+			}
+			n, rec, nbrs, more, err := s.neighbours(ctx, id, per)
+			if err != nil {
+				if graph.ErrorCode(err) == graph.ENOTFOUND && id != rootID {
+					continue // a dangling link; the walk goes on
+				}
+				return nil, err
+			}
+			n.Depth = d
+			seen[id] = n
+			nodes = append(nodes, n)
+			if id == rootID {
+				root = rec
+			}
+			if d == depth {
+				continue // the depth asked for, not a cut
+			}
+			if more > 0 {
+				truncated = true
+				omitted += more
+			}
+			for _, e := range nbrs {
+				edges = append(edges, e)
+				if seen[e.To] == nil {
+					next = append(next, e.To)
+				}
+			}
+		}
+		frontier = next
+	}
+	var b strings.Builder
+	r := seen[rootID]
+	fmt.Fprintf(&b, "%s %q (%s)", r.ID, r.Name, r.Kind)
+	if r.Detail != "" {
+		fmt.Fprintf(&b, " — %s", r.Detail)
+	}
+	b.WriteByte('\n')
+	for _, e := range edges {
+		name := ""
+		if n := seen[e.To]; n != nil && n.Name != "" {
+			name = fmt.Sprintf(" %q", n.Name)
+		}
+		fmt.Fprintf(&b, "  %s -%s-> %s%s\n", e.From, e.Rel, e.To, name)
+	}
+	if truncated {
+		fmt.Fprintf(&b, "(truncated: %d neighbour(s) left out; raise limit, lower depth, or browse from a neighbour)\n", omitted)
+	}
+	out := map[string]any{
+		"root": root, "nodes": nonNil(nodes), "edges": nonNil(edges), "truncated": truncated,
+		"counts": map[string]int{"nodes": len(nodes), "edges": len(edges), "omitted": omitted},
+	}
+	return result(out, b.String())
+}
+
+// neighbours describes one node and lists up to limit of its links; more says how many
+// were left out.
+func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseNode, any, []browseEdge, int, error) {
+	var edges []browseEdge
+	more := 0
+	addEdge := func(rel, to string) {
+		if len(edges) >= limit {
+			more++
+			return
+		}
+		edges = append(edges, browseEdge{From: id, Rel: rel, To: to})
+	}
+	switch graph.KindOf(id) {
+	case graph.KindIdentity:
+		ident, err := s.svc.FindIdentityByID(ctx, id, graph.IdentityParts{Notes: true, Devices: true})
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		n := &browseNode{ID: id, Kind: "identity", Name: ident.Name, Tags: ident.Tags,
+			Detail: fmt.Sprintf("%d hint(s): %s", len(ident.Hints), graph.FormatFingerprints(ident.Hints))}
+		for _, d := range ident.Devices {
+			addEdge("bound_device", d.ID)
+		}
+		for _, t := range ident.Tags {
+			addEdge("tagged", "tag:"+t)
+		}
+		for _, nt := range ident.Notes {
+			addEdge("note", nt.ID)
+		}
+		return n, ident, edges, more, nil
+	case graph.KindDevice:
+		dv, err := s.svc.Device(ctx, id)
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		state := "unplugged"
+		if dv.Present {
+			state = "present"
+		}
+		n := &browseNode{ID: id, Kind: "device", Name: dv.Name, Tags: dv.Tags, Detail: fmt.Sprintf("ref %s, %s", dv.Ref, state)}
+		if dv.Match != nil && dv.Match.Summary != "" {
+			n.Detail += "; " + dv.Match.Summary
+		}
+		if dv.BoundTo != "" {
+			addEdge("identity", dv.BoundTo)
+		}
+		for _, t := range dv.Tags {
+			addEdge("tagged", "tag:"+t)
+		}
+		notes, total, _, err := s.svc.FindNotes(ctx, graph.NoteFilter{Target: id, First: limit})
+		if err == nil {
+			for _, nt := range notes {
+				addEdge("note", nt.ID)
+			}
+			if total > len(notes) {
+				more += total - len(notes)
+			}
+		}
+		return n, dv, edges, more, nil
+	case graph.KindTag:
+		tag := strings.TrimPrefix(id, "tag:")
+		ids, total, _, err := s.svc.FindTagged(ctx, tag, limit, "")
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		n := &browseNode{ID: id, Kind: "tag", Name: tag, Detail: fmt.Sprintf("on %d node(s)", total)}
+		for _, nid := range ids {
+			addEdge("tags", nid)
+		}
+		if total > len(ids) {
+			more += total - len(ids)
+		}
+		return n, map[string]any{"tag": tag, "count": total}, edges, more, nil
+	case graph.KindNote:
+		// Notes are reached from their target; on their own they carry no links we can
+		// look up by id, so show the id.
+		return &browseNode{ID: id, Kind: "note"}, map[string]any{"id": id}, nil, 0, nil
+	}
+	return nil, nil, nil, 0, graph.FieldErrorf(graph.EINVALID, "id", "cannot browse %q; give an identity, device, tag or note id. %s", id, idForms)
+}

@@ -1,0 +1,130 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/devgraph/devgraph/graph"
+)
+
+type findHit struct {
+	ID         string   `json:"id"`
+	Kind       string   `json:"kind"` // identity, device, robot
+	Name       string   `json:"name"`
+	Ref        string   `json:"ref,omitempty"`
+	Present    *bool    `json:"present,omitempty"`
+	IdentityID string   `json:"identity_id,omitempty"`
+	Tags       []string `json:"tags"`
+}
+
+func (s *Server) findTool() *toolDef {
+	return &toolDef{
+		name:  "graph_find",
+		title: "Find identities, devices and robots",
+		desc: "Find nodes by name (fuzzy), tags and kind. Use it first whenever you need an id: it returns identity ids " +
+			"(identity:<slug>), device ids and refs (usb:3-3.2, robot:scout). All given tags must match (tags are namespace:value, " +
+			"see graph_suggest_tags). kind is identity, device, robot or any. Results are paged (limit, cursor).",
+		params: []param{
+			{name: "text", typ: "string", maxLen: 200, desc: "part of a name, fuzzy matched; omit to list by tags or kind", example: `"jd-xi"`},
+			{name: "tags", typ: "array", maxLen: 16, desc: "tags that must all be present, e.g. [\"role:synth\"]", example: `["role:synth"]`},
+			{name: "kind", typ: "string", enum: []string{"any", "identity", "device", "robot"}, desc: "what to look for (default any)"},
+			s.limitParam(20), cursorParam,
+		},
+		out: outputSchema(
+			outProp{"results", "array", "matches: id, kind, name, ref, present, identity_id, tags", true},
+			outProp{"total", "integer", "matches found (the index stops counting at 500)", true},
+			outProp{"next_cursor", "string", "pass as cursor for the next page; empty on the last", false},
+		),
+		readOnly: true, idempotent: true,
+		handler: s.find,
+	}
+}
+
+func (s *Server) find(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	text := strings.TrimSpace(c.str("text"))
+	if err := graph.ValidateText("text", text, 0, 200); err != nil {
+		return nil, err
+	}
+	var tags []string
+	for _, t := range c.list("tags") {
+		n, err := graph.NormalizeTag(tidyTag(t))
+		if err != nil {
+			return nil, err
+		}
+		tags = append(tags, n)
+	}
+	kind := c.str("kind")
+	if kind == "" {
+		kind = "any"
+	}
+	limit := s.pageLimit(c, 20)
+	off, err := decodeOffset(c.str("cursor"))
+	if err != nil {
+		return nil, err
+	}
+	page, total, next, err := s.findIndexed(ctx, text, tags, kind, off, limit)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d match(es)", total)
+	if len(page) < total {
+		fmt.Fprintf(&b, ", showing %d", len(page))
+	}
+	b.WriteString(":\n")
+	for _, h := range page {
+		fmt.Fprintf(&b, "- %s %q (%s)", h.ID, h.Name, h.Kind)
+		if h.Ref != "" && h.Ref != h.ID {
+			fmt.Fprintf(&b, " ref %s", h.Ref)
+		}
+		if len(h.Tags) > 0 {
+			fmt.Fprintf(&b, " [%s]", strings.Join(h.Tags, " "))
+		}
+		b.WriteByte('\n')
+	}
+	if next != "" {
+		b.WriteString("More: call again with cursor=" + next + "\n")
+	}
+	return result(map[string]any{"results": nonNil(page), "total": total, "next_cursor": next}, b.String())
+}
+
+// findIndexed answers graph_find from the name index (Options.Finder, the one GraphQL
+// find uses): it asks for one page past the cursor's offset and fills each hit of the
+// page with its ref, presence and tags.
+func (s *Server) findIndexed(ctx context.Context, text string, tags []string, kind string, off, limit int) ([]findHit, int, string, error) {
+	if kind == "any" {
+		kind = ""
+	}
+	want := off + limit + 1
+	if want > graph.MaxPageSize {
+		want = graph.MaxPageSize
+	}
+	hits, err := s.opts.Finder.Find(ctx, graph.FindQuery{Text: text, Tags: tags, Kind: kind, First: want})
+	if err != nil {
+		return nil, 0, "", err
+	}
+	page, next := pageOf(hits, off, limit)
+	if off+limit >= graph.MaxPageSize {
+		next = ""
+	}
+	out := make([]findHit, 0, len(page))
+	for _, h := range page {
+		fh := findHit{ID: h.ID, Kind: h.Kind, Name: h.Name, Tags: []string{}}
+		switch graph.KindOf(h.ID) {
+		case graph.KindIdentity:
+			if id, err := s.svc.FindIdentityByID(ctx, h.ID, graph.IdentityParts{}); err == nil {
+				fh.Tags = nonNil(id.Tags)
+			}
+		case graph.KindDevice:
+			if d, err := s.svc.Device(ctx, h.ID); err == nil {
+				present := d.Present
+				fh.Ref, fh.Present, fh.IdentityID, fh.Tags = d.Ref, &present, d.IdentityID, nonNil(d.Tags)
+			}
+		}
+		out = append(out, fh)
+	}
+	return out, len(hits), next, nil
+}

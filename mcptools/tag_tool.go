@@ -1,0 +1,122 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/devgraph/devgraph/graph"
+)
+
+func (s *Server) tagTool() *toolDef {
+	return &toolDef{
+		name:  "graph_tag",
+		title: "Add or remove tags",
+		desc: "Add and/or remove tags on an identity, device or robot. Tags are namespace:value, lowercase, [a-z0-9][a-z0-9._-]* " +
+			"on each side (namespace ≤ 32, value ≤ 64 chars); input is normalised (\"Role: Synth\" → role:synth). Call " +
+			"graph_suggest_tags first and reuse existing terms. Adding a tag already there or removing one absent changes nothing. " + idForms,
+		params: []param{
+			{name: "target", typ: "string", required: true, maxLen: 300, desc: "the node to tag", example: `"identity:roland-jd-xi"`},
+			{name: "add", typ: "array", maxLen: 32, desc: "tags to add", example: `["role:synth", "location:studio"]`},
+			{name: "remove", typ: "array", maxLen: 32, desc: "tags to remove", example: `["status:loaned"]`},
+			whyParam,
+		},
+		out: outputSchema(
+			outProp{"target", "string", "the node's full id", true},
+			outProp{"tags", "array", "the node's tags afterwards", true},
+			outProp{"request_id", "string", "the request id of the change", true},
+		),
+		write: true, destructive: true, idempotent: true,
+		handler: s.tag,
+	}
+}
+
+func (s *Server) tag(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	add, remove := c.list("add"), c.list("remove")
+	if len(add) == 0 && len(remove) == 0 {
+		return nil, graph.FieldErrorf(graph.EINVALID, "add", "graph_tag needs add or remove (arrays of namespace:value tags), e.g. \"add\": [\"role:synth\"]")
+	}
+	for _, list := range [][]string{add, remove} {
+		for i, t := range list {
+			list[i] = tidyTag(t)
+			if _, err := graph.NormalizeTag(list[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	target, err := s.svc.ResolveID(ctx, strings.TrimSpace(c.str("target")))
+	if err != nil {
+		return nil, err
+	}
+	tags, err := s.svc.UpdateTags(ctx, target, add, remove)
+	if err != nil {
+		return nil, err
+	}
+	text := fmt.Sprintf("%s now has tags: %s", target, strings.Join(tags, " "))
+	if len(tags) == 0 {
+		text = target + " now has no tags."
+	}
+	return result(map[string]any{"target": target, "tags": nonNil(tags), "request_id": c.requestID}, text)
+}
+
+func (s *Server) suggestTagsTool() *toolDef {
+	return &toolDef{
+		name:  "graph_suggest_tags",
+		title: "Suggest tags to reuse",
+		desc: "List the tag vocabulary: the seeded tags (role, capability, manufacturer, form-factor, location, status, project) and " +
+			"every tag in use with how many nodes carry it, most used first. Call it before graph_tag so you reuse existing terms " +
+			"instead of inventing synonyms. Filter by namespace and/or a text fragment.",
+		params: []param{
+			{name: "namespace", typ: "string", maxLen: 32, desc: "only this namespace, e.g. role", example: `"role"`},
+			{name: "text", typ: "string", maxLen: 64, desc: "only tags containing this text", example: `"synth"`},
+			s.limitParam(50), cursorParam,
+		},
+		out: outputSchema(
+			outProp{"tags", "array", "tag, count (nodes carrying it), seeded", true},
+			outProp{"namespaces", "array", "the seeded namespaces", true},
+			outProp{"total", "integer", "tags in all pages", true},
+			outProp{"next_cursor", "string", "pass as cursor for the next page", false},
+		),
+		readOnly: true, idempotent: true,
+		handler: s.suggestTags,
+	}
+}
+
+func (s *Server) suggestTags(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	ns := strings.ToLower(strings.TrimSpace(c.str("namespace")))
+	tags, err := s.svc.FindTags(ctx, graph.TagFilter{Namespace: ns})
+	if err != nil {
+		return nil, err
+	}
+	text := strings.ToLower(strings.TrimSpace(c.str("text")))
+	var list []graph.TagCount
+	for _, t := range tags {
+		if text == "" || strings.Contains(t.Tag, text) {
+			list = append(list, t)
+		}
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		if list[i].Count != list[j].Count {
+			return list[i].Count > list[j].Count
+		}
+		return list[i].Tag < list[j].Tag
+	})
+	off, err := decodeOffset(c.str("cursor"))
+	if err != nil {
+		return nil, err
+	}
+	page, next := pageOf(list, off, s.pageLimit(c, 50))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tag(s):", len(list))
+	for _, t := range page {
+		fmt.Fprintf(&b, " %s(%d)", t.Tag, t.Count)
+	}
+	b.WriteByte('\n')
+	if next != "" {
+		b.WriteString("More: call again with cursor=" + next + "\n")
+	}
+	return result(map[string]any{"tags": nonNil(page), "namespaces": graph.SeedNamespaces, "total": len(list), "next_cursor": next}, b.String())
+}

@@ -652,8 +652,7 @@ func TestWallEvery(t *testing.T) {
 	t.Parallel()
 	var got []time.Time
 	done := make(chan struct{})
-	var stop func()
-	stop = wallEvery(time.Now)(time.Millisecond, func(at time.Time) {
+	stop := wallEvery(time.Now)(time.Millisecond, func(at time.Time) {
 		if len(got) < 5 {
 			got = append(got, at)
 			if len(got) == 5 {

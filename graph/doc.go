@@ -6,8 +6,11 @@
 // TagService in tag.go, NoteService in note.go, RobotService in robot.go, …), composed
 // into Service (what the edges and the socket see) and Store (what the store implements,
 // including the plumbing discovery and the robot fleet write through: DeviceStore,
-// RobotStore). Each method's comment says what it returns when something is missing or
-// conflicting.
+// RobotStore). Finder, NameSource and Suggester (names.go) are the name index's seams:
+// what GraphQL find and MCP graph_find ask, what the index reads, and how the store asks
+// it for a "did you mean". GraphQLExecutor (graphql.go) is what the HTTP transport and
+// the socket hand GraphQL requests to. Each method's comment says what it returns when
+// something is missing or conflicting.
 //
 // It imports the standard library and uuid, nothing of devgraph's own. Every other
 // package talks to its neighbours in these types, never in bbolt byte slices, GraphQL

@@ -81,7 +81,8 @@ type IdentityService interface {
 	MergeIdentities(ctx context.Context, from, into string) (*Identity, error)
 	// RestoreIdentity brings back a deleted identity from its last recorded state: data,
 	// hints, tags and the notes deleted with it (same ids, authors and times; note.add
-	// events of the restoring request). ECONFLICT when the slug is taken again, ENOTFOUND
-	// when it was never deleted.
+	// events of the restoring request). ECONFLICT when the identity exists (it was never
+	// deleted, or its slug is taken again), ENOTFOUND when no identity of that id was ever
+	// recorded.
 	RestoreIdentity(ctx context.Context, id string) (*Identity, error)
 }

@@ -66,7 +66,8 @@ type HintService interface {
 // called once with nil as its last call — it has missed changes, should treat what it
 // keeps as stale, and may subscribe again. fn is never called with nil otherwise.
 // Different subscriptions may be called concurrently. The returned func cancels the
-// subscription (it may be called from inside fn, and then no nil call follows).
+// subscription; it may be called from inside fn, and only a nil call already decided
+// may follow it (mcptools' server copes with one after Close).
 type Notifier interface {
 	Subscribe(fn func(events []*Event)) (cancel func())
 }

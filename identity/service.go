@@ -224,14 +224,13 @@ func (s *Service) observe(ctx context.Context, snap *graph.Snapshot) error {
 	snap = &cp
 	// With no Actor on the snapshot the store records each appear/disappear as
 	// discovery:<that device's source> (graph.DeviceStore.ObserveDevices).
-	const actor = "discovery"
-	dctx := graph.WithMessage(graph.WithRequestID(graph.WithActor(ctx, actor), graph.NewRequestID()), "")
+	dctx := graph.WithMessage(graph.WithRequestID(ctx, graph.NewRequestID()), "")
 	evs, err := s.store.ObserveDevices(dctx, snap)
 	if err != nil {
 		return fmt.Errorf("observe devices: %w", err)
 	}
 	if len(evs) > 0 {
-		s.logger().Info("devices changed", "actor", actor, "events", len(evs))
+		s.logger().Info("devices changed", "actor", "discovery", "events", len(evs))
 	}
 	if s.AutoBind {
 		if err := s.autoBind(ctx, snap); err != nil {

@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/devgraph/devgraph/graph"
+	"go.uber.org/goleak"
+
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/search"
@@ -79,10 +82,18 @@ var sharedRig struct {
 	err  error
 }
 
+// TestMain also checks that no goroutine (flush loops, stdio readers, subscriptions,
+// HTTP sessions) outlives the tests: each is stopped and waited for by Close.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if sharedRig.dir != "" {
 		os.RemoveAll(sharedRig.dir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines outlived the tests:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -71,6 +71,10 @@ type Server struct {
 	closeOnce sync.Once
 	cancels   []func()
 	done      chan struct{}
+	loops     sync.WaitGroup // the flush loop; Close waits for it
+
+	changesMu     sync.Mutex
+	changesCancel func() // the current subscription to committed changes
 
 	// testInitDelay slows initialize down in tests, to show that later requests of the
 	// session wait for it.
@@ -146,18 +150,45 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	s.addPrompts()
 
 	if opts.Notifier != nil {
-		s.cancels = append(s.cancels, opts.Notifier.Subscribe(s.subs.onEvents))
+		s.listenChanges(opts.Notifier)
 	}
 	if opts.RobotEvents != nil {
 		s.cancels = append(s.cancels, opts.RobotEvents(s.subs.onRobot))
 	}
-	go s.subs.run(s.done, opts.NotifyInterval)
+	s.loops.Add(1)
+	go func() {
+		defer s.loops.Done()
+		s.subs.run(s.done, opts.NotifyInterval)
+	}()
 	return s, nil
 }
 
 const instructions = `devgraph keeps a graph of the hardware around you: devices as the sources see them (usb:3-3.2, alsa:card:PCH, robot:scout), stable identities for them (identity:<slug>), tags (namespace:value), notes, and an audit changelog.
 Start with graph_find or graph_unbound; graph_browse shows a node and its neighbours; graph_query runs any GraphQL read (schema: resource devgraph://schema).
 Before tagging, call graph_suggest_tags and reuse existing terms. Robots: robot_status, then robot_arm before robot_navigate.`
+
+// listenChanges subscribes to committed changes. When the store drops the subscription
+// (this server fell too far behind its writes; graph.Notifier), the subscribers are told:
+// every resource a session watches is reported updated at the next flush, so each client
+// re-reads what it shows, and the server subscribes again.
+func (s *Server) listenChanges(n graph.Notifier) {
+	s.changesMu.Lock()
+	defer s.changesMu.Unlock()
+	select {
+	case <-s.done:
+		return // closed meanwhile
+	default:
+	}
+	s.changesCancel = n.Subscribe(func(evs []*graph.Event) {
+		if evs != nil {
+			s.subs.onEvents(evs)
+			return
+		}
+		s.log.Warn("mcp: fell behind the store's changes; telling every subscriber its resources changed and subscribing again")
+		s.subs.markAll()
+		s.listenChanges(n)
+	})
+}
 
 // MCPServer exposes the underlying mcp-go server (for in-process clients in tests and
 // tools that embed devgraph).
@@ -170,14 +201,21 @@ func (s *Server) Close() error {
 		for _, c := range s.cancels {
 			c()
 		}
+		s.changesMu.Lock() // a dropped subscription cannot subscribe again past this
+		if s.changesCancel != nil {
+			s.changesCancel()
+			s.changesCancel = nil
+		}
 		close(s.done)
+		s.changesMu.Unlock()
+		s.loops.Wait()
 		s.httpMu.Lock()
 		h := s.http
 		s.httpMu.Unlock()
 		if h != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			h.CloseSessions(ctx)
+			h.Shutdown(ctx) // closes the sessions and stops the idle-session sweeper
 		}
 	})
 	return nil

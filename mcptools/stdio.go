@@ -78,9 +78,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
+	readerDone := make(chan struct{})
 	go func() {
-		// This goroutine may stay blocked in Read after ctx ends (a pipe nobody closes);
-		// it owns nothing and exits at the next line or EOF.
+		// A Read blocked when ctx ends is interrupted by stopReading at the end.
+		defer close(readerDone)
 		r := bufio.NewReaderSize(in, 64<<10)
 		for {
 			line, err := readLine(r)
@@ -141,7 +142,33 @@ loop:
 	case <-time.After(stdioDrain):
 		s.log.Warn("stdio: requests still running at the end of the session; not waiting for them")
 	}
+	s.stopReading(in, readerDone)
 	return result
+}
+
+// stopReading ends the goroutine reading in: when the session ended with the input still
+// open (ctx ended first), a Read may be blocked in it, so the read is interrupted — by a
+// read deadline where in has one (pipes, sockets, a terminal's stdin), else by closing
+// in — and the goroutine waited for (bounded: a Read nothing can interrupt is left to end
+// at the next line or EOF, and logged).
+func (s *Server) stopReading(in io.Reader, done <-chan struct{}) {
+	select {
+	case <-done:
+		return // EOF or a read error ended it already
+	default:
+	}
+	interrupted := false
+	if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok {
+		interrupted = d.SetReadDeadline(time.Now()) == nil
+	}
+	if c, ok := in.(io.Closer); ok && !interrupted {
+		c.Close()
+	}
+	select {
+	case <-done:
+	case <-time.After(stdioDrain):
+		s.log.Warn("stdio: the input's reader could not be interrupted; it ends at the next line or EOF")
+	}
 }
 
 // stdioGrace is how long requests still running when the input ends may take to finish

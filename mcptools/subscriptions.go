@@ -154,6 +154,18 @@ func (su *subscriptions) onEvents(evs []*graph.Event) {
 	}
 }
 
+// markAll marks every subscribed resource changed: after missed changes nobody can say
+// which, so every subscriber re-reads.
+func (su *subscriptions) markAll() {
+	su.mu.Lock()
+	defer su.mu.Unlock()
+	for _, ss := range su.sessions {
+		for _, key := range ss.uris {
+			su.pending[key] = true
+		}
+	}
+}
+
 // relatedIDs pulls the ids a node's JSON body points at (a note's target, a device's
 // identity, a tag's node).
 func relatedIDs(body json.RawMessage) []string {

@@ -199,6 +199,9 @@ func connectionType(name string, node graphql.Output, totalDesc string, edgeFiel
 }
 
 // newSchema builds the schema over svc.
+// schemaMu serialises graphql.NewSchema (see newSchema).
+var schemaMu sync.Mutex
+
 func newSchema(b *builder) (graphql.Schema, error) {
 	b.nodeIface = graphql.NewInterface(graphql.InterfaceConfig{
 		Name:        "Node",
@@ -221,6 +224,10 @@ func newSchema(b *builder) (graphql.Schema, error) {
 		},
 	})
 	b.buildTypes()
+	// graphql-go fills in its shared introspection types on the first schema built:
+	// two schemas built at once race on them, so builds take turns.
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
 	return graphql.NewSchema(graphql.SchemaConfig{
 		Query:    b.queryType(),
 		Mutation: b.mutationType(),

@@ -48,7 +48,7 @@ func (h *relayHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Bytes the client sent after the request may already sit in brw's buffer.
 	var in io.Reader = conn
 	if n := brw.Reader.Buffered(); n > 0 {
-		in = io.MultiReader(brw.Reader, conn)
+		in = bufferedConn{io.MultiReader(brw.Reader, conn), conn}
 	}
 	h.log.Info("relayed stdio session started", "read_only", readOnly)
 	err = mcp.ServeStdio(h.ctx, in, conn)
@@ -113,3 +113,13 @@ func RelayStdio(ctx context.Context, sock string, readOnly bool, in io.Reader, o
 	}
 	return nil
 }
+
+// bufferedConn reads what the HTTP server buffered before the connection's own bytes, and
+// keeps the connection's read deadline, so the session can interrupt a blocked read when
+// it ends (mcptools' ServeStdio does).
+type bufferedConn struct {
+	io.Reader
+	conn net.Conn
+}
+
+func (b bufferedConn) SetReadDeadline(t time.Time) error { return b.conn.SetReadDeadline(t) }

@@ -27,8 +27,9 @@ type subscription struct {
 // Dropping logs the reason, discards what is still queued for fn, and calls fn one last
 // time with nil events (a committed write always has events, so nil means only this): fn
 // has missed changes and should re-read whatever it keeps, and may subscribe again.
-// cancel stops further calls (a call already under way finishes; none follows, not even
-// the nil one); it may be called more than once and from inside fn. Close delivers what
+// cancel stops further calls (a call already under way finishes, and so may a nil call
+// already decided when cancel was called; no other follows); it may be called more than
+// once and from inside fn. Close delivers what
 // is queued, ends every subscription without the nil call, and waits for fn to return.
 func (db *DB) Subscribe(fn func(events []*graph.Event)) (cancel func()) {
 	s := &subscription{fn: fn, queue: make(chan []*graph.Event, subscriberQueue)}

@@ -88,3 +88,31 @@ func TestProcess_RelayEndsWithItsServer(t *testing.T) {
 		t.Errorf("relay stderr lacks the reason:\n%s", relay.log())
 	}
 }
+
+// Two MCP clients configured with `serve --http ADDR --stdio` on one database: the second
+// cannot have the port the first holds, and still relays its stdio session (HTTP beside a
+// relay is a bonus, never a reason to end it).
+func TestProcess_RelayWithHTTPPortTaken(t *testing.T) {
+	t.Parallel()
+	env := procEnv(t)
+	db := filepath.Join(t.TempDir(), "twoclients.db")
+	srv := startServe(t, env, "--db", db, "--poll", "0", "--http", "127.0.0.1:0", "--stdio")
+	addr := strings.TrimSuffix(strings.TrimPrefix(srv.waitLine("MCP: http://"), "MCP: http://"), "/mcp")
+	relay := startServe(t, env, "--db", db, "--http", addr, "--stdio")
+	relay.waitLine("devgraph: ")
+	relay.send(relayInit)
+	if res, _ := relay.reply(1)["result"].(map[string]any); res == nil {
+		t.Fatalf("the relay did not answer initialize:\n%s", relay.log())
+	}
+	relay.stdin.Close()
+	if err := relay.wait(); err != nil {
+		t.Errorf("relay ended with %v:\n%s", err, relay.log())
+	}
+	if !strings.Contains(relay.log(), "not serving HTTP here") {
+		t.Errorf("the relay does not say it serves no HTTP:\n%s", relay.log())
+	}
+	srv.stdin.Close()
+	if err := srv.wait(); err != nil {
+		t.Errorf("serve ended with %v:\n%s", err, srv.log())
+	}
+}

@@ -35,7 +35,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 			defer cl.Close()
 			return e.relay(ctx, f, cl, db, log)
 		}
-		st, err := store.Open(db, store.Options{Timeout: 500 * time.Millisecond})
+		st, err := store.Open(db, store.Options{Timeout: 500 * time.Millisecond, Logger: log})
 		if err == nil {
 			return e.serveDB(ctx, f, st, db, log)
 		}
@@ -202,11 +202,13 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 		if !f.stdio {
 			return e.runFrontends(ctx, f, rt, log)
 		}
-		hs, err := e.openHTTP(f, rt, log)
-		if err != nil {
-			return err
+		// The stdio relay is what this process is for (an MCP client started it); HTTP
+		// beside it is a bonus, so a taken port does not end the session.
+		if hs, err := e.openHTTP(f, rt, log); err != nil {
+			log.Warn("relay: not serving HTTP here; the stdio session relays on", "http", f.httpAddr, "err", graph.ErrorMessage(err))
+		} else {
+			defer hs.Close()
 		}
-		defer hs.Close()
 	}
 	if !f.stdio {
 		return nil

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseArgs(t *testing.T) {
+	t.Parallel()
 	newFS := func() (*flag.FlagSet, *bool, *string) {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
@@ -54,6 +55,7 @@ func TestParseArgs(t *testing.T) {
 }
 
 func TestRun_ExitCodes(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	db := "--db=" + t.TempDir() + "/x.db"
 	t.Run("OK", func(t *testing.T) {
@@ -92,6 +94,7 @@ func TestRun_ExitCodes(t *testing.T) {
 }
 
 func TestServe_NonLoopbackNeedsTokens(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	db := "--db=" + t.TempDir() + "/x.db"
 	c.fail(1, "not a loopback address", "serve", "--http", "0.0.0.0:0", "--poll", "0", db)

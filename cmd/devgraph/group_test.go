@@ -8,6 +8,7 @@ import (
 // A command group's -h prints its subcommands on stdout and exits 0; without a
 // subcommand (and no -h) it is bad usage.
 func TestGroupHelp(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	for group, subs := range map[string][]string{
 		"robot":    {"status", "navigate", "stop", "arm", "disarm", "parameters"},

@@ -99,6 +99,7 @@ func binOK(t *testing.T, env []string, args ...string) string {
 // TestProcess_HeldDatabase: a second process opening a database another holds (with no
 // server socket to go through) gets the one-line "in use" error quickly, never a hang.
 func TestProcess_HeldDatabase(t *testing.T) {
+	t.Parallel()
 	env := procEnv(t)
 	db := filepath.Join(t.TempDir(), "held.db")
 	st, err := store.Open(db, store.Options{NoBackup: true})
@@ -263,6 +264,7 @@ func (c *child) reply(id int) map[string]any {
 // note and changelog go through its socket; a second serve relays an MCP session to it;
 // everything stops; the file, opened directly, holds all of it.
 func TestProcess_ServeBeside(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"stdio", "http"} {
 		t.Run(mode, func(t *testing.T) {
 			env := procEnv(t)

@@ -11,6 +11,7 @@ const relayInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"prot
 // A `serve --read-only` relaying to a read-write server gets the read-only tool set and
 // its write calls are refused; it says which of its flags do not apply.
 func TestProcess_ReadOnlyRelay(t *testing.T) {
+	t.Parallel()
 	env := procEnv(t)
 	db := filepath.Join(t.TempDir(), "relay.db")
 	binOK(t, env, "identity", "create", "Relay Synth", "--db", db)
@@ -66,6 +67,7 @@ func TestProcess_ReadOnlyRelay(t *testing.T) {
 // When the server a session relays to stops, the relay ends at once with a one-line
 // reason and a non-zero status.
 func TestProcess_RelayEndsWithItsServer(t *testing.T) {
+	t.Parallel()
 	env := procEnv(t)
 	db := filepath.Join(t.TempDir(), "gone.db")
 	srv := startServe(t, env, "--db", db, "--poll", "0")

@@ -20,6 +20,7 @@ type eventList struct {
 // identity verb, hints, tags, notes, changelog filters, verify, backup, export → import
 // into an empty database, compact.
 func TestCLI_RoundTrip(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "devgraph.db")

@@ -42,6 +42,7 @@ func postJSON(t *testing.T, url, body string, header http.Header) (int, map[stri
 // `serve --read-only --http` refuses GraphQL mutations over HTTP with a clear error
 // and writes nothing; queries still run.
 func TestServe_ReadOnlyHTTP(t *testing.T) {
+	t.Parallel()
 	env := procEnv(t)
 	db := filepath.Join(t.TempDir(), "ro.db")
 	srv := startServe(t, env, "--db", db, "--read-only", "--http", "127.0.0.1:0", "--poll", "0")
@@ -75,6 +76,7 @@ func TestServe_ReadOnlyHTTP(t *testing.T) {
 // The guard's refusals on /mcp come as JSON-RPC error objects with the HTTP status kept;
 // /graphql keeps GraphQL's error shape.
 func TestServe_MCPGuardErrorsAreJSONRPC(t *testing.T) {
+	t.Parallel()
 	env := procEnv(t)
 	db := filepath.Join(t.TempDir(), "guard.db")
 	srv := startServe(t, env, "--db", db, "--http", "127.0.0.1:0", "--poll", "0")

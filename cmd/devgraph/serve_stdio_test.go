@@ -17,6 +17,7 @@ import (
 // `printf '<init>\n<initialized>\n<tools/call graph_tag>\n' | devgraph serve`: stdin ends
 // right behind the call; the tag still lands and its answer is printed before exit.
 func TestProcess_PipedCallSurvivesEOF(t *testing.T) {
+	t.Parallel()
 	env := procEnv(t)
 	db := filepath.Join(t.TempDir(), "piped.db")
 	binOK(t, env, "identity", "create", "Piped Synth", "--db", db)

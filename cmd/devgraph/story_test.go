@@ -81,6 +81,7 @@ func explain(m *graph.Match) string {
 // TestCLI_Story is the sources/identity issue's end-to-end CLI story on a temp database
 // with a copy of the demo rig the test re-plugs.
 func TestCLI_Story(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	r := newTestRig(t)
 	base := append([]string{"--db", filepath.Join(t.TempDir(), "story.db")}, r.flags()...)

@@ -1,7 +1,7 @@
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 # The packages with concurrent code: run under the race detector in `make race` and CI.
-RACE_PKGS ?= ./store/... ./identity/ ./remote/ ./mcptools/ ./query/ ./search/ ./http/ ./sources/...
+RACE_PKGS ?= ./store/... ./identity/ ./remote/ ./mcptools/ ./query/ ./search/ ./http/ ./sources/... ./cmd/devgraph/
 # fuzz: how long each fuzz target runs.
 FUZZTIME ?= 30s
 # chaos: SIGKILL rounds of the crash test.

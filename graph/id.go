@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"regexp"
 	"strings"
 )
@@ -103,4 +104,12 @@ func IsRef(s string) bool {
 		}
 	}
 	return false
+}
+
+// Resolver turns what a person or a model typed into a node id.
+type Resolver interface {
+	// ResolveID expands a typed id, bare slug or device ref into a full node id, checking
+	// that the node exists. kinds limits what it may resolve to (none: any). ENOTFOUND
+	// (with the closest existing id as a suggestion) when nothing matches.
+	ResolveID(ctx context.Context, text string, kinds ...Kind) (string, error)
 }

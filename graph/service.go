@@ -1,7 +1,5 @@
 package graph
 
-import "context"
-
 // Service is everything the edges (CLI, GraphQL, MCP, the socket) can ask of devgraph: one
 // verb per operation, grouped by noun. It is implemented over a local store by
 // identity.Service and by remote.Client over a running server's socket, with the same
@@ -37,27 +35,6 @@ type Store interface {
 	RobotStore
 	ChangelogService
 	DatabaseService
-}
-
-// Resolver turns what a person or a model typed into a node id.
-type Resolver interface {
-	// ResolveID expands a typed id, bare slug or device ref into a full node id, checking
-	// that the node exists. kinds limits what it may resolve to (none: any). ENOTFOUND
-	// (with the closest existing id as a suggestion) when nothing matches.
-	ResolveID(ctx context.Context, text string, kinds ...Kind) (string, error)
-}
-
-// HintService keeps the fingerprints identities hold as hints.
-type HintService interface {
-	// AddHints adds fingerprints as hints. A unit-class fingerprint held by another
-	// identity is ECONFLICT naming it unless move is set, which moves it (hint.move).
-	// A hint the identity already holds is EINVALID ("duplicate").
-	AddHints(ctx context.Context, id string, fps []Fingerprint, move bool) (*Identity, error)
-	// RemoveHints removes hints; EINVALID for a hint the identity does not hold.
-	RemoveHints(ctx context.Context, id string, fps []Fingerprint) (*Identity, error)
-	// FindHintHolders looks fingerprints up in the hint index: for each one, the ids of
-	// the identities holding it (absent when none). Never a scan.
-	FindHintHolders(ctx context.Context, fps []Fingerprint) (map[Fingerprint][]string, error)
 }
 
 // Notifier tells subscribers about committed changes: fn is called after each committed

@@ -129,10 +129,9 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 	for i, e := range ents {
 		pos[e.id] = i
 	}
-	sorted := sortKeys(keys)
 	f.idx.Lock()
 	f.ent, f.pos = ents, pos
-	f.ids.reset(keys, sorted)
+	f.ids.reset(keys)
 	f.idx.Unlock()
 	f.built, f.lastSeq = true, head
 	return nil

@@ -73,10 +73,14 @@ const (
 // idKeys is one node's keys: its id's local part (an identity's slug, a device's key)
 // and a device's current ref, each also ASCII-lowercased (what the store compared) and
 // without separators.
+//
+// It is kept small (an identity's slug shares its id's bytes; lowercased and bare forms are
+// made only for the keys the masks let through): the index holds one per node, and at
+// 100,000 identities every byte here is 100 KB of the server's memory.
 type idKeys struct {
-	device                 bool
-	key, keyLower, keyBare string
-	ref, refLower, refBare string
+	key    string // an identity's slug or a device's key
+	ref    string // a device's current ref ("" for identities)
+	device bool
 }
 
 // keyMasks rule keys out before any string is compared: the characters (charMask) and
@@ -101,23 +105,32 @@ type keyOp struct {
 
 func identityKeys(id *graph.Identity) idKeys {
 	_, slug, _ := graph.SplitID(id.ID)
-	low := lowerASCII(slug)
-	return idKeys{key: slug, keyLower: low, keyBare: string(bareOf(nil, low))}
+	return idKeys{key: slug}
 }
 
 func deviceKeys(d *graph.Device) idKeys {
 	_, key, _ := graph.SplitID(d.ID)
-	low, rlow := lowerASCII(key), lowerASCII(d.Ref)
-	return idKeys{device: true, key: key, keyLower: low, keyBare: string(bareOf(nil, low)),
-		ref: d.Ref, refLower: rlow, refBare: string(bareOf(nil, rlow))}
+	return idKeys{device: true, key: key, ref: d.Ref}
 }
 
 func (k *idKeys) masks() keyMasks {
-	m := keyMasks{key: charMask(k.key), keyPairs: bigramMask(k.keyBare)}
+	_, bare := forms(k.key)
+	m := keyMasks{key: charMask(k.key), keyPairs: bigramMask(bare)}
 	if k.ref != "" {
-		m.ref, m.refPairs = charMask(k.ref), bigramMask(k.refBare)
+		_, rbare := forms(k.ref)
+		m.ref, m.refPairs = charMask(k.ref), bigramMask(rbare)
 	}
 	return m
+}
+
+// forms returns key lowercased (A-Z only, as the store compared keys) and that without
+// separators, sharing key's bytes where nothing changes.
+func forms(key string) (low, bare string) {
+	low = lowerASCII(key)
+	if strings.ContainsAny(low, seps) {
+		return low, string(bareOf(nil, low))
+	}
+	return low, low
 }
 
 // each calls fn with every key of k and the list it belongs to.
@@ -133,8 +146,9 @@ func (k *idKeys) each(fn func(bucket int, key string)) {
 	}
 }
 
-// sortKeys returns the three key lists of keys in order, for reset. It is the costly
-// part of a rebuild of the lists, done before the index's lock is taken.
+// sortKeys returns the three key lists of keys in order. The lists are sorted the first
+// time a suggestion needs them (list), not when the index is built: most servers never
+// meet an unknown id, and those that do pay once.
 func sortKeys(keys []idKeys) [3]sortedKeys {
 	var out [3]sortedKeys
 	for i := range keys {
@@ -147,15 +161,15 @@ func sortKeys(keys []idKeys) [3]sortedKeys {
 	return out
 }
 
-// reset replaces every key and the sorted lists (from sortKeys over the same keys).
-func (x *idIndex) reset(keys []idKeys, sorted [3]sortedKeys) {
+// reset replaces every key; the sorted lists are made again when next needed.
+func (x *idIndex) reset(keys []idKeys) {
 	x.keys = keys
 	x.masks = make([]keyMasks, len(keys))
 	for i := range keys {
 		x.masks[i] = keys[i].masks()
 	}
 	x.mu.Lock()
-	x.sorted = sorted
+	x.sorted = [3]sortedKeys{}
 	x.mu.Unlock()
 }
 
@@ -283,7 +297,8 @@ func (x *idIndex) suggest(k graph.Kind, local string) string {
 
 	var sub, tok keyRef
 	hasSub, hasTok := false, false
-	contain := func(c keyRef, low, bare string) {
+	contain := func(c keyRef) {
+		low, bare := forms(c.key)
 		if !hasSub || c.less(sub) {
 			if len(lower) >= 3 && strings.Contains(low, lower) || len(lowerBare) >= 3 && strings.Contains(bare, lowerBare) {
 				sub, hasSub = c, true
@@ -311,12 +326,12 @@ func (x *idIndex) suggest(k graph.Kind, local string) string {
 			continue
 		}
 		if device {
-			contain(keyRef{bucketDeviceKeys, ks.key}, ks.keyLower, ks.keyBare)
+			contain(keyRef{bucketDeviceKeys, ks.key})
 			if ks.ref != "" {
-				contain(keyRef{bucketRefs, ks.ref}, ks.refLower, ks.refBare)
+				contain(keyRef{bucketRefs, ks.ref})
 			}
 		} else {
-			contain(keyRef{bucketSlugs, ks.key}, ks.keyLower, ks.keyBare)
+			contain(keyRef{bucketSlugs, ks.key})
 		}
 	}
 

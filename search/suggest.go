@@ -59,7 +59,7 @@ type idIndex struct {
 	keys  []idKeys
 	masks []keyMasks
 
-	mu     sync.Mutex // guards sorted: suggest brings it up to date
+	mu     sync.Mutex // guards masks and sorted: suggest makes and updates them
 	sorted [3]sortedKeys
 }
 
@@ -114,11 +114,31 @@ func deviceKeys(d *graph.Device) idKeys {
 }
 
 func (k *idKeys) masks() keyMasks {
-	_, bare := forms(k.key)
-	m := keyMasks{key: charMask(k.key), keyPairs: bigramMask(bare)}
+	m := keyMasks{key: charMask(k.key), keyPairs: barePairMask(k.key)}
 	if k.ref != "" {
-		_, rbare := forms(k.ref)
-		m.ref, m.refPairs = charMask(k.ref), bigramMask(rbare)
+		m.ref, m.refPairs = charMask(k.ref), barePairMask(k.ref)
+	}
+	return m
+}
+
+// barePairMask is bigramMask of key's bare lowercased form (see forms), made without
+// building that form.
+func barePairMask(key string) uint64 {
+	var m uint64
+	var prev byte
+	have := false
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if strings.IndexByte(seps, c) >= 0 {
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if have {
+			m |= 1 << ((uint(prev)*31 + uint(c)) & 63)
+		}
+		prev, have = c, true
 	}
 	return m
 }
@@ -161,25 +181,38 @@ func sortKeys(keys []idKeys) [3]sortedKeys {
 	return out
 }
 
-// reset replaces every key; the sorted lists are made again when next needed.
+// reset replaces every key; the masks and the sorted lists are made again when next
+// needed (ensureMasks, list).
 func (x *idIndex) reset(keys []idKeys) {
-	x.keys = keys
-	x.masks = make([]keyMasks, len(keys))
-	for i := range keys {
-		x.masks[i] = keys[i].masks()
-	}
 	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.keys = keys
+	x.masks = nil
 	x.sorted = [3]sortedKeys{}
-	x.mu.Unlock()
+}
+
+// ensureMasks makes the masks of every key if they are not kept yet: they cost 32 bytes a
+// key, so an index that never meets an unknown id never holds them. Call with x.mu held.
+func (x *idIndex) ensureMasks() {
+	if len(x.masks) == len(x.keys) {
+		return
+	}
+	x.masks = make([]keyMasks, len(x.keys))
+	for i := range x.keys {
+		x.masks[i] = x.keys[i].masks()
+	}
 }
 
 // put sets the keys at position i (i == the count appends).
 func (x *idIndex) put(i int, k idKeys) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	kept := len(x.masks) == len(x.keys) // masks are kept: keep them current
 	if i == len(x.keys) {
 		x.keys = append(x.keys, k)
-		x.masks = append(x.masks, k.masks())
+		if kept {
+			x.masks = append(x.masks, k.masks())
+		}
 		k.each(x.record(true))
 		return
 	}
@@ -189,7 +222,10 @@ func (x *idIndex) put(i int, k idKeys) {
 	}
 	old.each(x.record(false))
 	k.each(x.record(true))
-	x.keys[i], x.masks[i] = k, k.masks()
+	x.keys[i] = k
+	if kept {
+		x.masks[i] = k.masks()
+	}
 }
 
 // remove deletes the keys at position i, moving the last ones there (as the index moves
@@ -199,8 +235,12 @@ func (x *idIndex) remove(i int) {
 	defer x.mu.Unlock()
 	x.keys[i].each(x.record(false))
 	last := len(x.keys) - 1
-	x.keys[i], x.masks[i] = x.keys[last], x.masks[last]
-	x.keys, x.masks = x.keys[:last], x.masks[:last]
+	if len(x.masks) == len(x.keys) {
+		x.masks[i] = x.masks[last]
+		x.masks = x.masks[:last]
+	}
+	x.keys[i] = x.keys[last]
+	x.keys = x.keys[:last]
 }
 
 func (x *idIndex) record(add bool) func(int, string) {
@@ -316,6 +356,9 @@ func (x *idIndex) suggest(k graph.Kind, local string) string {
 		}
 		tok, hasTok = c, true
 	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.ensureMasks()
 	for i := range x.masks {
 		m := &x.masks[i]
 		if !maybe(m.key, m.keyPairs) && !maybe(m.ref, m.refPairs) {
@@ -352,8 +395,6 @@ func (x *idIndex) suggest(k graph.Kind, local string) string {
 	if device {
 		buckets = []int{bucketDeviceKeys, bucketRefs}
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	for _, b := range buckets {
 		keys := x.list(b)
 		at := sort.SearchStrings(keys, local)

@@ -2,8 +2,11 @@ GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 # The packages with concurrent code: run under the race detector in `make race` and CI.
 RACE_PKGS ?= ./store/... ./identity/ ./remote/ ./mcptools/ ./query/ ./search/ ./http/ ./sources/... ./cmd/devgraph/
-# fuzz: how long each fuzz target runs.
+# fuzz: how long each fuzz target runs, and how long it may spend shrinking a new input
+# (go test's default, 60s, can outlast a short -fuzztime and then fails the run with
+# "context deadline exceeded" although nothing was found).
 FUZZTIME ?= 30s
+FUZZMINIMIZETIME ?= 3s
 # chaos: SIGKILL rounds of the crash test.
 CHAOS_ROUNDS ?= 100
 
@@ -41,14 +44,10 @@ race:
 chaos:
 	DEVGRAPH_CRASH_ROUNDS=$(CHAOS_ROUNDS) $(GO) test -count=1 -run '^TestCrash_SIGKILL$$' -timeout 30m ./store/
 
-# fuzz: every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time);
-# a failing input is saved to the package's testdata/fuzz corpus, where `go test` replays it.
+# fuzz: every fuzz target for FUZZTIME each (.ci/fuzz.sh); a failing input is saved to the
+# package's testdata/fuzz corpus, where `go test` replays it.
 fuzz:
-	@set -e; for pt in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs grep -H '^func Fuzz' | sed -E 's#^\./([^:]*)/[^/]*:func (Fuzz[A-Za-z0-9_]*).*#\1:\2#' | sort -u); do \
-		pkg=./$${pt%%:*}; fn=$${pt##*:}; \
-		echo "== fuzz $$pkg $$fn ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) .ci/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -16,8 +16,8 @@ import (
 
 // The client refuses a socket served by another user's process (another user may make
 // x.db.sock first in a shared directory) and sends it nothing.
+// Not parallel: it swaps the client's uid check (a package variable) for the whole test.
 func TestClient_RefusesAnotherUsersServer(t *testing.T) {
-	t.Parallel()
 	svc := identity.New(storetest.MustOpen(t), nil, nil)
 	sock, client := serve(t, svc, remote.Options{})
 	defer client.Close()

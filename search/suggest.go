@@ -76,11 +76,24 @@ const (
 //
 // It is kept small (an identity's slug shares its id's bytes; lowercased and bare forms are
 // made only for the keys the masks let through): the index holds one per node, and at
-// 100,000 identities every byte here is 100 KB of the server's memory.
+// 100,000 identities every byte here is 100 KB of the server's memory: 24 bytes an
+// identity.
 type idKeys struct {
-	key    string // an identity's slug or a device's key
-	ref    string // a device's current ref ("" for identities)
-	device bool
+	key string   // an identity's slug or a device's key
+	dev *devKeys // a device's; nil for an identity
+}
+
+// devKeys is what only a device has: its current ref ("" when it has none).
+type devKeys struct{ ref string }
+
+func (k *idKeys) device() bool { return k.dev != nil }
+
+// ref is a device's current ref, "" for an identity.
+func (k *idKeys) ref() string {
+	if k.dev == nil {
+		return ""
+	}
+	return k.dev.ref
 }
 
 // keyMasks rule keys out before any string is compared: the characters (charMask) and
@@ -110,13 +123,13 @@ func identityKeys(id *graph.Identity) idKeys {
 
 func deviceKeys(d *graph.Device) idKeys {
 	_, key, _ := graph.SplitID(d.ID)
-	return idKeys{device: true, key: key, ref: d.Ref}
+	return idKeys{key: key, dev: &devKeys{ref: d.Ref}}
 }
 
 func (k *idKeys) masks() keyMasks {
 	m := keyMasks{key: charMask(k.key), keyPairs: barePairMask(k.key)}
-	if k.ref != "" {
-		m.ref, m.refPairs = charMask(k.ref), barePairMask(k.ref)
+	if ref := k.ref(); ref != "" {
+		m.ref, m.refPairs = charMask(ref), barePairMask(ref)
 	}
 	return m
 }
@@ -156,12 +169,12 @@ func forms(key string) (low, bare string) {
 // each calls fn with every key of k and the list it belongs to.
 func (k *idKeys) each(fn func(bucket int, key string)) {
 	switch {
-	case !k.device:
+	case !k.device():
 		fn(bucketSlugs, k.key)
 	default:
 		fn(bucketDeviceKeys, k.key)
-		if k.ref != "" {
-			fn(bucketRefs, k.ref)
+		if ref := k.ref(); ref != "" {
+			fn(bucketRefs, ref)
 		}
 	}
 }
@@ -217,7 +230,7 @@ func (x *idIndex) put(i int, k idKeys) {
 		return
 	}
 	old := x.keys[i]
-	if old.device == k.device && old.key == k.key && old.ref == k.ref {
+	if old.device() == k.device() && old.key == k.key && old.ref() == k.ref() {
 		return // a rename or a tag: the keys stay
 	}
 	old.each(x.record(false))
@@ -365,13 +378,13 @@ func (x *idIndex) suggest(k graph.Kind, local string) string {
 			continue
 		}
 		ks := &x.keys[i]
-		if ks.device != device {
+		if ks.device() != device {
 			continue
 		}
 		if device {
 			contain(keyRef{bucketDeviceKeys, ks.key})
-			if ks.ref != "" {
-				contain(keyRef{bucketRefs, ks.ref})
+			if ref := ks.ref(); ref != "" {
+				contain(keyRef{bucketRefs, ref})
 			}
 		} else {
 			contain(keyRef{bucketSlugs, ks.key})

@@ -62,15 +62,22 @@ type DeviceService interface {
 	Sources(ctx context.Context) ([]SourceStatus, error)
 }
 
-// DeviceStore keeps the device records discovery writes. It is the store's side of
-// devices, for the identity service and discovery only: edges and the socket reach
-// devices through DeviceService.
-type DeviceStore interface {
+// DeviceReader reads stored device records as they are, without the live snapshot and
+// the matching DeviceService adds: what a name index or a find result needs (ids, refs,
+// names, tags, bindings). graph.Store provides it; it writes nothing.
+type DeviceReader interface {
 	// FindDeviceByID finds a stored device by id, key or any ref it has had; ENOTFOUND
 	// (with a suggestion) otherwise.
 	FindDeviceByID(ctx context.Context, idOrRef string) (*Device, error)
 	// FindDevices returns a page of stored devices, the total and the next cursor.
 	FindDevices(ctx context.Context, f DeviceFilter) (devs []*Device, total int, next string, err error)
+}
+
+// DeviceStore keeps the device records discovery writes. It is the store's side of
+// devices, for the identity service and discovery only: edges and the socket reach
+// devices through DeviceService.
+type DeviceStore interface {
+	DeviceReader
 	// ObserveDevices reconciles a snapshot with the stored devices: new or returning
 	// devices appear, present ones whose every source answered and none saw disappear,
 	// seen-again ones only refresh last seen (no event). Returns the events written.

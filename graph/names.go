@@ -33,16 +33,12 @@ type Finder interface {
 // NameSource is what a name index reads: the identities and devices with their names and
 // tags, and the changelog that says which of them changed. graph.Store provides it.
 type NameSource interface {
+	DeviceReader
 	// FindIdentities returns a page of identities sorted by id, the total and the next
 	// cursor ("" on the last page).
 	FindIdentities(ctx context.Context, f IdentityFilter) (ids []*Identity, total int, next string, err error)
 	// FindIdentityByID returns the identity, or ENOTFOUND when it no longer exists.
 	FindIdentityByID(ctx context.Context, id string, with IdentityParts) (*Identity, error)
-	// FindDevices returns a page of devices (every stored one when f.All), the total and
-	// the next cursor.
-	FindDevices(ctx context.Context, f DeviceFilter) (devs []*Device, total int, next string, err error)
-	// FindDeviceByID returns the device, or ENOTFOUND when it no longer exists.
-	FindDeviceByID(ctx context.Context, idOrRef string) (*Device, error)
 	// FindEvents returns changelog events newest first and the cursor of the next page;
 	// an empty log is an empty list.
 	FindEvents(ctx context.Context, f EventFilter) (evs []*Event, next string, err error)

@@ -119,7 +119,7 @@ func (s *Server) findIndexed(ctx context.Context, text string, tags []string, ki
 				fh.Tags = nonNil(id.Tags)
 			}
 		case graph.KindDevice:
-			if d, err := s.svc.Device(ctx, h.ID); err == nil {
+			if d, err := s.opts.Devices.FindDeviceByID(ctx, h.ID); err == nil {
 				present := d.Present
 				fh.Ref, fh.Present, fh.IdentityID, fh.Tags = d.Ref, &present, d.IdentityID, nonNil(d.Tags)
 			}

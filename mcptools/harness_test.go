@@ -64,7 +64,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	t.Cleanup(func() { exec.Close() })
 	srv, err := New(svc, Options{
-		ReadOnly: o.readOnly, Exec: exec, Finder: names, Notifier: svc, RobotEvents: o.robotEvt,
+		ReadOnly: o.readOnly, Exec: exec, Finder: names, Devices: db, Notifier: svc, RobotEvents: o.robotEvt,
 		Version: "test", NotifyInterval: 20 * time.Millisecond,
 	})
 	if err != nil {

@@ -179,7 +179,7 @@ func (s *Server) resourceKey(ctx context.Context, uri string) string {
 		// Not there yet (a device that has not been plugged in): match the id as given,
 		// so its device.appear is heard.
 		if graph.IsRef(raw) {
-			if d, err := s.svc.Device(ctx, raw); err == nil {
+			if d, err := s.opts.Devices.FindDeviceByID(ctx, raw); err == nil {
 				return nodeKey(d.ID)
 			}
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/query"
+	"github.com/devgraph/devgraph/search"
 )
 
 // Options configure a Server.
@@ -33,6 +34,10 @@ type Options struct {
 	// Finder answers graph_find's name search: the index GraphQL find uses, so both rank
 	// alike. Required.
 	Finder graph.Finder
+	// Devices reads stored device records for graph_find's device hits (ref, presence,
+	// binding, tags): the store, as the name index reads it. Nil reads them through the
+	// service's device views, which also take a snapshot and match each device.
+	Devices graph.DeviceReader
 	// Notifier tells the server about committed changes, which become
 	// notifications/resources/updated for subscribers.
 	Notifier graph.Notifier
@@ -90,6 +95,9 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	}
 	if opts.Finder == nil {
 		return nil, errors.New("mcptools: nil Options.Finder (graph_find's name index)")
+	}
+	if opts.Devices == nil {
+		opts.Devices = search.ServiceNames(svc)
 	}
 	if opts.MaxPage <= 0 {
 		opts.MaxPage = DefaultMaxPage

@@ -183,7 +183,7 @@ func startStack(db string, log *slog.Logger) (*stack, error) {
 		s.close()
 		return nil, err
 	}
-	s.mcp, err = mcptools.New(s.svc, mcptools.Options{Exec: s.exec, Finder: s.names, Notifier: s.svc, Logger: log, Version: "load", MaxPage: limits.MaxPageSize})
+	s.mcp, err = mcptools.New(s.svc, mcptools.Options{Exec: s.exec, Finder: s.names, Devices: s.st, Notifier: s.svc, Logger: log, Version: "load", MaxPage: limits.MaxPageSize})
 	if err != nil {
 		s.close()
 		return nil, err

@@ -74,12 +74,11 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	parts.add("sources", svc.Close)
 
-	names := search.NewFinder(st) // the one name index: find, graph_find, "did you mean"
-	st.SetSuggester(names)
 	rt := &runtime{log: log}
-	if err := rt.build(svc, svc, names, fleet, f); err != nil {
+	if err := rt.build(svc, svc, st, fleet, f); err != nil {
 		return err
 	}
+	st.SetSuggester(rt.names) // "did you mean" from the name index
 	parts.add("graphql+mcp", rt.close)
 	rt.warmFind()
 
@@ -195,7 +194,7 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 	fmt.Fprintln(e.stderr, line)
 	if f.httpAddr != "" {
 		rt := &runtime{log: log}
-		if err := rt.build(cl, nil, search.NewFinder(search.ServiceNames(cl)), nil, f); err != nil {
+		if err := rt.build(cl, nil, search.ServiceNames(cl), nil, f); err != nil {
 			return err
 		}
 		defer rt.close()

@@ -11,6 +11,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
@@ -195,7 +196,7 @@ func (e *env) newFlags(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("devgraph "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	helps[fs] = func() {
+	helps.Store(fs, func() {
 		w := e.stdout
 		fmt.Fprintf(w, "usage: devgraph %s %s\n", name, usage)
 		if hasFlags(fs) {
@@ -204,12 +205,14 @@ func (e *env) newFlags(name, usage string) *flag.FlagSet {
 			fs.PrintDefaults()
 			fs.SetOutput(io.Discard)
 		}
-	}
+	})
 	return fs
 }
 
-// helps prints each FlagSet's help; only touched from the command's own goroutine.
-var helps = map[*flag.FlagSet]func(){}
+// helps maps each FlagSet to the func printing its help (flag calls Usage on every parse
+// error, so the help cannot live there). Commands may run concurrently in one process
+// (the CLI tests do), hence a sync.Map.
+var helps sync.Map // *flag.FlagSet → func()
 
 func hasFlags(fs *flag.FlagSet) bool {
 	n := 0
@@ -251,8 +254,8 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	if err := fs.Parse(flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			if h := helps[fs]; h != nil {
-				h()
+			if h, ok := helps.Load(fs); ok {
+				h.(func())()
 			}
 			return nil, err
 		}

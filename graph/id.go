@@ -77,7 +77,7 @@ func SplitID(id string) (kind Kind, local string, ok bool) {
 		return "", id, false
 	}
 	switch k := Kind(id[:i]); k {
-	case KindIdentity, KindDevice, KindNote, KindTag, KindEvent:
+	case KindIdentity, KindDevice, KindNote, KindTag, KindEvent, KindRelation, KindObserved, KindClient:
 		return k, id[i+1:], true
 	}
 	return "", id, false

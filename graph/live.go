@@ -37,7 +37,12 @@ type Snapshot struct {
 	// discovery:<its Source>.
 	Actor   string            `json:"actor,omitempty"`
 	Devices []*ObservedDevice `json:"devices"`
-	Sources []SourceStatus    `json:"sources"`
+	// Relations are what the sources see connecting things right now (via, linked,
+	// subscribed), Observed true, ids obs:<hash>; their ends are device ids (device:<key>
+	// of a device in Devices) or client ids (a Client in Clients).
+	Relations []*Relation    `json:"relations,omitempty"`
+	Clients   []*Client      `json:"clients,omitempty"`
+	Sources   []SourceStatus `json:"sources"`
 }
 
 // SourceOK reports whether the named source answered in this snapshot.

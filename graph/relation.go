@@ -221,3 +221,13 @@ func ClientID(source, name string, n int) string {
 	}
 	return id
 }
+
+// RelationStore is the store's side of relations: declared relations only (FindRelations
+// on a node lists that node's own declared relations, with no vertex expansion and the
+// Observed filter ignored), and RelationsOf for traversal.
+type RelationStore interface {
+	RelationService
+	// RelationsOf returns every declared relation touching any of the nodes, either
+	// direction, sorted by id; unknown nodes simply have none.
+	RelationsOf(ctx context.Context, nodes []string) ([]*Relation, error)
+}

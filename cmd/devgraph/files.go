@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -77,29 +78,90 @@ func unwrapPath(err error) error {
 }
 
 func runExport(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("export", "[FILE]  (stdout without FILE)", false)
+	fs, c := e.flags("export", "[FILE] [--format jsonl|dot|mermaid] [--around NODE [--depth N]]  (stdout without FILE)", false)
+	format := fs.String("format", "", "jsonl (everything, for import; the default), dot (Graphviz) or mermaid (a flowchart); a FILE ending .dot, .gv or .mmd picks it too")
+	around := fs.String("around", "", "draw only what is within --depth of this node (dot, mermaid)")
+	depth := fs.Int("depth", 0, fmt.Sprintf("how far from --around to draw, 1..%d (default 1)", graph.MaxSubgraphDepth))
 	pos, err := parse(fs, args, 0, 1)
 	if err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flagT) { set[f.Name] = true })
+	file := ""
+	if len(pos) == 1 && pos[0] != "-" {
+		file = pos[0]
+	}
+	if *format == "" {
+		*format = formatOf(file)
+	}
+	var draw func(io.Writer, *graph.Subgraph) error
+	switch *format {
+	case "jsonl":
+		if *around != "" || set["depth"] {
+			return usagef("export: --around and --depth draw a picture; give --format dot or --format mermaid with them")
+		}
+	case "dot":
+		draw = writeDOT
+	case "mermaid":
+		draw = writeMermaid
+	default:
+		return usagef("export: unknown --format %q; want jsonl, dot or mermaid", *format)
+	}
+	if set["depth"] && *around == "" {
+		return usagef("export: --depth goes with --around NODE (without it the whole graph is drawn)")
+	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		if len(pos) == 0 || pos[0] == "-" {
+		write := func(w io.Writer) error { return svc.Export(ctx, w) }
+		if draw != nil {
+			node := ""
+			if *around != "" {
+				if node, err = resolveNode(ctx, svc, *around); err != nil {
+					return err
+				}
+			}
+			g, err := svc.Subgraph(ctx, node, graph.NeighborOptions{Depth: *depth})
+			if err != nil {
+				return err
+			}
+			if g.Truncated {
+				fmt.Fprintf(e.stderr, "export: the picture is cut short by %s after %s; draw less with --around NODE --depth N\n", g.TruncatedBy, plural(g.Visited, "vertex", "vertices"))
+			}
+			write = func(w io.Writer) error { return draw(w, g) }
+		}
+		if file == "" {
 			bw := bufio.NewWriterSize(e.stdout, 1<<20)
-			if err := svc.Export(ctx, bw); err != nil {
+			if err := write(bw); err != nil {
 				return err
 			}
 			return bw.Flush()
 		}
 		cw := &countWriter{}
-		if _, err := writeAtomically(pos[0], func(w io.Writer) (int64, error) {
+		if _, err := writeAtomically(file, func(w io.Writer) (int64, error) {
 			cw.w = w
-			return 0, svc.Export(ctx, cw)
+			return 0, write(cw)
 		}); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "exported %s to %s (%d bytes)\n", e.dbPath(c), pos[0], cw.n)
+		what := ""
+		if draw != nil {
+			what = *format + ", "
+		}
+		fmt.Fprintf(e.stdout, "exported %s to %s (%s%d bytes)\n", e.dbPath(c), file, what, cw.n)
 		return nil
 	})
+}
+
+// formatOf picks the export format from a file's extension: jsonl unless it names a
+// picture.
+func formatOf(file string) string {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".dot", ".gv":
+		return "dot"
+	case ".mmd", ".mermaid":
+		return "mermaid"
+	}
+	return "jsonl"
 }
 
 type countWriter struct {

@@ -61,15 +61,22 @@ func init() {
 		{"tags", "list tags in use and the seeded vocabulary", runTags},
 		{"note", "add|delete a note", runNote},
 		{"notes", "list the notes on a target", runNotes},
+		{"relate", "declare a relation: relate FROM TYPE TO [--from-port P] [--to-port P] [--attr k=v]…", runRelate},
+		{"relation", "update a declared relation's attrs or ports", runRelation},
+		{"unrelate", "remove a declared relation: unrelate REL, or unrelate FROM TYPE TO", runUnrelate},
+		{"relations", "list a node's relations, declared and observed (--types: the vocabulary)", runRelations},
+		{"trace", "follow a signal from a node (or --port) hop by hop to where it ends", runTrace},
+		{"path", "the shortest chain of relations between two nodes", runPath},
 		{"changelog", "read the audit changelog (+ verify, prune)", runChangelog},
 		{"robot", "status|navigate|stop|arm|disarm|parameters (through a running server)", runRobot},
 		{"migrate", "migrate the database to this version's schema (--status: report only)", runMigrate},
 		{"backup", "write a consistent copy of the database to FILE", runBackup},
 		{"compact", "rewrite the database file without free pages", runCompact},
-		{"export", "write everything as JSON lines to FILE or stdout", runExport},
+		{"export", "write everything as JSON lines, or draw the graph (--format dot|mermaid), to FILE or stdout", runExport},
 		{"import", "read an export from FILE or stdin", runImport},
 		{"doctor", "check the sources, the database and the server", runDoctor},
 		{"version", "print the version", runVersion},
+		{"completion", "print a shell completion script: completion bash|zsh|fish", runCompletion},
 	}
 }
 
@@ -114,21 +121,29 @@ func (e *env) run(ctx context.Context, args []string) int {
 	}
 	name := args[0]
 	if name == "help" {
-		e.usage(e.stdout)
-		return exitOK
-	}
-	var cmd *command
-	for i := range commands {
-		if commands[i].name == name {
-			cmd = &commands[i]
+		if len(args) == 1 {
+			e.usage(e.stdout)
+			return exitOK
 		}
+		// help VERB [SUB]: the verb's own help, as `devgraph VERB [SUB] -h` prints it.
+		name, args = args[1], append(append([]string{}, args[1:]...), "-h")
 	}
+	cmd := findCommand(name)
 	if cmd == nil {
 		fmt.Fprintf(e.stderr, "devgraph: unknown command %q; run `devgraph help` for the list\n", name)
 		return exitUsage
 	}
 	err := cmd.run(ctx, e, append(pre, args[1:]...))
 	return e.exit(err)
+}
+
+func findCommand(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
 }
 
 // takesValue reports whether a global flag given before the verb has a separate value.
@@ -187,7 +202,8 @@ func (e *env) usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every command takes --db PATH (else $DEVGRAPH_DB, else $XDG_DATA_HOME/devgraph/devgraph.db)")
-	fmt.Fprintln(w, "and --demo (the demo rig and its own database). `devgraph <command> -h` shows its flags.")
+	fmt.Fprintln(w, "and --demo (the demo rig and its own database). `devgraph help <command>` (or `devgraph <command> -h`)")
+	fmt.Fprintln(w, "shows its flags.")
 }
 
 // newFlags returns a FlagSet for a verb whose errors come back to Run as one line (bad

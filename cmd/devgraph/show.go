@@ -10,13 +10,48 @@ import (
 )
 
 func runShow(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("show", "ID|REF [--json]", true)
+	fs, c := e.flags("show", "ID|REF|REL|CLIENT [--json]", true)
 	jsonOut := fs.Bool("json", false, "print JSON")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+		switch graph.KindOf(pos[0]) {
+		case graph.KindRelation, graph.KindObserved:
+			r, err := svc.FindRelationByID(ctx, pos[0])
+			if err != nil {
+				return err
+			}
+			if *jsonOut {
+				return writeJSON(e.stdout, r)
+			}
+			return printRelation(e.stdout, r)
+		case graph.KindClient:
+			cl, err := svc.Client(ctx, pos[0])
+			if err != nil {
+				return err
+			}
+			rels, total, err := nodeRelations(ctx, svc, cl.ID)
+			if err != nil {
+				return err
+			}
+			if *jsonOut {
+				return writeJSON(e.stdout, struct {
+					*graph.Client
+					Relations      []*graph.Relation `json:"relations"`
+					RelationsTotal int               `json:"relations_total"`
+				}{cl, rels, total})
+			}
+			t := newTable(e.stdout, "CLIENT", cl.ID)
+			t.row("name", cl.Name)
+			t.row("source", cl.Source)
+			t.row("attrs", fmtAttrs(cl.Attrs))
+			if err := t.flush(); err != nil {
+				return err
+			}
+			return printNodeRelations(e.stdout, cl.ID, rels, total)
+		}
 		id, err := resolveTarget(ctx, svc, pos[0])
 		if err != nil {
 			return err
@@ -27,22 +62,74 @@ func runShow(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			if *jsonOut {
-				return writeJSON(e.stdout, ident)
+			rels, total, err := nodeRelations(ctx, svc, id)
+			if err != nil {
+				return err
 			}
-			return printIdentity(e.stdout, ident)
+			if *jsonOut {
+				return writeJSON(e.stdout, struct {
+					*graph.Identity
+					Relations      []*graph.Relation `json:"relations"`
+					RelationsTotal int               `json:"relations_total"`
+				}{ident, rels, total})
+			}
+			if err := printIdentity(e.stdout, ident); err != nil {
+				return err
+			}
+			return printNodeRelations(e.stdout, id, rels, total)
 		case graph.KindDevice:
 			dv, err := svc.Device(ctx, id)
 			if err != nil {
 				return err
 			}
-			if *jsonOut {
-				return writeJSON(e.stdout, dv)
+			rels, total, err := nodeRelations(ctx, svc, id)
+			if err != nil {
+				return err
 			}
-			return printDevice(e.stdout, dv)
+			if *jsonOut {
+				return writeJSON(e.stdout, struct {
+					*graph.DeviceView
+					Relations      []*graph.Relation `json:"relations"`
+					RelationsTotal int               `json:"relations_total"`
+				}{dv, rels, total})
+			}
+			if err := printDevice(e.stdout, dv); err != nil {
+				return err
+			}
+			return printNodeRelations(e.stdout, id, rels, total)
 		}
-		return graph.Errorf(graph.EINVALID, "%s is not an identity or a device; `devgraph show` takes identity ids and device refs (notes: `devgraph notes TARGET`)", id)
+		return graph.Errorf(graph.EINVALID, "%s is not an identity, a device, a relation or a client; `devgraph show` takes those (notes: `devgraph notes TARGET`)", id)
 	})
+}
+
+// showRelations is how many of a node's relations show prints; `devgraph relations NODE`
+// pages through the rest.
+const showRelations = 50
+
+// nodeRelations returns the first relations of a node's vertex, declared then observed,
+// and how many there are.
+func nodeRelations(ctx context.Context, svc graph.Service, node string) ([]*graph.Relation, int, error) {
+	rels, total, _, err := svc.FindRelations(ctx, graph.RelationFilter{Node: node, First: showRelations})
+	if err != nil {
+		return nil, 0, err
+	}
+	return nonNil(rels), total, nil
+}
+
+// printNodeRelations is show's relations section: each relation from the node's side.
+func printNodeRelations(w io.Writer, node string, rels []*graph.Relation, total int) error {
+	fmt.Fprintln(w)
+	if len(rels) == 0 {
+		fmt.Fprintln(w, "relations: none (add one with `devgraph relate`)")
+		return nil
+	}
+	if err := printRelations(w, rels); err != nil {
+		return err
+	}
+	if total > len(rels) {
+		fmt.Fprintf(w, "showing %d of %d relations; all of them: devgraph relations %s\n", len(rels), total, node)
+	}
+	return nil
 }
 
 // resolveTarget expands what a person typed into a node id. Device refs are looked up

@@ -19,6 +19,9 @@ type Service interface {
 	RobotService
 	ChangelogService
 	DatabaseService
+	RelationService
+	ClientService
+	TraversalService
 }
 
 // Store is the persistent graph: what the store implements for the identity service,

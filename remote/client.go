@@ -86,8 +86,8 @@ func Dial(ctx context.Context, path string, timeout time.Duration) (*Client, *Pi
 	return c, p, nil
 }
 
-// Path returns the socket path.
-func (c *Client) Path() string { return c.path }
+// SocketPath returns the socket path.
+func (c *Client) SocketPath() string { return c.path }
 
 // Close releases idle connections. Safe to call twice.
 func (c *Client) Close() error {
@@ -535,5 +535,77 @@ func (c *Client) RobotRelease(ctx context.Context, robot string) (*graph.RobotSt
 func (c *Client) RobotSetParameters(ctx context.Context, robot string, u graph.RobotParamsUpdate) (*graph.RobotState, error) {
 	var out *graph.RobotState
 	err := c.call(ctx, "RobotSetParameters", argParams{robot, u}, &out)
+	return out, err
+}
+
+func (c *Client) Relate(ctx context.Context, in graph.RelationCreate) (*graph.RelationChange, error) {
+	var out *graph.RelationChange
+	err := c.call(ctx, "Relate", in, &out)
+	return out, err
+}
+
+func (c *Client) UpdateRelation(ctx context.Context, id string, u graph.RelationUpdate) (*graph.RelationChange, error) {
+	var out *graph.RelationChange
+	err := c.call(ctx, "UpdateRelation", argRelationUpdate{id, u}, &out)
+	return out, err
+}
+
+func (c *Client) Unrelate(ctx context.Context, r graph.RelationRemove) (*graph.RelationChange, error) {
+	var out *graph.RelationChange
+	err := c.call(ctx, "Unrelate", r, &out)
+	return out, err
+}
+
+func (c *Client) FindRelationByID(ctx context.Context, id string) (*graph.Relation, error) {
+	var out *graph.Relation
+	err := c.call(ctx, "FindRelationByID", argID{id}, &out)
+	return out, err
+}
+
+func (c *Client) FindRelations(ctx context.Context, f graph.RelationFilter) ([]*graph.Relation, int, string, error) {
+	var out pageRelations
+	err := c.call(ctx, "FindRelations", f, &out)
+	return out.Items, out.Total, out.Next, err
+}
+
+func (c *Client) RelationTypes(ctx context.Context) ([]graph.RelationTypeCount, error) {
+	var out []graph.RelationTypeCount
+	err := c.call(ctx, "RelationTypes", argNone{}, &out)
+	return out, err
+}
+
+func (c *Client) Clients(ctx context.Context) ([]*graph.Client, error) {
+	var out []*graph.Client
+	err := c.call(ctx, "Clients", argNone{}, &out)
+	return out, err
+}
+
+func (c *Client) Client(ctx context.Context, id string) (*graph.Client, error) {
+	var out *graph.Client
+	err := c.call(ctx, "Client", argID{id}, &out)
+	return out, err
+}
+
+func (c *Client) Neighbors(ctx context.Context, node string, o graph.NeighborOptions) (*graph.Subgraph, error) {
+	var out *graph.Subgraph
+	err := c.call(ctx, "Neighbors", argNeighbors{node, o}, &out)
+	return out, err
+}
+
+func (c *Client) Path(ctx context.Context, from, to string, o graph.PathOptions) (*graph.PathResult, error) {
+	var out *graph.PathResult
+	err := c.call(ctx, "Path", argPath{from, to, o}, &out)
+	return out, err
+}
+
+func (c *Client) Trace(ctx context.Context, from string, o graph.TraceOptions) (*graph.TraceResult, error) {
+	var out *graph.TraceResult
+	err := c.call(ctx, "Trace", argTrace{from, o}, &out)
+	return out, err
+}
+
+func (c *Client) Subgraph(ctx context.Context, around string, o graph.NeighborOptions) (*graph.Subgraph, error) {
+	var out *graph.Subgraph
+	err := c.call(ctx, "Subgraph", argNeighbors{around, o}, &out)
 	return out, err
 }

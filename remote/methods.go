@@ -159,6 +159,49 @@ var methods = []method{
 		return s.RobotSetParameters(ctx, a.Robot, a.Update)
 	})},
 
+	// graph.RelationService
+	{"Relate", "relating two nodes", unary(func(ctx context.Context, s graph.Service, c graph.RelationCreate) (any, error) {
+		return s.Relate(ctx, c)
+	})},
+	{"UpdateRelation", "updating a relation", unary(func(ctx context.Context, s graph.Service, a argRelationUpdate) (any, error) {
+		return s.UpdateRelation(ctx, a.ID, a.Update)
+	})},
+	{"Unrelate", "removing a relation", unary(func(ctx context.Context, s graph.Service, r graph.RelationRemove) (any, error) {
+		return s.Unrelate(ctx, r)
+	})},
+	{"FindRelationByID", "", unary(func(ctx context.Context, s graph.Service, a argID) (any, error) {
+		return s.FindRelationByID(ctx, a.ID)
+	})},
+	{"FindRelations", "", unary(func(ctx context.Context, s graph.Service, f graph.RelationFilter) (any, error) {
+		items, total, next, err := s.FindRelations(ctx, f)
+		return pageRelations{items, total, next}, err
+	})},
+	{"RelationTypes", "", unary(func(ctx context.Context, s graph.Service, _ argNone) (any, error) {
+		return s.RelationTypes(ctx)
+	})},
+
+	// graph.ClientService
+	{"Clients", "", unary(func(ctx context.Context, s graph.Service, _ argNone) (any, error) {
+		return s.Clients(ctx)
+	})},
+	{"Client", "", unary(func(ctx context.Context, s graph.Service, a argID) (any, error) {
+		return s.Client(ctx, a.ID)
+	})},
+
+	// graph.TraversalService
+	{"Neighbors", "", unary(func(ctx context.Context, s graph.Service, a argNeighbors) (any, error) {
+		return s.Neighbors(ctx, a.Node, a.Options)
+	})},
+	{"Path", "", unary(func(ctx context.Context, s graph.Service, a argPath) (any, error) {
+		return s.Path(ctx, a.From, a.To, a.Options)
+	})},
+	{"Trace", "", unary(func(ctx context.Context, s graph.Service, a argTrace) (any, error) {
+		return s.Trace(ctx, a.From, a.Options)
+	})},
+	{"Subgraph", "", unary(func(ctx context.Context, s graph.Service, a argNeighbors) (any, error) {
+		return s.Subgraph(ctx, a.Node, a.Options)
+	})},
+
 	// graph.ChangelogService
 	{"FindEvents", "", unary(func(ctx context.Context, s graph.Service, f graph.EventFilter) (any, error) {
 		items, next, err := s.FindEvents(ctx, f)

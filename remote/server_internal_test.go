@@ -83,7 +83,8 @@ func TestWriteNames_CoverEveryWrite(t *testing.T) {
 	t.Parallel()
 	reads := []string{"ResolveID", "FindIdentityByID", "FindIdentities", "FindHintHolders",
 		"FindTags", "FindTagged", "FindNotes", "FindNoteByID", "FindEvents", "VerifyChangelog", "Stats",
-		"Backup", "Export", "Devices", "Device", "Unbound", "Match", "Sources", "Robots", "Robot", "RobotDetect"}
+		"Backup", "Export", "Devices", "Device", "Unbound", "Match", "Sources", "Robots", "Robot", "RobotDetect",
+		"FindRelationByID", "FindRelations", "RelationTypes", "Clients", "Client", "Neighbors", "Path", "Trace", "Subgraph"}
 	var got []string
 	for _, m := range methods {
 		if m.write == "" {

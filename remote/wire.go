@@ -105,6 +105,23 @@ type (
 		Robot  string                  `json:"robot"`
 		Update graph.RobotParamsUpdate `json:"update"`
 	}
+	argRelationUpdate struct {
+		ID     string               `json:"id"`
+		Update graph.RelationUpdate `json:"update"`
+	}
+	argNeighbors struct {
+		Node    string                `json:"node"`
+		Options graph.NeighborOptions `json:"options"`
+	}
+	argPath struct {
+		From    string            `json:"from"`
+		To      string            `json:"to"`
+		Options graph.PathOptions `json:"options"`
+	}
+	argTrace struct {
+		From    string             `json:"from"`
+		Options graph.TraceOptions `json:"options"`
+	}
 )
 
 // Results with more than one value.
@@ -123,6 +140,11 @@ type (
 		Items []*graph.DeviceView `json:"items"`
 		Total int                 `json:"total"`
 		Next  string              `json:"next,omitempty"`
+	}
+	pageRelations struct {
+		Items []*graph.Relation `json:"items"`
+		Total int               `json:"total"`
+		Next  string            `json:"next,omitempty"`
 	}
 	pageIDs struct {
 		Items []string `json:"items"`

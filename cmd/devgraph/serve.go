@@ -184,7 +184,7 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 			ignored = append(ignored, "--"+name)
 		}
 	}
-	line := fmt.Sprintf("devgraph: %s is held by a running server; this session relays to the server at %s (pid %d)", db, cl.Path(), ping.PID)
+	line := fmt.Sprintf("devgraph: %s is held by a running server; this session relays to the server at %s (pid %d)", db, cl.SocketPath(), ping.PID)
 	if len(ignored) > 0 {
 		line += "; " + strings.Join(ignored, ", ") + " do not apply here (the server's own sources and robots serve)"
 	}
@@ -212,7 +212,7 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 	if !f.stdio {
 		return nil
 	}
-	return remote.RelayStdio(ctx, cl.Path(), f.readOnly, e.stdin, e.stdout, func() error {
+	return remote.RelayStdio(ctx, cl.SocketPath(), f.readOnly, e.stdin, e.stdout, func() error {
 		return graph.Errorf(graph.EUNAVAILABLE, "the server holding %s (pid %d) stopped; this relayed session ends — restart the MCP client to start a new server", db, ping.PID)
 	})
 }

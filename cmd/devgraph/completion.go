@@ -172,7 +172,7 @@ func writeBashCompletion(w io.Writer, s *compSpec) error {
 	for _, k := range sortedKeys(s.flags) {
 		var names []string
 		for _, f := range s.flags[k] {
-			names = append(names, "--"+f.name)
+			names = append(names, flagSpelling(f.name))
 		}
 		fmt.Fprintf(&b, "    %q) echo %s ;;\n", k, quoteWords(names))
 	}
@@ -213,7 +213,11 @@ func writeFishCompletion(w io.Writer, s *compSpec) error {
 			} else if containsString(fileFlags, f.name) {
 				extra = " -r -F"
 			}
-			fmt.Fprintf(&b, "complete -c devgraph -n %s -l %s -d %s%s\n", fishQuote(cond), f.name, fishQuote(f.usage), extra)
+			opt := "-l " + f.name
+			if len(f.name) == 1 {
+				opt = "-s " + f.name
+			}
+			fmt.Fprintf(&b, "complete -c devgraph -n %s %s -d %s%s\n", fishQuote(cond), opt, fishQuote(f.usage), extra)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -231,6 +235,14 @@ func (s *compSpec) valueFlags() []string {
 		}
 	}
 	return sortedKeys(seen)
+}
+
+// flagSpelling is how completion offers a flag: -m for one letter, --name otherwise.
+func flagSpelling(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 func verbNames(cs []command) []string {

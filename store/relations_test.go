@@ -625,4 +625,3 @@ func TestRelation_Caps(t *testing.T) {
 	}
 	verifyDB(t, db)
 }
-

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,9 +34,17 @@ func state(t *testing.T, db *store.DB) written {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rels, total, _, err := db.FindRelations(ctx, graph.RelationFilter{First: graph.MaxPageSize})
-	if err != nil {
-		t.Fatal(err)
+	var rels []*graph.Relation
+	var total int
+	for after := ""; ; {
+		page, n, next, err := db.FindRelations(ctx, graph.RelationFilter{First: graph.MaxPageSize, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels, total = append(rels, page...), n
+		if after = next; next == "" {
+			break
+		}
 	}
 	if total != len(rels) {
 		t.Fatalf("relation total %d, listed %d", total, len(rels))
@@ -411,5 +420,208 @@ func TestRelation_BadInput(t *testing.T) {
 	_, _, _, err = db.FindRelations(ctx, graph.RelationFilter{Node: "nope"})
 	mustCode(t, err, graph.ENOTFOUND)
 	mustUnchanged(t, db, before, "bad updates and removes")
+	verifyDB(t, db)
+}
+
+func TestRelation_DeleteAndRestoreCascade(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	a, _ := db.Relate(ctx, cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din"))
+	b, _ := db.Relate(ctx, graph.RelationCreate{From: "scout", Type: "controls", To: "keystep"})
+	dv, err := db.Relate(ctx, graph.RelationCreate{From: "usb:3-3.2", Type: "mounted_on", To: "scout"})
+	if err != nil || a == nil || b == nil {
+		t.Fatal(a, b, err)
+	}
+	// a relation on jdxi's bound device is unaffected by deleting jdxi
+	del := graph.WithRequestID(ctx, "req-del")
+	if err := db.DeleteIdentity(del, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FindRelationByID(ctx, a.Relation.ID); graph.ErrorCode(err) != graph.ENOTFOUND {
+		t.Fatalf("jdxi's cable survived its delete: %v", err)
+	}
+	if r, err := db.FindRelationByID(ctx, dv.Relation.ID); err != nil || r.From != "device:path:0582:01a9:3-3.2" {
+		t.Fatalf("device relation %+v %v", r, err)
+	}
+	evs := relEvents(t, db, a.Relation.ID)
+	if len(evs) != 2 || evs[0].Action != graph.ActRelationRemove || evs[0].RequestID != "req-del" {
+		t.Fatalf("cable events %+v", evs)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "keystep"}); total != 1 || rs[0].ID != b.Relation.ID {
+		t.Fatalf("keystep after delete: %+v %d", rs, total)
+	}
+	verifyDB(t, db)
+	// a second delete-and-restore cycle must find the right request's relations
+	res := graph.WithRequestID(ctx, "req-restore")
+	if _, err := db.RestoreIdentity(res, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.FindRelationByID(ctx, a.Relation.ID)
+	if err != nil || r.From != "identity:keystep" || r.To != "identity:jdxi" || r.FromPort != "MIDI OUT" || r.Author != "cli:alice" || !r.Created.Equal(a.Relation.Created) || r.Attrs["kind"] != "midi-din" {
+		t.Fatalf("restored cable %+v %v", r, err)
+	}
+	evs = relEvents(t, db, a.Relation.ID)
+	if len(evs) != 3 || evs[0].Action != graph.ActRelationAdd || evs[0].RequestID != "req-restore" {
+		t.Fatalf("cable events after restore %+v", evs)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "jdxi", Direction: "in"}); total != 1 || rs[0].ID != a.Relation.ID {
+		t.Fatalf("jdxi in after restore: %+v %d", rs, total)
+	}
+	// the repeat add is a no-op again: the tuple index is back
+	if again, err := db.Relate(ctx, cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din")); err != nil || again.Action != "none" || again.Relation.ID != a.Relation.ID {
+		t.Fatalf("repeat after restore %+v %v", again, err)
+	}
+	verifyDB(t, db)
+
+	// deleting keystep now removes the restored cable and the controls relation
+	if err := db.DeleteIdentity(graph.WithRequestID(ctx, "req-del2"), "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 1 || rs[0].ID != dv.Relation.ID {
+		t.Fatalf("after deleting keystep: %+v %d", rs, total)
+	}
+	// scout is deleted too: restoring keystep brings back the cable only
+	if err := db.DeleteIdentity(ctx, "scout"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RestoreIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 1 || rs[0].ID != a.Relation.ID {
+		t.Fatalf("after restoring keystep: %+v %d", rs, total)
+	}
+	types, _ := db.RelationTypes(ctx)
+	for _, x := range types {
+		if (x.Type == "cable" && x.Count != 1) || (x.Type == "controls" && x.Count != 0) || (x.Type == "mounted_on" && x.Count != 0) {
+			t.Fatalf("type counts %+v", types)
+		}
+	}
+	verifyDB(t, db)
+}
+
+func TestRelation_MergeMovesCollapses(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "JD-Xi duplicate", Slug: "jdxi-2"}); err != nil {
+		t.Fatal(err)
+	}
+	add := func(c graph.RelationCreate) *graph.Relation {
+		t.Helper()
+		ch, err := db.Relate(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch.Relation
+	}
+	keep := add(cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din"))        // the survivor's
+	dup := add(cable("keystep", "midi out", "jdxi-2", "midi in", "midi-din"))       // becomes keep: collapses
+	loop := add(graph.RelationCreate{From: "jdxi-2", Type: "controls", To: "jdxi"}) // becomes a self-loop
+	moved := add(graph.RelationCreate{From: "jdxi-2", Type: "mounted_on", To: "scout"})
+	in := add(graph.RelationCreate{From: "usb:3-3.1", Type: "controls", To: "jdxi-2"})
+
+	if _, err := db.MergeIdentities(graph.WithRequestID(ctx, "req-merge"), "jdxi-2", "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []*graph.Relation{dup, loop} {
+		if _, err := db.FindRelationByID(ctx, gone.ID); graph.ErrorCode(err) != graph.ENOTFOUND {
+			t.Fatalf("%s survived the merge: %v", gone.ID, err)
+		}
+		evs := relEvents(t, db, gone.ID)
+		if evs[0].Action != graph.ActRelationRemove || evs[0].RequestID != "req-merge" {
+			t.Fatalf("%s events %+v", gone.ID, evs)
+		}
+	}
+	for _, m := range []*graph.Relation{moved, in} {
+		r, err := db.FindRelationByID(ctx, m.ID)
+		if err != nil || (r.From != "identity:jdxi" && r.To != "identity:jdxi") || r.Updated.IsZero() {
+			t.Fatalf("%s after merge %+v %v", m.ID, r, err)
+		}
+		evs := relEvents(t, db, m.ID)
+		if len(evs) != 2 || evs[0].Action != graph.ActRelationUpdate || evs[0].RequestID != "req-merge" || evs[0].Before == nil || evs[0].After == nil {
+			t.Fatalf("%s events %+v", m.ID, evs)
+		}
+		var before graph.Relation
+		json.Unmarshal(evs[0].Before, &before)
+		if before.From != "identity:jdxi-2" && before.To != "identity:jdxi-2" {
+			t.Fatalf("before %+v", before)
+		}
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "jdxi"}); total != 3 || len(rs) != 3 {
+		t.Fatalf("jdxi after merge %d %+v", total, rs)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "keystep"}); total != 1 || rs[0].ID != keep.ID {
+		t.Fatalf("keystep after merge %d %+v", total, rs)
+	}
+	if rs, err := db.RelationsOf(ctx, []string{"identity:jdxi-2"}); err != nil || len(rs) != 0 {
+		t.Fatalf("merged-away identity keeps %+v %v", rs, err)
+	}
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 3 {
+		t.Fatalf("total %d", total)
+	}
+	// the moved relation's tuple index moved with it
+	if again, err := db.Relate(ctx, graph.RelationCreate{From: "jdxi", Type: "mounted_on", To: "scout"}); err != nil || again.Action != "none" || again.Relation.ID != moved.ID {
+		t.Fatalf("repeat of moved %+v %v", again, err)
+	}
+	if again, err := db.Relate(ctx, graph.RelationCreate{From: "jdxi-2", Type: "mounted_on", To: "scout"}); graph.ErrorCode(err) != graph.ENOTFOUND {
+		t.Fatalf("merged-away endpoint %+v %v", again, err)
+	}
+	verifyDB(t, db)
+}
+
+func TestRelation_Caps(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	// 500 notes fit; the 501st is ELIMIT and writes nothing
+	for i := 0; i < graph.MaxNotesPerNode; i++ {
+		if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: "n"}); err != nil {
+			t.Fatalf("note %d: %v", i, err)
+		}
+	}
+	before := state(t, db)
+	_, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: "one too many"})
+	mustCode(t, err, graph.ELIMIT)
+	mustUnchanged(t, db, before, "the 501st note")
+
+	// 1,000 relations on one node (either end); the 1,001st is ELIMIT
+	for i := 0; i < graph.MaxRelationsPerNode; i++ {
+		c := graph.RelationCreate{From: "keystep", FromPort: "p" + strconv.Itoa(i), Type: "controls", To: "jdxi"}
+		if i%2 == 1 {
+			c.From, c.To = "jdxi", "keystep"
+		}
+		if _, err := db.Relate(ctx, c); err != nil {
+			t.Fatalf("relation %d: %v", i, err)
+		}
+	}
+	before = state(t, db)
+	_, err = db.Relate(ctx, graph.RelationCreate{From: "scout", Type: "controls", To: "keystep"})
+	mustCode(t, err, graph.ELIMIT)
+	if graph.ErrorField(err) != "to" || !strings.Contains(err.Error(), "1000") {
+		t.Fatalf("cap error %v (%s)", err, graph.ErrorField(err))
+	}
+	mustUnchanged(t, db, before, "the 1,001st relation")
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "keystep", First: 1}); total != graph.MaxRelationsPerNode {
+		t.Fatalf("keystep total %d", total)
+	}
+	// a merge that would take a node past the cap is refused whole
+	if _, err := db.Relate(ctx, graph.RelationCreate{From: "scout", Type: "controls", To: "usb:3-3.1"}); err != nil {
+		t.Fatal(err)
+	}
+	before = state(t, db)
+	_, err = db.MergeIdentities(ctx, "scout", "keystep")
+	mustCode(t, err, graph.ELIMIT)
+	mustUnchanged(t, db, before, "a merge past the cap")
+	// delete and restore of a node at the cap fit one transaction
+	if err := db.DeleteIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 1 {
+		t.Fatalf("total after delete %d", total)
+	}
+	if _, err := db.RestoreIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "jdxi"}); total != graph.MaxRelationsPerNode {
+		t.Fatalf("jdxi total after restore %d", total)
+	}
 	verifyDB(t, db)
 }

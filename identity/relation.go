@@ -255,10 +255,6 @@ func liveEndpoint(field, id string) error {
 	return graph.FieldErrorf(graph.EINVALID, field, "%s is a client the sources see right now: live endpoints cannot be declared; relate the device it runs on, or the identity bound to it", id)
 }
 
-func observedReadOnly(field, id string) error {
-	return graph.FieldErrorf(graph.EINVALID, field, "%s is an observed relation (what a source sees right now): it cannot be changed or removed; replug or reconnect the hardware, or declare a relation of your own", id)
-}
-
 // Relate declares a relation between two nodes, typed in any form the Resolver accepts.
 func (s *Service) Relate(ctx context.Context, c graph.RelationCreate) (*graph.RelationChange, error) {
 	rs, err := s.relStore()
@@ -280,11 +276,7 @@ func (s *Service) UpdateRelation(ctx context.Context, id string, u graph.Relatio
 	if err != nil {
 		return nil, err
 	}
-	id = strings.TrimSpace(id)
-	if graph.KindOf(id) == graph.KindObserved {
-		return nil, observedReadOnly("id", id)
-	}
-	return rs.UpdateRelation(ctx, id, u)
+	return rs.UpdateRelation(ctx, id, u) // an observed id is refused there, in the same words everywhere
 }
 
 // Unrelate removes a declared relation by id or by its tuple.
@@ -293,11 +285,7 @@ func (s *Service) Unrelate(ctx context.Context, r graph.RelationRemove) (*graph.
 	if err != nil {
 		return nil, err
 	}
-	r.ID = strings.TrimSpace(r.ID)
-	if graph.KindOf(r.ID) == graph.KindObserved {
-		return nil, observedReadOnly("id", r.ID)
-	}
-	if r.ID == "" {
+	if strings.TrimSpace(r.ID) == "" {
 		if r.From, err = s.declaredEndpoint(ctx, "from", r.From); err != nil {
 			return nil, err
 		}

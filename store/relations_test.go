@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -624,4 +626,137 @@ func TestRelation_Caps(t *testing.T) {
 		t.Fatalf("jdxi total after restore %d", total)
 	}
 	verifyDB(t, db)
+}
+
+func TestRelation_ExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
+	src, ctx := relFixture(t)
+	a, _ := src.Relate(ctx, cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din"))
+	if _, err := src.Relate(ctx, graph.RelationCreate{From: "usb:3-3.1", Type: "mounted_on", To: "scout", Attrs: map[string]string{"position": "front left"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Relate(ctx, graph.RelationCreate{From: "scout", Type: "charges_at", To: "jdxi", NewType: true}); err != nil {
+		t.Fatal(err)
+	}
+	l := "1m"
+	if _, err := src.UpdateRelation(ctx, a.Relation.ID, graph.RelationUpdate{Attrs: map[string]string{"kind": "midi-din", "length": l}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.DeleteIdentity(ctx, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.RestoreIdentity(ctx, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	var exp bytes.Buffer
+	if err := src.Export(ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(exp.String(), `{"type":"relation"`); n != 3 {
+		t.Fatalf("export has %d relation lines", n)
+	}
+	srcRels := state(t, src)
+
+	dst := storetest.MustOpen(t)
+	st, err := dst.Import(ctx, bytes.NewReader(exp.Bytes()), nil)
+	if err != nil || !st.KeptLog {
+		t.Fatalf("import %+v %v", st, err)
+	}
+	var again bytes.Buffer
+	if err := dst.Export(ctx, &again); err != nil {
+		t.Fatal(err)
+	}
+	strip := func(b []byte) string { return string(b[bytes.IndexByte(b, '\n'):]) }
+	if strip(again.Bytes()) != strip(exp.Bytes()) {
+		t.Fatal("re-export differs from the original export")
+	}
+	if got := state(t, dst); got != srcRels {
+		t.Fatalf("imported state %+v, source %+v", got, srcRels)
+	}
+	verifyDB(t, dst)
+	// indexes and counters were rebuilt
+	for _, f := range []graph.RelationFilter{{Node: "jdxi", Direction: "in"}, {Node: "keystep", Direction: "out"}, {Node: "usb:3-3.1"}, {Types: []string{"charges_at"}}} {
+		r1, t1, _, err1 := src.FindRelations(ctx, f)
+		r2, t2, _, err2 := dst.FindRelations(ctx, f)
+		j1, _ := json.Marshal(r1)
+		j2, _ := json.Marshal(r2)
+		if err1 != nil || err2 != nil || t1 != t2 || string(j1) != string(j2) || t1 == 0 {
+			t.Fatalf("%+v: %s (%d) vs %s (%d) %v %v", f, j1, t1, j2, t2, err1, err2)
+		}
+	}
+	ty1, _ := src.RelationTypes(ctx)
+	ty2, _ := dst.RelationTypes(ctx)
+	if fmt.Sprint(ty1) != fmt.Sprint(ty2) {
+		t.Fatalf("types %v vs %v", ty1, ty2)
+	}
+	if ch, err := dst.Relate(ctx, graph.RelationCreate{From: "keystep", FromPort: "midi out", Type: "cable", To: "jdxi", ToPort: "midi in", Attrs: map[string]string{"kind": "midi-din", "length": "1m"}}); err != nil || ch.Action != "none" || ch.Relation.ID != a.Relation.ID {
+		t.Fatalf("tuple index not rebuilt: %+v %v", ch, err)
+	}
+	// the imported changelog still restores: delete and restore on the copy
+	if err := dst.DeleteIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.RestoreIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.FindRelationByID(ctx, a.Relation.ID); err != nil {
+		t.Fatal(err)
+	}
+	verifyDB(t, dst)
+
+	// Into a non-empty database: the relations come in through the ordinary path, with
+	// relation.add events and their ids kept; a second import of the same file clashes.
+	other := storetest.MustOpen(t)
+	if _, err := other.CreateIdentity(ctx, graph.IdentityCreate{Name: "Already Here"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := other.Import(ctx, bytes.NewReader(exp.Bytes()), nil); err != nil || st.KeptLog {
+		t.Fatalf("import into non-empty %+v %v", st, err)
+	}
+	if got, want := state(t, other).rels, srcRels.rels; got != want {
+		t.Fatalf("relations %s, want %s", got, want)
+	}
+	if evs := relEvents(t, other, a.Relation.ID); len(evs) != 1 || evs[0].Action != graph.ActRelationAdd {
+		t.Fatalf("events %+v", evs)
+	}
+	verifyDB(t, other)
+}
+
+func TestRelation_ImportBadRelationChangesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := ctxActor("cli:t")
+	hdr := `{"type":"header","format":"devgraph","version":3}` + "\n"
+	ident := `{"type":"identity","identity":{"id":"identity:a","name":"A","hints":[],"tags":[],"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}}` + "\n" +
+		`{"type":"identity","identity":{"id":"identity:b","name":"B","hints":[],"tags":[],"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}}` + "\n"
+	rel := func(body string) string { return `{"type":"relation","relation":` + body + "}\n" }
+	for name, line := range map[string]string{
+		"bad id":       rel(`{"id":"note:1","type":"controls","from":"identity:a","to":"identity:b"}`),
+		"reserved":     rel(`{"id":"rel:1","type":"via","from":"identity:a","to":"identity:b"}`),
+		"self-loop":    rel(`{"id":"rel:1","type":"controls","from":"identity:a","to":"identity:a"}`),
+		"client end":   rel(`{"id":"rel:1","type":"controls","from":"identity:a","to":"client:alsa:x"}`),
+		"cable kind":   rel(`{"id":"rel:1","type":"cable","from":"identity:a","to":"identity:b"}`),
+		"not normal":   rel(`{"id":"rel:1","type":"Controls","from":"identity:a","to":"identity:b"}`),
+		"attrs number": rel(`{"id":"rel:1","type":"controls","from":"identity:a","to":"identity:b","attrs":{"a":1}}`),
+		"duplicate id": rel(`{"id":"rel:1","type":"controls","from":"identity:a","to":"identity:b"}`) + rel(`{"id":"rel:1","type":"part_of","from":"identity:a","to":"identity:b"}`),
+	} {
+		for _, empty := range []bool{true, false} {
+			db := storetest.MustOpen(t)
+			if !empty {
+				if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Here"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, db)
+			_, err := db.Import(ctx, strings.NewReader(hdr+ident+line), nil)
+			if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "nothing was imported") {
+				t.Errorf("%s (empty %v): %v", name, empty, err)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Errorf("%s (empty %v): import wrote %s → %s", name, empty, before, after)
+			}
+			if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 0 {
+				t.Errorf("%s: relations written", name)
+			}
+		}
+	}
 }

@@ -100,6 +100,25 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 	return w, nil
 }
 
+// readLive observes the hardware once, then opens one read view and reads the live side
+// inside it: the store, the snapshot and the bindings read through the returned context
+// are one consistent state. Call release when done.
+func (s *Service) readLive(ctx context.Context) (context.Context, *liveView, func(), error) {
+	if _, err := s.sync(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	vctx, release, err := s.BeginRead(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w, err := s.live(vctx)
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return vctx, w, release, nil
+}
+
 // vertexNodes are the nodes whose relations are node's: an identity's own and its present
 // bound devices', a present bound device's own and its identity's.
 func (w *liveView) vertexNodes(node string) []string {
@@ -394,10 +413,11 @@ func (s *Service) FindRelations(ctx context.Context, f graph.RelationFilter) ([]
 	if strings.TrimSpace(f.Node) == "" {
 		return s.allRelations(ctx, rs, f, rf, cur)
 	}
-	w, err := s.live(ctx)
+	ctx, w, release, err := s.readLive(ctx)
 	if err != nil {
 		return nil, 0, "", err
 	}
+	defer release()
 	node, err := s.resolveNode(ctx, w, "node", f.Node)
 	if err != nil {
 		return nil, 0, "", err

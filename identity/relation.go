@@ -31,6 +31,7 @@ type liveView struct {
 	boundOf map[string]string            // present bound device → its identity
 	members map[string][]string          // identity → its present bound devices, sorted
 	names   map[string]string            // present devices and bound identities → name
+	infra   map[string]bool              // present infrastructure devices (hubs, root hubs)
 }
 
 // live reads the snapshot (observing it like every live read) and the bindings.
@@ -47,6 +48,7 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 		boundOf: map[string]string{},
 		members: map[string][]string{},
 		names:   map[string]string{},
+		infra:   map[string]bool{},
 	}
 	if snap != nil {
 		for _, c := range snap.Clients {
@@ -85,6 +87,9 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 	}
 	for _, v := range views {
 		w.names[v.ID] = v.Name
+		if v.Infra {
+			w.infra[v.ID] = true
+		}
 		if !v.Present || v.BoundTo == "" {
 			continue
 		}

@@ -54,14 +54,15 @@ func (e *edges) vertex(ctx context.Context, node string) (*graph.Vertex, error) 
 			return e.Vertex(ctx, id) // binding is not a hop
 		}
 		name, ok := e.w.names[node]
+		infra := e.w.infra[node]
 		if !ok {
 			d, err := e.s.store.FindDeviceByID(ctx, node)
 			if err != nil {
 				return nil, err
 			}
-			name = d.Name
+			name, infra = d.Name, d.Infra
 		}
-		return &graph.Vertex{ID: node, Kind: graph.KindDevice, Name: name}, nil
+		return &graph.Vertex{ID: node, Kind: graph.KindDevice, Name: name, Infra: infra}, nil
 	case graph.KindIdentity:
 		x, err := e.s.store.FindIdentityByID(ctx, node, graph.IdentityParts{})
 		if err != nil {

@@ -104,8 +104,11 @@ func clean(s string) string {
 	}, s)
 }
 
-// dotQuote quotes s as a DOT string: a backslash and a double quote are escaped, a line
-// break becomes DOT's \n (so Graphviz's own escapes such as \N never fire on a name).
+// dotQuote quotes s as a DOT string for an id or a label: every backslash is doubled and
+// a double quote escaped (so Graphviz's label escapes such as \N or \l never fire on a
+// name), a line break becomes DOT's \n, and & is written &amp; since Graphviz decodes HTML
+// entities in labels and in the titles of its SVG (a name holding "&eacute;" shows as
+// typed).
 func dotQuote(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 2)
@@ -118,6 +121,8 @@ func dotQuote(s string) string {
 			b.WriteString(`\"`)
 		case '\n':
 			b.WriteString(`\n`)
+		case '&':
+			b.WriteString("&amp;")
 		default:
 			b.WriteRune(r)
 		}
@@ -181,6 +186,8 @@ func mermaidText(s string) string {
 			b.WriteString("#124;")
 		case '`':
 			b.WriteString("#96;")
+		case '%': // Mermaid strips %%{…}%% directives anywhere in the text, quoted or not
+			b.WriteString("#37;")
 		case '\n':
 			b.WriteString("<br/>")
 		default:
@@ -190,13 +197,24 @@ func mermaidText(s string) string {
 	return b.String()
 }
 
+// Mermaid's own limits with its default configuration, which a diagram cannot raise
+// (both are "secure" keys): more edges is a parse error, more text renders as an error.
+const (
+	mermaidMaxEdges = 500
+	mermaidMaxText  = 50000
+)
+
 // writeMermaid writes g as a Mermaid flowchart (left to right). Vertex ids hold ':' and
 // other characters Mermaid ids cannot, so nodes are n1, n2 … in the subgraph's order with
 // the name as a quoted label; identities are rounded, devices boxes, infrastructure
-// hexagons, clients stadiums; observed relations are dotted.
+// hexagons, clients stadiums; observed relations are dotted. A picture beyond Mermaid's
+// default limits (500 edges, 50,000 characters) is ELIMIT and nothing is written.
 func writeMermaid(w io.Writer, g *graph.Subgraph) error {
 	d := prepare(g)
-	bw := bufio.NewWriter(w)
+	if len(d.edges) > mermaidMaxEdges {
+		return graph.Errorf(graph.ELIMIT, "the picture has %d relations and Mermaid draws at most %d: narrow it with --around NODE --depth N, or use --format dot", len(d.edges), mermaidMaxEdges)
+	}
+	var bw strings.Builder
 	bw.WriteString("flowchart LR\n")
 	var infra, clients []string
 	for i, v := range d.vertices {
@@ -229,5 +247,22 @@ func writeMermaid(w io.Writer, g *graph.Subgraph) error {
 		bw.WriteString("  classDef client fill:#fff8e1,stroke:#b08800\n")
 		bw.WriteString("  class " + strings.Join(clients, ",") + " client\n")
 	}
-	return bw.Flush()
+	if n := jsLength(bw.String()); n > mermaidMaxText {
+		return graph.Errorf(graph.ELIMIT, "the picture takes %d characters of Mermaid and Mermaid draws at most %d: narrow it with --around NODE --depth N, or use --format dot", n, mermaidMaxText)
+	}
+	_, err := io.WriteString(w, bw.String())
+	return err
+}
+
+// jsLength is the length of s as JavaScript counts it (UTF-16 code units), which is what
+// Mermaid's text limit counts.
+func jsLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
 }

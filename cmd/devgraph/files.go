@@ -124,7 +124,8 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			if g.Truncated {
+			// Stopping at --depth is what was asked; another bound cutting it is news.
+			if g.Truncated && g.TruncatedBy != graph.TruncDepth {
 				fmt.Fprintf(e.stderr, "export: the picture is cut short by %s after %s; draw less with --around NODE --depth N\n", g.TruncatedBy, plural(g.Visited, "vertex", "vertices"))
 			}
 			write = func(w io.Writer) error { return draw(w, g) }

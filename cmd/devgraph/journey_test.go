@@ -195,6 +195,22 @@ func relationJourney(t *testing.T, j *journey) {
 	if len(rels.Items) != 1 || rels.Items[0].ID != rel.ID {
 		t.Errorf("relations jdxi --direction in --type cable: %s", mustJSONs(rels))
 	}
+	// Without a node: every declared relation; --observed, everything the sources see.
+	rels = relationList{}
+	j.json(&rels, "relations", "--json")
+	if rels.Total != 1 || len(rels.Items) != 1 || rels.Items[0].ID != rel.ID {
+		t.Errorf("relations (all declared): %s", mustJSONs(rels))
+	}
+	rels = relationList{}
+	j.json(&rels, "relations", "--observed", "--json")
+	if len(rels.Items) == 0 || rels.Total != len(rels.Items) {
+		t.Errorf("relations --observed: %d items, total %d", len(rels.Items), rels.Total)
+	}
+	for _, r := range rels.Items {
+		if !r.Observed || graph.KindOf(r.ID) != graph.KindObserved {
+			t.Errorf("relations --observed lists %+v", r)
+		}
+	}
 	if table := j.ok("relations", "jdxi"); !strings.Contains(table, rel.ID) || !strings.Contains(table, "observed (alsa)") || !strings.Contains(table, "kind=midi-din") {
 		t.Errorf("relations jdxi table:\n%s", table)
 	}
@@ -225,6 +241,10 @@ func relationJourney(t *testing.T, j *journey) {
 	j.json(&showJSON, "show", "keystep", "--json")
 	if showJSON.ID != keystepID || len(showJSON.Relations) == 0 || showJSON.Relations[0].ID != rel.ID {
 		t.Errorf("show keystep --json: %s", mustJSONs(showJSON))
+	}
+	// A bound device shows its identity's relations: one vertex.
+	if shown := j.ok("show", jdxiRef); !strings.Contains(shown, rel.ID) || !strings.Contains(shown, bitwig) {
+		t.Errorf("show %s does not list the relations of its vertex:\n%s", jdxiRef, shown)
 	}
 	if out := j.ok("show", rel.ID); !strings.Contains(out, "midi-din") || !strings.Contains(out, "[MIDI IN] "+jdxiID) {
 		t.Errorf("show %s:\n%s", rel.ID, out)
@@ -263,6 +283,11 @@ func relationJourney(t *testing.T, j *journey) {
 	j.json(&tr, "trace", "keystep", "--port", "CV OUT", "--json")
 	if len(tr.Hops) != 0 {
 		t.Errorf("trace keystep --port \"CV OUT\": %s", mustJSONs(tr))
+	}
+	tr = graph.TraceResult{}
+	j.json(&tr, "trace", "keystep", "--port", "midi out", "--json")
+	if !contains(tr.Ends, bitwig) {
+		t.Errorf("trace keystep --port \"midi out\" does not reach %s: %s", bitwig, mustJSONs(tr))
 	}
 	// Upstream from the DAW finds the KeyStep.
 	tr = graph.TraceResult{}

@@ -71,6 +71,11 @@ ends: Bitwig Studio (client:alsa:Bitwig Studio), Monitors (device:spk)
 		if got, want := b.String(), "device:x: nothing traced enters it\n"; got != want {
 			t.Errorf("empty trace %q, want %q", got, want)
 		}
+		b.Reset()
+		printTrace(&b, &graph.TraceResult{From: "identity:keystep", Port: "CV OUT", Direction: graph.DirOut, Vertices: tr.Vertices[:1]})
+		if got, want := b.String(), "KeyStep [CV OUT]: nothing traced leaves it\n"; got != want {
+			t.Errorf("empty trace from a port %q, want %q", got, want)
+		}
 	})
 }
 

@@ -122,10 +122,11 @@ func printTrace(w io.Writer, tr *graph.TraceResult) error {
 	}
 	var sb strings.Builder
 	sb.WriteString(n.of(tr.From))
-	if tr.Port != "" {
-		fmt.Fprintf(&sb, " (port %s)", tr.Port)
-	}
 	if len(tr.Hops) == 0 {
+		if tr.Port != "" {
+			// The port only shows when no hop names it.
+			sb.WriteString(" [" + tr.Port + "]")
+		}
 		if tr.Direction == graph.DirIn {
 			sb.WriteString(": nothing traced enters it\n")
 		} else {

@@ -328,6 +328,18 @@ func relationJourney(t *testing.T, j *journey) {
 		t.Errorf("relation update --attr colour=: %q", out)
 	}
 
+	ch = graph.RelationChange{}
+	j.json(&ch, "relation", "update", rel.ID, "--to-port", "MIDI IN 2", "--json")
+	if ch.Action != "update" || ch.Relation.ToPort != "MIDI IN 2" || ch.Relation.FromPort != "MIDI OUT" {
+		t.Errorf("relation update --to-port: %+v", ch)
+	}
+	j.ok("relation", "update", rel.ID, "--to-port", "MIDI IN")
+	var updates eventList
+	j.json(&updates, "changelog", "--action", "relation.update", "--target", rel.ID, "--json")
+	if len(updates.Items) != 4 {
+		t.Errorf("relation.update events on %s: %d, want 4 (two attrs, two ports)", rel.ID, len(updates.Items))
+	}
+
 	// Bad input: exit 1, one line naming what is wrong, nothing written.
 	j.fail([]string{"keystpe", "keystep"}, "relate", "keystpe", "cable", "jdxi", "--attr", "kind=midi-din")
 	j.fail([]string{"self"}, "relate", "jdxi", "cable", "jdxi", "--attr", "kind=midi-din")

@@ -32,7 +32,7 @@ func runRelate(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return printChange(e.stdout, *jsonOut, ch)
+		return printChange(e.stdout, *jsonOut, ch, "it was already there, nothing written")
 	})
 }
 
@@ -87,7 +87,9 @@ func relationUpdate(ctx context.Context, e *env, args []string) error {
 	u.DryRun = *dry
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		if len(attrs) > 0 || *clear {
-			// The service replaces the whole map; a person names only the keys to change.
+			// The service replaces the whole map; a person names only the keys to change,
+			// so read the map and send it back changed. Two people changing one
+			// relation's attrs at once: the last one wins, as for any replace.
 			cur, err := svc.FindRelationByID(ctx, pos[0])
 			if err != nil {
 				return err
@@ -111,7 +113,7 @@ func relationUpdate(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return printChange(e.stdout, *jsonOut, ch)
+		return printChange(e.stdout, *jsonOut, ch, "it already reads so, nothing written")
 	})
 }
 
@@ -143,7 +145,7 @@ func runUnrelate(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return printChange(e.stdout, *jsonOut, ch)
+		return printChange(e.stdout, *jsonOut, ch, "nothing written")
 	})
 }
 
@@ -172,7 +174,8 @@ func parseAttrs(ss []string, drops bool) (map[string]string, error) {
 }
 
 // printChange reports a relation write: one line a person reads, or the change as JSON.
-func printChange(w io.Writer, asJSON bool, ch *graph.RelationChange) error {
+// none says why nothing was written when the change was a no-op.
+func printChange(w io.Writer, asJSON bool, ch *graph.RelationChange, none string) error {
 	if asJSON {
 		return writeJSON(w, ch)
 	}
@@ -193,7 +196,7 @@ func printChange(w io.Writer, asJSON bool, ch *graph.RelationChange) error {
 		line += " (" + a + ")"
 	}
 	if ch.Action == "none" {
-		line += "; it was already there, nothing written"
+		line += "; " + none
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err

@@ -760,3 +760,32 @@ func TestRelation_ImportBadRelationChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// Robots are devices (ref robot:<name>) bound to identities: relations reach them by ref,
+// and a relation on a robot's device survives its identity's delete.
+func TestRelation_RobotEnds(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	snap := &graph.Snapshot{Devices: []*graph.ObservedDevice{dev("robot:sn-42", "robot:scout", fp("robot_serial", "sn-42"))}, Sources: []graph.SourceStatus{{Name: "robot", OK: true}}}
+	if _, err := db.ObserveDevices(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.BindDevice(ctx, graph.BindRequest{DeviceID: "robot:scout", IdentityID: "scout"}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := db.Relate(ctx, graph.RelationCreate{From: "usb:3-3.1", Type: "mounted_on", To: "robot:scout"})
+	if err != nil || ch.Relation.To != "device:robot:sn-42" {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	// the event is indexed under the robot's identity too
+	if evs := relEvents(t, db, "identity:scout"); len(evs) != 1 || evs[0].Target != ch.Relation.ID {
+		t.Fatalf("events under the identity %+v", evs)
+	}
+	if err := db.DeleteIdentity(ctx, "scout"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.FindRelationByID(ctx, ch.Relation.ID); err != nil || r.To != "device:robot:sn-42" {
+		t.Fatalf("robot device relation after identity delete %+v %v", r, err)
+	}
+	verifyDB(t, db)
+}

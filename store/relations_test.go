@@ -789,3 +789,39 @@ func TestRelation_RobotEnds(t *testing.T) {
 	}
 	verifyDB(t, db)
 }
+
+// An update that would give a relation another relation's tuple is a conflict naming it;
+// a dry-run update writes nothing.
+func TestRelation_UpdateConflictAndDryRun(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	a, err := db.Relate(ctx, cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.Relate(ctx, cable("keystep", "MIDI THRU", "jdxi", "MIDI IN", "midi-din"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := state(t, db)
+	out := "midi out"
+	_, err = db.UpdateRelation(ctx, b.Relation.ID, graph.RelationUpdate{FromPort: &out})
+	mustCode(t, err, graph.ECONFLICT)
+	if !strings.Contains(err.Error(), a.Relation.ID) {
+		t.Fatalf("conflict does not name %s: %v", a.Relation.ID, err)
+	}
+	mustUnchanged(t, db, before, "a conflicting update")
+	other := "MIDI OUT 2"
+	dry, err := db.UpdateRelation(ctx, b.Relation.ID, graph.RelationUpdate{FromPort: &other, DryRun: true})
+	if err != nil || dry.Action != "update" || !dry.DryRun || dry.Relation.FromPort != other {
+		t.Fatalf("dry update %+v %v", dry, err)
+	}
+	mustUnchanged(t, db, before, "a dry-run update")
+	// only the port's case changes: the tuple stays, the display changes
+	lower := "midi thru"
+	up, err := db.UpdateRelation(ctx, b.Relation.ID, graph.RelationUpdate{FromPort: &lower})
+	if err != nil || up.Action != "update" || up.Relation.FromPort != "midi thru" {
+		t.Fatalf("case update %+v %v", up, err)
+	}
+	verifyDB(t, db)
+}

@@ -583,6 +583,17 @@ func TestRelation_Caps(t *testing.T) {
 	_, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: "one too many"})
 	mustCode(t, err, graph.ELIMIT)
 	mustUnchanged(t, db, before, "the 501st note")
+	// a merge that would give a node more than 500 notes is refused whole
+	if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "jdxi", Body: "one more"}); err != nil {
+		t.Fatal(err)
+	}
+	before = state(t, db)
+	_, err = db.MergeIdentities(ctx, "jdxi", "scout")
+	mustCode(t, err, graph.ELIMIT)
+	mustUnchanged(t, db, before, "a merge past the note cap")
+	if notes, total, _, _ := db.FindNotes(ctx, graph.NoteFilter{Target: "jdxi"}); total != 1 || len(notes) != 1 {
+		t.Fatalf("jdxi notes after the refused merge: %d", total)
+	}
 
 	// 1,000 relations on one node (either end); the 1,001st is ELIMIT
 	for i := 0; i < graph.MaxRelationsPerNode; i++ {

@@ -155,8 +155,9 @@ func relationJourney(t *testing.T, j *journey) {
 	}
 	head = j.head()
 
-	// The same relate again (ports typed in another case) writes nothing.
-	again := []string{"relate", "keystep", "cable", "jdxi", "--from-port", "midi out", "--to-port", "MIDI IN", "--attr", "kind=midi-din"}
+	// The same relate again (ports typed in another case, flags before and between the
+	// positionals) writes nothing.
+	again := []string{"relate", "--attr", "kind=midi-din", "--from-port", "midi out", "keystep", "cable", "--to-port", "MIDI IN", "jdxi"}
 	if out := j.ok(again...); !strings.Contains(out, rel.ID) || !strings.Contains(out, "nothing written") {
 		t.Errorf("repeat relate printed %q", out)
 	}

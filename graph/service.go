@@ -31,6 +31,7 @@ type Store interface {
 	HintService
 	TagService
 	NoteService
+	RelationStore
 	DeviceStore
 	RobotStore
 	ChangelogService

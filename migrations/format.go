@@ -18,7 +18,7 @@ import (
 )
 
 // CurrentVersion is the schema version this build writes.
-const CurrentVersion = 2
+const CurrentVersion = 3
 
 // FormatName marks a bbolt file as a devgraph database (meta "format").
 const FormatName = "devgraph"
@@ -40,6 +40,17 @@ var (
 	BucketRobots     = []byte("robots")     // ref → robot record (JSON)
 	BucketEvents     = []byte("events")     // seq (8 bytes big-endian) → event record
 	BucketEvTarget   = []byte("evtarget")   // target 0x00 seq → nil
+
+	// version 3: declared relations
+	BucketRelations = []byte("relations") // relation uuid → relation record (JSON)
+	// Each node's relations sit together, so a write touches few pages:
+	//   node 0x00 "n"                          → uint64 relations touching the node
+	//   node 0x00 "o" 0x00 uuid                → nil (the node is the relation's from)
+	//   node 0x00 "i" 0x00 uuid                → nil (the node is the relation's to)
+	//   from 0x00 "t" 0x00 lower(from_port) 0x00 type 0x00 to 0x00 lower(to_port) → uuid
+	BucketRelAdj    = []byte("reladj")
+	BucketRelTypes  = []byte("reltypes")  // type 0x00 relation uuid → nil
+	BucketRelCounts = []byte("relcounts") // type → uint64 relations of the type
 )
 
 // AllBuckets lists every bucket a current file has.
@@ -47,6 +58,13 @@ var AllBuckets = [][]byte{
 	BucketMeta, BucketIdentities, BucketNames, BucketHints, BucketTags, BucketTagCounts,
 	BucketNotes, BucketNotesBy, BucketDevices, BucketRefs, BucketPresent, BucketBindings,
 	BucketRobots, BucketEvents, BucketEvTarget,
+	BucketRelations, BucketRelAdj, BucketRelTypes, BucketRelCounts,
+}
+
+// BucketSince names the buckets a later version added, with that version; every other
+// bucket of AllBuckets is in every version.
+var BucketSince = map[string]int{
+	"relations": 3, "reladj": 3, "reltypes": 3, "relcounts": 3,
 }
 
 // Meta keys.
@@ -65,6 +83,7 @@ var (
 	CountPresent    = []byte("count:present")
 	CountNotes      = []byte("count:notes")
 	CountEvents     = []byte("count:events")
+	CountRelations  = []byte("count:relations")
 )
 
 // U64 encodes v big-endian.

@@ -62,7 +62,7 @@ func relationUpdate(ctx context.Context, e *env, args []string) error {
 	toPort := fs.String("to-port", "", "the new port on TO (\"\" clears it)")
 	var attrs stringList
 	fs.Var(&attrs, "attr", "set an attribute, key=value; key= removes it (repeatable; the others stay)")
-	clear := fs.Bool("clear-attrs", false, "start from no attributes (then --attr adds)")
+	clearAttrs := fs.Bool("clear-attrs", false, "start from no attributes (then --attr adds)")
 	dry := fs.Bool("dry-run", false, "show what would change and write nothing")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
@@ -81,12 +81,12 @@ func relationUpdate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(attrs) == 0 && !*clear && u.FromPort == nil && u.ToPort == nil {
+	if len(attrs) == 0 && !*clearAttrs && u.FromPort == nil && u.ToPort == nil {
 		return usagef("relation update: nothing to change; give --attr k=v, --clear-attrs, --from-port or --to-port")
 	}
 	u.DryRun = *dry
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		if len(attrs) > 0 || *clear {
+		if len(attrs) > 0 || *clearAttrs {
 			// The service replaces the whole map; a person names only the keys to change,
 			// so read the map and send it back changed. Two people changing one
 			// relation's attrs at once: the last one wins, as for any replace.
@@ -95,7 +95,7 @@ func relationUpdate(ctx context.Context, e *env, args []string) error {
 				return err
 			}
 			m := map[string]string{}
-			if !*clear {
+			if !*clearAttrs {
 				for k, v := range cur.Attrs {
 					m[k] = v
 				}

@@ -339,6 +339,16 @@ func (s *Server) toolError(tool string, c *call, err error) (*mcp.CallToolResult
 		return nil, fmt.Errorf("devgraph internal error in %s (request %s); the server log has the details", tool, c.requestID)
 	}
 	msg := graph.ErrorMessage(err)
+	if tool == "graph_relate" || tool == "graph_trace" {
+		msg = relationVocabulary(msg)
+		// The service names the offending field; a model needs it in the sentence.
+		if f := graph.ErrorField(err); f != "" && !strings.Contains(msg, f) {
+			msg = f + ": " + msg
+		}
+		if next := relationNextStep(tool, code, graph.ErrorField(err), msg); next != "" {
+			return mcp.NewToolResultError(msg + " " + next), nil
+		}
+	}
 	if next := nextStep(tool, code, msg); next != "" {
 		msg += " " + next
 	}

@@ -173,7 +173,8 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 const instructions = `devgraph keeps a graph of the hardware around you: devices as the sources see them (usb:3-3.2, alsa:card:PCH, robot:scout), stable identities for them (identity:<slug>), tags (namespace:value), notes, and an audit changelog.
 Start with graph_find or graph_unbound; graph_browse shows a node and its neighbours; graph_query runs any GraphQL read (schema: resource devgraph://schema).
-Before tagging, call graph_suggest_tags and reuse existing terms. Robots: robot_status, then robot_arm before robot_navigate.`
+Before tagging, call graph_suggest_tags and reuse existing terms. Robots: robot_status, then robot_arm before robot_navigate.
+Connections: graph_relate declares how things are wired (a cable from the KeyStep's MIDI OUT to the JD-Xi's MIDI IN; reuse the types graph_suggest_tags lists under namespace relation); graph_trace follows a signal hop by hop, or finds the path between two things (which hub and controller a device hangs off).`
 
 // listenChanges subscribes to committed changes. When the store drops the subscription
 // (this server fell too far behind its writes; graph.Notifier), the subscribers are told:

@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -319,16 +320,36 @@ func plainValue(v any) string {
 	return "…"
 }
 
-// relationVocabulary puts the CLI's words for relation options into graph_relate's, in
-// case a message shared by every interface names a flag.
-var relationVocabulary = strings.NewReplacer(
-	"--new-type", "new_type: true",
-	"--from-port", "from_port",
-	"--to-port", "to_port",
-	"--attr ", "attrs ",
-	"--directed", "directed: true",
-	"--port", "port",
-).Replace
+// cliWords are the CLI's phrases the service's shared messages use, each with the tool
+// that takes the same step: a model is told what to call, not what to type in a shell.
+var cliWords = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile("`?devgraph relations --types`?"), `graph_suggest_tags {namespace: "relation"}`},
+	{regexp.MustCompile("--new-type \\(new_type: true\\)|--new-type"), "new_type: true"},
+	{regexp.MustCompile("`?devgraph relation update (rel:[0-9a-f-]+)`?"), `graph_relate {op: "update", id: "$1"}`},
+	{regexp.MustCompile("`?devgraph unrelate (rel:[0-9a-f-]+)`?"), `graph_relate {op: "remove", id: "$1"}`},
+	{regexp.MustCompile("`?devgraph unrelate`?"), `graph_relate {op: "remove"}`},
+	{regexp.MustCompile("run `?devgraph relations`? on a device"), "call graph_browse on a device"},
+	{regexp.MustCompile("list them with `?devgraph relations`? ([^ ;,)]+)"), "list them with graph_browse {id: \"$1\"}"},
+	{regexp.MustCompile("list them with `?devgraph relations`?"), "list a node's relations with graph_browse"},
+	{regexp.MustCompile("`devgraph tag`"), "graph_tag"},
+	{regexp.MustCompile("`devgraph (identities|devices --all|devices)` or graph_find"), "graph_find"},
+	{regexp.MustCompile("graph_suggest_tags or `devgraph tags`"), "graph_suggest_tags"},
+	{regexp.MustCompile("run `devgraph unbound`"), "call graph_unbound"},
+	{regexp.MustCompile("run `devgraph (devices --all|devices)`"), "call graph_find with kind device"},
+	{regexp.MustCompile("--from-port"), "from_port"},
+	{regexp.MustCompile("--to-port"), "to_port"},
+}
+
+// relationVocabulary rewrites a shared message (relations' above all) into MCP terms.
+func relationVocabulary(msg string) string {
+	for _, w := range cliWords {
+		msg = w.re.ReplaceAllString(msg, w.with)
+	}
+	return msg
+}
 
 // relationNextStep says what to do about a graph_relate or graph_trace error, in MCP
 // terms; "" when the message already says it or the generic step fits.
@@ -358,15 +379,13 @@ func relationNextStep(tool, code, field, msg string) string {
 		}
 		switch {
 		case field == "type" && (mentions("reserved") || mentions("observed")):
-			return "via, linked and subscribed are what the sources observe; declare cable, controls or another type instead (graph_suggest_tags {namespace: \"relation\"} lists them)."
+			return `graph_suggest_tags {namespace: "relation"} lists the types you can declare.`
 		case field == "type" && !mentions("new_type"):
-			return "Reuse a type from graph_suggest_tags {namespace: \"relation\"}, or pass new_type: true if you mean a new one."
+			return `Reuse a type from graph_suggest_tags {namespace: "relation"}, or pass new_type: true if you mean a new one.`
 		case field == "type":
-			return "graph_suggest_tags {namespace: \"relation\"} lists the types in use."
-		case field == "attrs" && mentions("kind") && !mentions("midi-din"):
+			return `graph_suggest_tags {namespace: "relation"} lists the types in use.`
+		case field == "attrs" && mentions("cable") && !mentions("midi-din"):
 			return "A cable's attrs.kind is one of " + strings.Join(graph.CableKinds, ", ") + "."
-		case mentions("client"):
-			return "Clients are live endpoints only: declare the relation on the device or identity instead; graph_trace follows the observed links to clients."
 		}
 	}
 	return ""

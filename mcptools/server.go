@@ -339,21 +339,42 @@ func (s *Server) toolError(tool string, c *call, err error) (*mcp.CallToolResult
 		s.log.Error("tool call failed", "tool", tool, "request_id", c.requestID, "err", err)
 		return nil, fmt.Errorf("devgraph internal error in %s (request %s); the server log has the details", tool, c.requestID)
 	}
-	msg := graph.ErrorMessage(err)
+	// Messages shared by every interface may name a CLI verb; say it in tool names.
+	msg := relationVocabulary(graph.ErrorMessage(err))
 	if tool == "graph_relate" || tool == "graph_trace" {
-		msg = relationVocabulary(msg)
 		// The service names the offending field; a model needs it in the sentence.
-		if f := graph.ErrorField(err); f != "" && !strings.Contains(msg, f) {
+		if f := graph.ErrorField(err); f != "" && !namesField(msg, f) {
 			msg = f + ": " + msg
 		}
-		if next := relationNextStep(tool, code, graph.ErrorField(err), msg); next != "" {
-			return mcp.NewToolResultError(msg + " " + next), nil
-		}
+		return mcp.NewToolResultError(sentences(msg, relationNextStep(tool, code, graph.ErrorField(err), msg))), nil
 	}
 	if next := nextStep(tool, code, msg); next != "" {
 		msg += " " + next
 	}
 	return mcp.NewToolResultError(msg), nil
+}
+
+// namesField reports whether msg already names the argument field: it starts with it,
+// quotes it, or (for a name too long to be an ordinary word, like from_port or attrs)
+// contains it.
+func namesField(msg, f string) bool {
+	for _, sep := range []string{" ", ":", "."} {
+		if strings.HasPrefix(msg, f+sep) {
+			return true
+		}
+	}
+	return strings.Contains(msg, `"`+f+`"`) || (len(f) > 4 && strings.Contains(msg, f))
+}
+
+// sentences joins a message and its next step as two sentences.
+func sentences(msg, next string) string {
+	if next == "" {
+		return msg
+	}
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "?") && !strings.HasSuffix(msg, "!") && !strings.HasSuffix(msg, ")") {
+		msg += "."
+	}
+	return msg + " " + next
 }
 
 func nextStep(tool, code, msg string) string {

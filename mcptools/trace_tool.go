@@ -119,7 +119,7 @@ func (s *Server) trace(ctx context.Context, c *call) (*mcp.CallToolResult, error
 	if err != nil {
 		return nil, err
 	}
-	out := viewPath(res)
+	out := viewPath(res, c.boolean("directed"))
 	return result(out, pathText(out))
 }
 
@@ -156,10 +156,10 @@ func viewTrace(res *graph.TraceResult) traceOut {
 	return out
 }
 
-func viewPath(res *graph.PathResult) traceOut {
+func viewPath(res *graph.PathResult, directed bool) traceOut {
 	verts, names := viewVertices(res.Vertices)
 	out := traceOut{Mode: "path", From: res.From, FromName: orID(names[res.From], res.From), To: res.To,
-		ToName: orID(names[res.To], res.To), Found: res.Found, Hops: make([]traceHopView, 0, len(res.Hops)),
+		ToName: orID(names[res.To], res.To), Directed: directed, Found: res.Found, Hops: make([]traceHopView, 0, len(res.Hops)),
 		Ends: []string{}, Vertices: verts, Truncated: res.Truncated, TruncatedBy: res.TruncatedBy, Visited: res.Visited}
 	for i, h := range res.Hops {
 		v := viewHop(h, names)

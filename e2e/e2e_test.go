@@ -130,8 +130,8 @@ type journey struct {
 		Events  int    `json:"events"`
 	} `json:"relateAgain"`
 	Trace struct {
-		Lines []string `json:"lines"`
-		Ends  []string `json:"ends"`
+		Lines []string   `json:"lines"`
+		Ends  []string   `json:"ends"`
 		Hops  []traceHop `json:"hops"`
 	} `json:"trace"`
 	Path struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -559,5 +560,47 @@ func TestTraceRendering(t *testing.T) {
 	}
 	if txt := pathText(viewPath(&graph.PathResult{From: "device:base", To: "device:x"}, true)); !strings.Contains(txt, "No path") || !strings.Contains(txt, "without directed") {
 		t.Errorf("no path text %q", txt)
+	}
+}
+
+// TestRelationTools_NodeSubscribers: a relation added or removed is a change of both its
+// ends' node resources, so their subscribers hear of it, and each reads the relation
+// back (or no longer).
+func TestRelationTools_NodeSubscribers(t *testing.T) {
+	t.Parallel()
+	for _, modern := range []bool{false, true} {
+		t.Run(modeName("http", modern), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, envOpts{})
+			cn := e.dial("http", modern, "watcher")
+			ctx := context.Background()
+			for _, slug := range []string{"left", "right"} {
+				cn.ok("graph_identity", map[string]any{"action": "create", "name": "Box " + slug, "slug": slug})
+			}
+			uris := []string{NodeURI("left"), NodeURI("identity:right")}
+			t.Cleanup(cn.subscribe(ctx, uris...))
+			waitFor(t, func() bool { return e.srv.subs.count() >= len(uris) }, "subscriptions recorded")
+
+			rel := cn.ok("graph_relate", map[string]any{"op": "add", "from": "left", "type": "powered_by", "to": "right"})
+			relID := str(path(rel, "relation", "id"))
+			for _, uri := range uris {
+				cn.waitNote(string(mcp.MethodNotificationResourceUpdated), updatedFor(uri), 5*time.Second)
+				if txt := readText(t, cn, uri); !strings.Contains(txt, relID) || !strings.Contains(txt, `"relations_total": 1`) {
+					t.Errorf("%s after relate: %.400s", uri, txt)
+				}
+			}
+			before := len(cn.notesOf(string(mcp.MethodNotificationResourceUpdated)))
+			cn.ok("graph_relate", map[string]any{"op": "remove", "id": relID})
+			waitFor(t, func() bool {
+				heard := map[string]bool{}
+				for _, n := range cn.notesOf(string(mcp.MethodNotificationResourceUpdated))[before:] {
+					heard[str(n.Params.AdditionalFields["uri"])] = true
+				}
+				return heard[uris[0]] && heard[uris[1]]
+			}, "updates for both ends after the remove")
+			if txt := readText(t, cn, uris[1]); strings.Contains(txt, relID) {
+				t.Errorf("%s still shows the removed relation: %.400s", uris[1], txt)
+			}
+		})
 	}
 }

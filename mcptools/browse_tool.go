@@ -266,7 +266,7 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		if err != nil {
 			return nil, nil, nil, 0, err
 		}
-		n := &browseNode{ID: id, Kind: "client", Name: cl.Name, Detail: fmt.Sprintf("a %s client, live only", cl.Source)}
+		n := &browseNode{ID: id, Kind: "client", Name: cl.Name, Detail: fmt.Sprintf("an application the %s source sees; live only", cl.Source)}
 		if err := addRelations(id); err != nil {
 			return nil, nil, nil, 0, err
 		}

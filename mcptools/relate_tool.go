@@ -134,7 +134,7 @@ type relateOut struct {
 	Existed   bool         `json:"existed" jsonschema:"add: the relation was already there; it is returned and nothing was written"`
 	DryRun    bool         `json:"dry_run" jsonschema:"true: nothing was written"`
 	Relation  relationView `json:"relation" jsonschema:"the relation afterwards (remove: as it was)"`
-	Events    int          `json:"events" jsonschema:"changelog events written (0 on a dry run or when nothing changed)"`
+	Events    int          `json:"events" jsonschema:"changelog events written (a dry run: that would be written; 0 when nothing changed)"`
 	RequestID string       `json:"request_id" jsonschema:"the request id the call's changelog events share"`
 }
 

@@ -79,6 +79,7 @@ func (sc *schemaChecker) ok(cn *conn, tool string, args map[string]any) map[stri
 // demoDevice finds a device of the demo rig by name through graph_find and returns its ref.
 func demoDevice(t *testing.T, cn *conn, text string) string {
 	t.Helper()
+	cn.ok("graph_unbound", nil) // the sources have been read: devices are recorded and indexed
 	found := cn.ok("graph_find", map[string]any{"text": text, "kind": "device"})
 	ref := str(path(found, "results", 0, "ref"))
 	if ref == "" {
@@ -146,7 +147,7 @@ func TestRelationTools_Journey(t *testing.T) {
 			}
 			dry["dry_run"] = true
 			d := sc.ok(cn, "graph_relate", dry)
-			if d["action"] != "add" || d["dry_run"] != true || d["events"] != 0.0 {
+			if d["action"] != "add" || d["dry_run"] != true || d["existed"] != false {
 				t.Fatalf("dry run: %v", d)
 			}
 			if evs := events(t, cn, map[string]any{"action": "relation.*"}); len(evs) != 0 {
@@ -312,6 +313,12 @@ func TestRelationTools_Journey(t *testing.T) {
 			}
 			// Restore it: the cable is back, with its id.
 			sc.ok(cn, "graph_identity", map[string]any{"action": "restore", "id": "identity:keystep"})
+			// (A repeat add must bring the attrs it has now; other attrs are a conflict.)
+			msg := cn.fails("graph_relate", cable)
+			if !strings.Contains(msg, relID) || !strings.Contains(msg, `graph_relate {op: "update"`) {
+				t.Errorf("add with other attrs: %q", msg)
+			}
+			cable["attrs"] = map[string]any{"kind": "midi-din", "colour": "red"}
 			back := sc.ok(cn, "graph_relate", cable)
 			if back["existed"] != true || str(path(back, "relation", "id")) != relID || str(path(back, "relation", "attrs", "colour")) != "red" {
 				t.Fatalf("after restore: %v", back)
@@ -326,7 +333,7 @@ func TestRelationTools_Journey(t *testing.T) {
 			if gone["action"] != "remove" || str(path(gone, "relation", "id")) != relID || gone["events"] != 1.0 {
 				t.Fatalf("remove: %v", gone)
 			}
-			msg := cn.fails("graph_relate", map[string]any{"op": "remove", "id": relID})
+			msg = cn.fails("graph_relate", map[string]any{"op": "remove", "id": relID})
 			if !strings.Contains(msg, relID) || !strings.Contains(msg, "graph_browse") {
 				t.Errorf("removing it again: %q", msg)
 			}

@@ -242,6 +242,9 @@ func TestRelationTools_Journey(t *testing.T) {
 			if last := hopsOf(pa)[len(hopsOf(pa))-1]; last["end"] != true || !strings.HasPrefix(str(pa["to"]), "device:") {
 				t.Errorf("path end: %v (to %v)", last, pa["to"])
 			}
+			if vs := pa["vertices"].([]any); path(vs[len(vs)-1].(map[string]any), "infra") != true {
+				t.Errorf("the controller's root hub is not marked infra: %v", vs)
+			}
 			if l := linesOf(pa); len(l) != 1 || !strings.Contains(l[0], "—via*→") || !strings.HasSuffix(l[0], "(end)") {
 				t.Errorf("path lines %q", l)
 			}

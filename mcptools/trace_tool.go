@@ -38,6 +38,7 @@ type traceVertexView struct {
 	Kind    string   `json:"kind" jsonschema:"identity, device or client"`
 	Name    string   `json:"name"`
 	Devices []string `json:"devices,omitempty" jsonschema:"an identity's present bound devices (binding is not a hop)"`
+	Infra   bool     `json:"infra,omitempty" jsonschema:"an infrastructure device: a hub or a root hub (its USB controller)"`
 	Depth   int      `json:"depth"`
 }
 
@@ -127,7 +128,7 @@ func viewVertices(vs []*graph.Vertex) ([]traceVertexView, map[string]string) {
 	out := make([]traceVertexView, 0, len(vs))
 	names := make(map[string]string, len(vs))
 	for _, v := range vs {
-		out = append(out, traceVertexView{ID: v.ID, Kind: string(v.Kind), Name: orID(v.Name, v.ID), Devices: v.Nodes, Depth: v.Depth})
+		out = append(out, traceVertexView{ID: v.ID, Kind: string(v.Kind), Name: orID(v.Name, v.ID), Devices: v.Nodes, Infra: v.Infra, Depth: v.Depth})
 		names[v.ID] = orID(v.Name, v.ID)
 	}
 	return out, names

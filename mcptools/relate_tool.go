@@ -327,7 +327,7 @@ var cliWords = []struct {
 	with string
 }{
 	{regexp.MustCompile("`?devgraph relations --types`?"), `graph_suggest_tags {namespace: "relation"}`},
-	{regexp.MustCompile("--new-type \\(new_type: true\\)|--new-type"), "new_type: true"},
+	{regexp.MustCompile(`--new-type \(new_type: true\)|--new-type`), "new_type: true"},
 	{regexp.MustCompile("`?devgraph relation update (rel:[0-9a-f-]+)`?"), `graph_relate {op: "update", id: "$1"}`},
 	{regexp.MustCompile("`?devgraph unrelate (rel:[0-9a-f-]+)`?"), `graph_relate {op: "remove", id: "$1"}`},
 	{regexp.MustCompile("`?devgraph unrelate`?"), `graph_relate {op: "remove"}`},

@@ -348,6 +348,10 @@ func TestRelationTools_Journey(t *testing.T) {
 				// add, update, remove (delete), add back (restore), remove
 				t.Errorf("relation events %v, want %v", acts, want)
 			}
+			// The relation's own history, by its id, after it is gone.
+			if hist := events(t, cn, map[string]any{"target": relID}); len(hist) != 5 || hist[0]["action"] != "relation.remove" {
+				t.Errorf("changelog of %s: %v", relID, hist)
+			}
 		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 // drawing is a subgraph prepared for either writer: each relation's ends mapped to the
 // vertex holding them (a relation on a bound device is drawn on its identity).
 type drawing struct {
+	around   int // index of the vertex the picture is around; -1 for the whole graph
 	vertices []*graph.Vertex
 	infra    map[string]bool // vertex id → drawn as infrastructure
 	edges    []drawEdge
@@ -30,7 +31,7 @@ type drawEdge struct {
 }
 
 func prepare(g *graph.Subgraph) *drawing {
-	d := &drawing{infra: map[string]bool{}}
+	d := &drawing{around: -1, infra: map[string]bool{}}
 	if g == nil {
 		return d
 	}
@@ -52,6 +53,9 @@ func prepare(g *graph.Subgraph) *drawing {
 		}
 		if v.Infra {
 			d.infra[v.ID] = true
+		}
+		if g.Around != "" && v.ID == g.Around {
+			d.around = i
 		}
 	}
 	for _, r := range g.Edges {
@@ -104,8 +108,11 @@ func clean(s string) string {
 	}, s)
 }
 
-// dotQuote quotes s as a DOT string: a backslash and a double quote are escaped, a line
-// break becomes DOT's \n (so Graphviz's own escapes such as \N never fire on a name).
+// dotQuote quotes s as a DOT string for an id or a label: every backslash is doubled and
+// a double quote escaped (so Graphviz's label escapes such as \N or \l never fire on a
+// name), a line break becomes DOT's \n, and & is written &amp; since Graphviz decodes HTML
+// entities in labels and in the titles of its SVG (a name holding "&eacute;" shows as
+// typed).
 func dotQuote(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 2)
@@ -118,6 +125,8 @@ func dotQuote(s string) string {
 			b.WriteString(`\"`)
 		case '\n':
 			b.WriteString(`\n`)
+		case '&':
+			b.WriteString("&amp;")
 		default:
 			b.WriteRune(r)
 		}
@@ -128,7 +137,8 @@ func dotQuote(s string) string {
 
 // writeDOT writes g as a Graphviz digraph: node ids are the vertex ids (quoted), labels
 // their names; identities are rounded boxes, devices boxes, infrastructure grey
-// hexagons, clients ellipses; observed relations are dashed.
+// hexagons, clients ellipses, the vertex the picture is around drawn thicker; observed
+// relations are dashed.
 func writeDOT(w io.Writer, g *graph.Subgraph) error {
 	d := prepare(g)
 	bw := bufio.NewWriter(w)
@@ -136,7 +146,7 @@ func writeDOT(w io.Writer, g *graph.Subgraph) error {
 	bw.WriteString("  graph [rankdir=LR, charset=\"UTF-8\"];\n")
 	bw.WriteString("  node [shape=box, fontname=\"Helvetica\"];\n")
 	bw.WriteString("  edge [fontname=\"Helvetica\", fontsize=10];\n")
-	for _, v := range d.vertices {
+	for i, v := range d.vertices {
 		bw.WriteString("  " + dotQuote(v.ID) + " [label=" + dotQuote(vertexLabel(v)) + ", tooltip=" + dotQuote(v.ID))
 		switch {
 		case d.infra[v.ID]:
@@ -145,6 +155,9 @@ func writeDOT(w io.Writer, g *graph.Subgraph) error {
 			bw.WriteString(`, shape=ellipse`)
 		case v.Kind == graph.KindIdentity:
 			bw.WriteString(`, style=rounded`)
+		}
+		if i == d.around {
+			bw.WriteString(`, penwidth=2.5`)
 		}
 		bw.WriteString("];\n")
 	}
@@ -181,6 +194,8 @@ func mermaidText(s string) string {
 			b.WriteString("#124;")
 		case '`':
 			b.WriteString("#96;")
+		case '%': // Mermaid strips %%{…}%% directives anywhere in the text, quoted or not
+			b.WriteString("#37;")
 		case '\n':
 			b.WriteString("<br/>")
 		default:
@@ -190,13 +205,25 @@ func mermaidText(s string) string {
 	return b.String()
 }
 
+// Mermaid's own limits with its default configuration, which a diagram cannot raise
+// (both are "secure" keys): more edges is a parse error, more text renders as an error.
+const (
+	mermaidMaxEdges = 500
+	mermaidMaxText  = 50000
+)
+
 // writeMermaid writes g as a Mermaid flowchart (left to right). Vertex ids hold ':' and
 // other characters Mermaid ids cannot, so nodes are n1, n2 … in the subgraph's order with
 // the name as a quoted label; identities are rounded, devices boxes, infrastructure
-// hexagons, clients stadiums; observed relations are dotted.
+// hexagons, clients stadiums, the vertex the picture is around drawn thicker; observed
+// relations are dotted. A picture beyond Mermaid's
+// default limits (500 edges, 50,000 characters) is ELIMIT and nothing is written.
 func writeMermaid(w io.Writer, g *graph.Subgraph) error {
 	d := prepare(g)
-	bw := bufio.NewWriter(w)
+	if len(d.edges) > mermaidMaxEdges {
+		return graph.Errorf(graph.ELIMIT, "the picture has %d relations and Mermaid draws at most %d: narrow it with --around NODE --depth N, or use --format dot", len(d.edges), mermaidMaxEdges)
+	}
+	var bw strings.Builder
 	bw.WriteString("flowchart LR\n")
 	var infra, clients []string
 	for i, v := range d.vertices {
@@ -229,5 +256,26 @@ func writeMermaid(w io.Writer, g *graph.Subgraph) error {
 		bw.WriteString("  classDef client fill:#fff8e1,stroke:#b08800\n")
 		bw.WriteString("  class " + strings.Join(clients, ",") + " client\n")
 	}
-	return bw.Flush()
+	if d.around >= 0 {
+		bw.WriteString("  classDef around stroke-width:3px\n")
+		bw.WriteString("  class n" + strconv.Itoa(d.around+1) + " around\n")
+	}
+	if n := jsLength(bw.String()); n > mermaidMaxText {
+		return graph.Errorf(graph.ELIMIT, "the picture takes %d characters of Mermaid and Mermaid draws at most %d: narrow it with --around NODE --depth N, or use --format dot", n, mermaidMaxText)
+	}
+	_, err := io.WriteString(w, bw.String())
+	return err
+}
+
+// jsLength is the length of s as JavaScript counts it (UTF-16 code units), which is what
+// Mermaid's text limit counts.
+func jsLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
 }

@@ -8,12 +8,14 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math/rand"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,6 +62,52 @@ func hostileGraph() *graph.Subgraph {
 // drawnEdges is how many of hostileGraph's edges are drawn.
 const drawnEdges = 7
 
+// hostileWords are what randomGraph builds names from.
+var hostileWords = []string{
+	`"`, `'`, `\`, `\N`, `\l`, `\"`, `[`, `]`, `{`, `}`, `(`, `)`, `((x))`, `[[x]]`, `<`, `>`, `<br>`, `<b>x</b>`,
+	`|`, `#`, `#quot;`, `#35;`, `&`, `&amp;`, `&eacute;`, `&#35;`, `;`, `:`, `%%`, `%%{init: {}}%%`, `-->`, `---`, `==>`, `-.->`,
+	"end", "subgraph", "style", "click", "classDef", "graph", "digraph", "node", "edge", "`", "``x``", "*x*", "_x_", "$x$",
+	"ü", "🎹", "日本語", "é", "Ω", "a=b", "x,y", "1.5", "-", "KeyStep", "MIDI", "OUT",
+}
+
+// randomGraph is a graph of n vertices with names, ports and ids drawn from hostileWords
+// (fixed seed), each vertex with up to three relations.
+func randomGraph(seed int64, n int) *graph.Subgraph {
+	rnd := rand.New(rand.NewSource(seed))
+	words := func(k int) string {
+		var w []string
+		for i := 0; i < k; i++ {
+			w = append(w, hostileWords[rnd.Intn(len(hostileWords))])
+		}
+		return strings.Join(w, " ")
+	}
+	kinds := []graph.Kind{graph.KindIdentity, graph.KindDevice, graph.KindClient}
+	g := &graph.Subgraph{Vertices: []*graph.Vertex{}, Edges: []*graph.Relation{}}
+	for i := 0; i < n; i++ {
+		name := words(1 + rnd.Intn(4))
+		if rnd.Intn(4) == 0 {
+			name += "\n" + words(1+rnd.Intn(3))
+		}
+		k := kinds[rnd.Intn(len(kinds))]
+		g.Vertices = append(g.Vertices, &graph.Vertex{ID: fmt.Sprintf("%s:%d %s", k, i, strings.ReplaceAll(words(2), `\`, "/")), Kind: k, Name: name, Infra: rnd.Intn(8) == 0})
+	}
+	for i := 0; i < n; i++ {
+		for k := rnd.Intn(4); k > 0; k-- {
+			j := rnd.Intn(n)
+			if j == i {
+				continue
+			}
+			r := &graph.Relation{ID: fmt.Sprintf("rel:%d", len(g.Edges)), Type: graph.SeedRelationTypes[rnd.Intn(len(graph.SeedRelationTypes))],
+				From: g.Vertices[i].ID, To: g.Vertices[j].ID, Observed: rnd.Intn(3) == 0}
+			if rnd.Intn(2) == 0 {
+				r.FromPort, r.ToPort = words(1+rnd.Intn(2)), words(rnd.Intn(2))
+			}
+			g.Edges = append(g.Edges, r)
+		}
+	}
+	return g
+}
+
 // labelLines are the lines a vertex's label shows once drawn: its name (id when it has
 // none), split at line breaks, tabs as spaces.
 func labelLines(v *graph.Vertex) []string {
@@ -80,10 +128,10 @@ func TestWriteDOT(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"digraph devgraph {\n",
-		`  "identity:jd\"xi" [label="Roland \"JD-Xi\" [synth] {v2} (red)", tooltip="identity:jd\"xi", style=rounded];`,
+		`  "identity:jd\"xi" [label="Roland \"JD-Xi\" [synth] {v2} (red)", tooltip="identity:jd\"xi", style=rounded, penwidth=2.5];`,
 		`  "identity:keystep" [label="KeyStep\nline two\nline three"`,
 		`  "device:usb:3-3" [label="hub \\N \\l back\\slash", tooltip="device:usb:3-3", shape=hexagon`,
-		`  "device:usb:usb3" [label="root hub <b>bold</b> & co; x --> y", tooltip="device:usb:usb3", shape=hexagon`,
+		`  "device:usb:usb3" [label="root hub <b>bold</b> &amp; co; x --> y", tooltip="device:usb:usb3", shape=hexagon`,
 		`  "client:alsa:Bitwig Studio" [label="Bitwig Studio | C# #quot; %% not a comment ` + "`tick`" + `", tooltip="client:alsa:Bitwig Studio", shape=ellipse];`,
 		`  "client:pipewire:Firefox" [label="Ünïcødé 🎹 日本語 — naïve tab"`,
 		`  "identity:nameless" [label="identity:nameless"`,
@@ -142,7 +190,7 @@ func TestWriteMermaid(t *testing.T) {
 		`  n2("KeyStep<br/>line two<br/>line three")`,
 		`  n3{{"hub \N \l back\slash"}}`,
 		`  n4{{"root hub #lt;b#gt;bold#lt;/b#gt; #amp; co; x --#gt; y"}}`,
-		`  n5(["Bitwig Studio #124; C#35; #35;quot; %% not a comment #96;tick#96;"])`,
+		`  n5(["Bitwig Studio #124; C#35; #35;quot; #37;#37; not a comment #96;tick#96;"])`,
 		`  n6(["Ünïcødé 🎹 日本語 — naïve tab"])`,
 		`  n7("end")`,
 		`  n8("identity:nameless")`,
@@ -151,6 +199,7 @@ func TestWriteMermaid(t *testing.T) {
 		`  n2 -->|"cable<br/>MIDI OUT → MIDI IN"| n1`,
 		`  class n3,n4 infra`,
 		`  class n5,n6 client`,
+		`  class n1 around`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Mermaid lacks\n%s\nin\n%s", want, out)
@@ -167,6 +216,51 @@ func TestWriteMermaid(t *testing.T) {
 	if got := strings.Count(out, "->|"); got != drawnEdges {
 		t.Errorf("%d edges drawn, want %d:\n%s", got, drawnEdges, out)
 	}
+
+	t.Run("Limits", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			g    *graph.Subgraph
+			msg  string
+		}{
+			{"Edges", edgesGraph(mermaidMaxEdges + 1), "the picture has 501 relations and Mermaid draws at most 500"},
+			{"Text", longGraph(), "characters of Mermaid and Mermaid draws at most 50000"},
+		} {
+			var buf bytes.Buffer
+			err := writeMermaid(&buf, tc.g)
+			if graph.ErrorCode(err) != graph.ELIMIT || !strings.Contains(graph.ErrorMessage(err), tc.msg) || !strings.Contains(graph.ErrorMessage(err), "--format dot") {
+				t.Errorf("%s: err %v, want LIMIT saying %q and what to do", tc.name, err, tc.msg)
+			}
+			if buf.Len() != 0 {
+				t.Errorf("%s: wrote %d bytes of a picture Mermaid cannot draw", tc.name, buf.Len())
+			}
+		}
+		var buf bytes.Buffer
+		if err := writeMermaid(&buf, edgesGraph(mermaidMaxEdges)); err != nil {
+			t.Fatalf("%d edges: %v", mermaidMaxEdges, err)
+		}
+	})
+}
+
+// edgesGraph has n relations among 60 vertices.
+func edgesGraph(n int) *graph.Subgraph {
+	g := &graph.Subgraph{}
+	for i := 0; i < 60; i++ {
+		g.Vertices = append(g.Vertices, &graph.Vertex{ID: fmt.Sprintf("identity:v%d", i), Kind: graph.KindIdentity, Name: fmt.Sprintf("V%d", i)})
+	}
+	for i := 0; i < n; i++ {
+		g.Edges = append(g.Edges, &graph.Relation{ID: fmt.Sprintf("rel:%04d", i), Type: graph.RelCable, From: g.Vertices[i%60].ID, To: g.Vertices[(i/60+i+1)%60].ID})
+	}
+	return g
+}
+
+// longGraph is a picture of 500 vertices with long names: over Mermaid's text limit.
+func longGraph() *graph.Subgraph {
+	g := &graph.Subgraph{}
+	for i := 0; i < graph.MaxNeighborsVertices; i++ {
+		g.Vertices = append(g.Vertices, &graph.Vertex{ID: fmt.Sprintf("identity:v%d", i), Kind: graph.KindIdentity, Name: strings.Repeat("é", 100)})
+	}
+	return g
 }
 
 // TestWriteDOT_Graphviz renders the hostile graph with Graphviz's dot and finds every
@@ -174,7 +268,31 @@ func TestWriteMermaid(t *testing.T) {
 func TestWriteDOT_Graphviz(t *testing.T) {
 	t.Parallel()
 	dot := needTool(t, "dot", "graphviz")
-	g := hostileGraph()
+	_, edges := renderDOT(t, dot, hostileGraph())
+	if len(edges) != drawnEdges {
+		t.Errorf("%d SVG edges, want %d: %q", len(edges), drawnEdges, edges)
+	}
+	want := `identity:jd"xi->client:alsa:Bitwig Studio`
+	if texts, ok := edges[want]; !ok || strings.Join(texts, "|") != `subscribed|JD-Xi "MIDI" 1 → in|1` {
+		t.Errorf("edge %s shows %q (edges %q)", want, texts, keys(edges))
+	}
+
+	t.Run("Random", func(t *testing.T) {
+		for seed := int64(1); seed <= 3; seed++ {
+			g := randomGraph(seed, 60)
+			_, edges := renderDOT(t, dot, g)
+			// Parallel relations between the same two vertices share an SVG title.
+			if len(edges) == 0 || len(edges) > len(g.Edges) {
+				t.Errorf("seed %d: %d SVG edge titles for %d relations", seed, len(edges), len(g.Edges))
+			}
+		}
+	})
+}
+
+// renderDOT runs g through writeDOT and Graphviz's dot -Tsvg and checks every vertex shows
+// its label line by line; it returns the SVG's node and edge texts by title.
+func renderDOT(t *testing.T, dot string, g *graph.Subgraph) (nodes, edges map[string][]string) {
+	t.Helper()
 	var in bytes.Buffer
 	if err := writeDOT(&in, g); err != nil {
 		t.Fatal(err)
@@ -182,7 +300,7 @@ func TestWriteDOT_Graphviz(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, dot, "-Tsvg")
-	cmd.Stdin = &in
+	cmd.Stdin = bytes.NewReader(in.Bytes())
 	var svg, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &svg, &stderr
 	if err := cmd.Run(); err != nil {
@@ -191,7 +309,7 @@ func TestWriteDOT_Graphviz(t *testing.T) {
 	if stderr.Len() > 0 {
 		t.Errorf("dot warned: %s", stderr.String())
 	}
-	nodes, edges := svgGroups(t, svg.Bytes())
+	nodes, edges = svgGroups(t, svg.Bytes())
 	for _, v := range g.Vertices {
 		texts, ok := nodes[v.ID]
 		if !ok {
@@ -213,17 +331,17 @@ func TestWriteDOT_Graphviz(t *testing.T) {
 	if len(nodes) != len(g.Vertices) {
 		t.Errorf("%d SVG nodes, want %d", len(nodes), len(g.Vertices))
 	}
-	if len(edges) != drawnEdges {
-		t.Errorf("%d SVG edges, want %d: %q", len(edges), drawnEdges, edges)
+	// The observed relations are the dashed ones.
+	observed := 0
+	for _, r := range g.Edges {
+		if r.Observed && strings.Contains(in.String(), dotQuote(edgeLabel(r))+", style=dashed") {
+			observed++
+		}
 	}
-	// The four observed relations are the dashed ones.
-	if got := bytes.Count(svg.Bytes(), []byte("stroke-dasharray")); got != 4 {
-		t.Errorf("%d dashed edges in the SVG, want the 4 observed", got)
+	if got := bytes.Count(svg.Bytes(), []byte("stroke-dasharray")); got != observed || observed == 0 {
+		t.Errorf("%d dashed edges in the SVG, want the %d observed", got, observed)
 	}
-	want := `identity:jd"xi->client:alsa:Bitwig Studio`
-	if texts, ok := edges[want]; !ok || strings.Join(texts, "|") != `subscribed|JD-Xi "MIDI" 1 → in|1` {
-		t.Errorf("edge %s shows %q (edges %q)", want, texts, keys(edges))
-	}
+	return nodes, edges
 }
 
 // svgGroups reads Graphviz's SVG: each node and edge group's title and the text lines in it.
@@ -358,42 +476,70 @@ func TestWriteMermaid_Chromium(t *testing.T) {
 	}
 
 	// Render it and read the labels back as Mermaid shows them.
-	v, err := b.eval(fmt.Sprintf(`mermaid.render("drawtest", %s).then(r => {
-		const doc = document.createElement("div");
-		doc.innerHTML = r.svg;
-		doc.querySelectorAll("br").forEach(br => br.replaceWith(" "));
-		const nodes = [...doc.querySelectorAll("g.node")].map(n => n.textContent.replace(/\s+/g, " ").trim());
-		const edges = [...doc.querySelectorAll("g.edgeLabel")].map(n => n.textContent.replace(/\s+/g, " ").trim());
-		return JSON.stringify({nodes, edges});
-	}, e => "error: " + (e && e.message || e))`, jsString(text.String())))
-	if err != nil {
+	render := func(src string) (nodes, edges []string) {
+		t.Helper()
+		v, err := b.eval(fmt.Sprintf(`mermaid.render("drawtest", %s).then(r => {
+			const doc = document.createElement("div");
+			doc.innerHTML = r.svg;
+			doc.querySelectorAll("br").forEach(br => br.replaceWith(" "));
+			const text = sel => [...doc.querySelectorAll(sel)].map(n => n.textContent.replace(/\s+/g, " ").trim());
+			return JSON.stringify({nodes: text("g.node"), edges: text("g.edgeLabel")});
+		}, e => "error: " + (e && e.message || e))`, jsString(src)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := v.(string)
+		var drawn struct{ Nodes, Edges []string }
+		if err := json.Unmarshal([]byte(s), &drawn); err != nil {
+			t.Fatalf("render: %s\n%s", s, src)
+		}
+		return drawn.Nodes, drawn.Edges
+	}
+	// Each vertex's label and each relation's, as Mermaid shows them (line breaks and
+	// runs of space as one space), is among what it drew.
+	checkLabels := func(name string, g *graph.Subgraph, src string) {
+		t.Helper()
+		nodes, edges := render(src)
+		norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+		for _, v := range g.Vertices {
+			if want := norm(strings.Join(labelLines(v), " ")); !slices.Contains(nodes, want) {
+				t.Errorf("%s: rendered nodes %q lack %q", name, nodes, want)
+			}
+		}
+		for _, r := range g.Edges {
+			if want := norm(edgeLabel(r)); !slices.Contains(edges, want) {
+				t.Errorf("%s: rendered edge labels %q lack %q", name, edges, want)
+			}
+		}
+		if len(nodes) != len(g.Vertices) || len(edges) != len(g.Edges) {
+			t.Errorf("%s: rendered %d nodes and %d edge labels, want %d and %d", name, len(nodes), len(edges), len(g.Vertices), len(g.Edges))
+		}
+	}
+	g.Edges = slices.DeleteFunc(slices.Clone(g.Edges), func(r *graph.Relation) bool { return r.ID == "rel:04" || r.ID == "rel:05" })
+	checkLabels("hostile", g, text.String())
+
+	for seed := int64(1); seed <= 3; seed++ {
+		g := randomGraph(seed, 60)
+		var text bytes.Buffer
+		if err := writeMermaid(&text, g); err != nil {
+			t.Fatal(err)
+		}
+		if ok, msg := parse(text.String()); !ok {
+			t.Fatalf("seed %d: Mermaid rejects writeMermaid's output: %s\n%s", seed, msg, text.String())
+		}
+		checkLabels(fmt.Sprintf("seed %d", seed), g, text.String())
+	}
+
+	// writeMermaid's edge limit is Mermaid's: 500 parse, one more does not.
+	var most bytes.Buffer
+	if err := writeMermaid(&most, edgesGraph(mermaidMaxEdges)); err != nil {
 		t.Fatal(err)
 	}
-	s, _ := v.(string)
-	var drawn struct{ Nodes, Edges []string }
-	if err := json.Unmarshal([]byte(s), &drawn); err != nil {
-		t.Fatalf("render: %s\n%s", s, text.String())
+	if ok, msg := parse(most.String()); !ok {
+		t.Fatalf("Mermaid rejects %d edges: %s", mermaidMaxEdges, msg)
 	}
-	for _, v := range g.Vertices {
-		want := strings.Join(strings.Fields(strings.Join(labelLines(v), " ")), " ")
-		found := false
-		for _, n := range drawn.Nodes {
-			found = found || n == want
-		}
-		if !found {
-			t.Errorf("rendered nodes %q lack %q", drawn.Nodes, want)
-		}
-	}
-	if len(drawn.Nodes) != len(g.Vertices) || len(drawn.Edges) != drawnEdges {
-		t.Errorf("rendered %d nodes and %d edge labels, want %d and %d", len(drawn.Nodes), len(drawn.Edges), len(g.Vertices), drawnEdges)
-	}
-	wantEdge := `subscribed JD-Xi "MIDI" 1 → in|1`
-	found := false
-	for _, e := range drawn.Edges {
-		found = found || e == wantEdge
-	}
-	if !found {
-		t.Errorf("rendered edge labels %q lack %q", drawn.Edges, wantEdge)
+	if ok, msg := parse(most.String() + "  n1 --> n2\n"); ok || !strings.Contains(msg, "Edge limit exceeded") {
+		t.Fatalf("Mermaid took %d edges (%s): its limit is not writeMermaid's", mermaidMaxEdges+1, msg)
 	}
 	b.noStrayRequests()
 }

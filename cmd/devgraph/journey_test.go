@@ -344,6 +344,7 @@ func relationJourney(t *testing.T, j *journey) {
 	// Bad input: exit 1, one line naming what is wrong, nothing written.
 	j.fail([]string{"keystpe", "keystep"}, "relate", "keystpe", "cable", "jdxi", "--attr", "kind=midi-din")
 	j.fail([]string{"self"}, "relate", "jdxi", "cable", "jdxi", "--attr", "kind=midi-din")
+	j.fail([]string{"self-loop"}, "relate", "jdxi", "controls", jdxiRef) // the JD-Xi's own device: one vertex
 	j.fail([]string{"cabel", "--new-type"}, "relate", "keystep", "cabel", "jdxi")
 	j.fail([]string{"via"}, "relate", "keystep", "via", "jdxi", "--new-type")
 	j.fail([]string{"kind"}, "relate", "keystep", "cable", "jdxi", "--to-port", "USB")

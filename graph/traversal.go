@@ -672,9 +672,12 @@ type traceRun struct {
 	branch []string       // vertex ids from the start to the current vertex
 }
 
-// leaving returns the trace relations leaving v in the trace's direction (on the first
-// hop, only those on the port asked for), and the far end of each.
-func (tr *traceRun) leaving(v *Vertex, first bool, fn func(r *Relation, far string) bool) (bool, error) {
+// leaving calls fn with the trace relations leaving v in the trace's direction (on the
+// first hop, only those on the port asked for) and the vertex each leads to, and reports
+// whether there was any. A relation whose far end the source does not know, or that
+// leads back into v, leads nowhere: the signal ends at v if nothing else leaves it.
+// With fn nil it only reports whether any relation leaves.
+func (tr *traceRun) leaving(v *Vertex, first bool, fn func(r *Relation, nv *Vertex) bool) (bool, error) {
 	es, err := tr.w.edgesOf(v)
 	if err != nil {
 		return false, err
@@ -695,8 +698,18 @@ func (tr *traceRun) leaving(v *Vertex, first bool, fn func(r *Relation, far stri
 		if first && tr.port != "" && !strings.EqualFold(port, tr.port) {
 			continue
 		}
+		nv, err := tr.w.vertex(far)
+		if err != nil {
+			return any, err
+		}
+		if nv == nil || nv.ID == v.ID {
+			continue
+		}
 		any = true
-		if fn != nil && !fn(r, far) {
+		if fn == nil {
+			return true, nil
+		}
+		if !fn(r, nv) {
 			break
 		}
 	}
@@ -715,21 +728,13 @@ func (tr *traceRun) walk(v *Vertex, parent, d int) error {
 		return nil
 	}
 	var ferr error
-	_, err := tr.leaving(v, parent < 0, func(r *Relation, far string) bool {
+	_, err := tr.leaving(v, parent < 0, func(r *Relation, nv *Vertex) bool {
 		if res.Truncated {
 			return false
 		}
 		if tr.w.timeUp() {
 			res.cut(TruncTime)
 			return false
-		}
-		nv, err := tr.w.vertex(far)
-		if err != nil {
-			ferr = err
-			return false
-		}
-		if nv == nil || nv.ID == v.ID {
-			return true
 		}
 		if res.Visited >= MaxTraceVertices {
 			res.cut(TruncVertices)

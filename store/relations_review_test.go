@@ -1,0 +1,55 @@
+package store_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store/storetest"
+)
+
+// TestRelation_ImportIntoEmptyChecksTuplesEndsCaps: into an empty database an import writes
+// relation records as they are, so the check pass must refuse what the store could never
+// hold: two relations with one tuple (ports compare case-insensitively), a relation to a
+// node the file does not have, a node past MaxRelationsPerNode. Each is EINVALID naming
+// the line, and nothing is written (the file then also passes CheckFile).
+func TestRelation_ImportIntoEmptyChecksTuplesEndsCaps(t *testing.T) {
+	t.Parallel()
+	ctx := ctxActor("cli:t")
+	hdr := `{"type":"header","format":"devgraph","version":3}` + "\n"
+	ident := func(slug string) string {
+		return `{"type":"identity","identity":{"id":"identity:` + slug + `","name":"` + slug + `","hints":[],"tags":[],"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}}` + "\n"
+	}
+	rel := func(id, from, fromPort, to string) string {
+		return fmt.Sprintf(`{"type":"relation","relation":{"id":"rel:%s","type":"controls","from":"%s","from_port":"%s","to":"%s"}}`, id, from, fromPort, to) + "\n"
+	}
+	many := ""
+	for i := range graph.MaxRelationsPerNode + 1 {
+		many += rel(fmt.Sprintf("0190aaaa-0000-7000-8000-%012d", i), "identity:a", fmt.Sprintf("out %d", i), "identity:b")
+	}
+	for _, c := range []struct {
+		name, lines, want string
+	}{
+		{"same tuple twice", rel("0190aaaa-0000-7000-8000-000000000001", "identity:a", "MIDI OUT", "identity:b") +
+			rel("0190aaaa-0000-7000-8000-000000000002", "identity:a", "midi out", "identity:b"), "line 5"},
+		{"unknown end", rel("0190aaaa-0000-7000-8000-000000000001", "identity:a", "", "identity:c"), "line 4"},
+		{"unknown device end", rel("0190aaaa-0000-7000-8000-000000000001", "device:sn:nowhere", "", "identity:b"), "line 4"},
+		{"past the cap", many, fmt.Sprintf("line %d", 3+graph.MaxRelationsPerNode+1)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := storetest.MustOpen(t)
+			before := snapshot(t, db)
+			_, err := db.Import(ctx, strings.NewReader(hdr+ident("a")+ident("b")+c.lines), nil)
+			if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "nothing was imported") {
+				t.Fatalf("import: %v; want EINVALID at %s", err, c.want)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Fatalf("import wrote %s → %s", before, after)
+			}
+			if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 0 {
+				t.Fatalf("%d relations written", total)
+			}
+		})
+	}
+}

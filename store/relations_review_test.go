@@ -3,9 +3,11 @@ package store_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
 	"github.com/devgraph/devgraph/store/storetest"
 )
 
@@ -51,5 +53,42 @@ func TestRelation_ImportIntoEmptyChecksTuplesEndsCaps(t *testing.T) {
 				t.Fatalf("%d relations written", total)
 			}
 		})
+	}
+}
+
+// TestRelation_RepeatAddWritesNothing: a repeated add (and an update to the same values)
+// answers "none" and its transaction's write set is empty — not even the changelog head
+// is put again, so nothing reaches the file's pages or a cluster's commit.
+func TestRelation_RepeatAddWritesNothing(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	c := cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din")
+	first, err := db.Relate(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var ops []store.WriteOp
+	store.SetBeforeCommit(db, func(o []store.WriteOp) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ops = append(ops, o...)
+		return nil
+	})
+	before := state(t, db)
+	c.FromPort, c.ToPort = "midi out", "midi in"
+	again, err := db.Relate(ctx, c)
+	if err != nil || again.Action != "none" || again.Relation.ID != first.Relation.ID {
+		t.Fatalf("repeat add: %+v %v", again, err)
+	}
+	same, err := db.UpdateRelation(ctx, first.Relation.ID, graph.RelationUpdate{Attrs: map[string]string{"kind": "midi-din"}})
+	if err != nil || same.Action != "none" {
+		t.Fatalf("same update: %+v %v", same, err)
+	}
+	mustUnchanged(t, db, before, "a repeat add")
+	mu.Lock()
+	defer mu.Unlock()
+	for _, o := range ops {
+		t.Errorf("a repeat add wrote %s %q", o.Bucket, o.Key)
 	}
 }

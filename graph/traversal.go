@@ -44,8 +44,13 @@ func ValidateTraceOptions(o TraceOptions) error {
 	default:
 		return FieldErrorf(EINVALID, "direction", "direction %q: want out (downstream) or in (upstream)", o.Direction)
 	}
-	if len(o.Port) > MaxPort {
-		return FieldErrorf(EINVALID, "port", "port of %d bytes: want at most %d", len(o.Port), MaxPort)
+	// The same rules as a relation's ports (NormalizePort): a port no relation could
+	// hold is refused, not searched for.
+	if n := strings.Join(strings.Fields(o.Port), " "); len(n) > MaxPort {
+		return FieldErrorf(EINVALID, "port", "port of %d bytes: want at most %d", len(n), MaxPort)
+	}
+	if _, err := NormalizePort(o.Port); err != nil {
+		return err
 	}
 	return nil
 }
@@ -642,11 +647,12 @@ func Trace(ctx context.Context, src EdgeSource, from string, o TraceOptions) (*T
 	if dir == "" {
 		dir = DirOut
 	}
+	port, _ := NormalizePort(o.Port) // checked above
 	tr := &traceRun{
 		w:      w,
 		res:    &TraceResult{From: s.ID, Port: o.Port, Direction: dir, Hops: []TraceHop{}, Ends: []string{}, Vertices: []*Vertex{at(s, 0)}},
 		out:    dir == DirOut,
-		port:   o.Port,
+		port:   PortKey(port),
 		depth:  map[string]int{s.ID: 0},
 		branch: []string{s.ID},
 	}
@@ -695,7 +701,7 @@ func (tr *traceRun) leaving(v *Vertex, first bool, fn func(r *Relation, nv *Vert
 		if !tr.out {
 			far, port = r.From, r.ToPort
 		}
-		if first && tr.port != "" && !strings.EqualFold(port, tr.port) {
+		if first && tr.port != "" && !samePort(port, tr.port) {
 			continue
 		}
 		nv, err := tr.w.vertex(far)
@@ -714,6 +720,17 @@ func (tr *traceRun) leaving(v *Vertex, first bool, fn func(r *Relation, nv *Vert
 		}
 	}
 	return any, nil
+}
+
+// samePort compares a relation's port with a trace's (already a PortKey of a normalised
+// port) as relations compare ports: normalised, then by PortKey. A declared relation's
+// port is stored normalised; an observed one is as its source names it.
+func samePort(relPort, key string) bool {
+	if PortKey(relPort) == key {
+		return true
+	}
+	n, err := NormalizePort(relPort)
+	return err == nil && PortKey(n) == key
 }
 
 func isTraceType(t string) bool {

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/devgraph/devgraph/graph"
@@ -23,4 +24,31 @@ func TestTrace_EndBeforeDanglingRelation(t *testing.T) {
 	mustEqual(t, "hops", traceLines(tr), []string{"1^-1 cable identity:a→identity:b end"})
 	mustEqual(t, "ends", tr.Ends, []string{"identity:b"})
 	noTrunc(t, tr.Bounded)
+}
+
+// TestTrace_PortComparedAsRelationsStoreIt: the port a trace starts from is normalised
+// and compared the way relations store and compare ports (white space trimmed and
+// collapsed, case folded by PortKey), and a port no relation could hold (a NUL, a control
+// character, invalid UTF-8, past MaxPort) is EINVALID naming "port".
+func TestTrace_PortComparedAsRelationsStoreIt(t *testing.T) {
+	t.Parallel()
+	m := newMem()
+	m.rel("rel:1", graph.RelCable, "identity:a", "MIDI OUT", "identity:b", "")
+	m.rel("rel:2", graph.RelCable, "identity:a", "OUT 2", "identity:c", "")
+	for _, port := range []string{"midi out", " MIDI  OUT ", "MIDI\tOUT"} {
+		tr, err := graph.Trace(context.Background(), m, "identity:a", graph.TraceOptions{Port: port})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, "hops from port "+port, traceLines(tr), []string{"1^-1 cable identity:a→identity:b end"})
+	}
+	for _, port := range []string{"a\x00b", "a\x07b", "\xff", strings.Repeat("x", graph.MaxPort+1)} {
+		_, err := graph.Trace(context.Background(), m, "identity:a", graph.TraceOptions{Port: port})
+		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != "port" {
+			t.Errorf("port %q: %v, want EINVALID on port", port, err)
+		}
+		if err := graph.ValidateTraceOptions(graph.TraceOptions{Port: port}); graph.ErrorCode(err) != graph.EINVALID {
+			t.Errorf("ValidateTraceOptions(port %q): %v", port, err)
+		}
+	}
 }

@@ -92,3 +92,68 @@ func TestRelation_RepeatAddWritesNothing(t *testing.T) {
 		t.Errorf("a repeat add wrote %s %q", o.Bucket, o.Key)
 	}
 }
+
+// TestRelation_RestoreBringsBackOnlyWhatTheDeleteRemoved: the events of one request share
+// its request id (an HTTP request with two GraphQL mutations, say). A relation removed by
+// an unrelate earlier in the delete's request was not removed by the delete, and a
+// restore leaves it gone; the relations the delete's cascade removed come back.
+func TestRelation_RestoreBringsBackOnlyWhatTheDeleteRemoved(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	x, err := db.Relate(ctx, graph.RelationCreate{From: "keystep", Type: "controls", To: "jdxi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := db.Relate(ctx, graph.RelationCreate{From: "scout", Type: "controls", To: "jdxi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := graph.WithRequestID(ctx, graph.NewRequestID())
+	if _, err := db.Unrelate(one, graph.RelationRemove{ID: x.Relation.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteIdentity(one, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RestoreIdentity(ctx, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FindRelationByID(ctx, y.Relation.ID); err != nil {
+		t.Errorf("the relation the delete removed is not back: %v", err)
+	}
+	if r, err := db.FindRelationByID(ctx, x.Relation.ID); graph.ErrorCode(err) != graph.ENOTFOUND {
+		t.Errorf("the relation unrelated before the delete came back: %+v %v", r, err)
+	}
+}
+
+// TestRelation_RestoreAfterMergeBringsBackNoRelations: a merge's delete removes no
+// relation (the merge moved them to the survivor, or dropped the self-loops and
+// duplicates it made): restoring the merged-away identity brings back none of them, as it
+// brings back none of the hints, tags and notes the merge moved.
+func TestRelation_RestoreAfterMergeBringsBackNoRelations(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "X", Slug: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []graph.RelationCreate{
+		{From: "keystep", Type: "controls", To: "jdxi"}, // a self-loop after the merge: dropped
+		{From: "keystep", Type: "controls", To: "x"},    // a duplicate of jdxi's: dropped
+		{From: "jdxi", Type: "controls", To: "x"},
+		{From: "keystep", Type: "part_of", To: "x"}, // moved
+	} {
+		if _, err := db.Relate(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.MergeIdentities(ctx, "keystep", "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	merged := state(t, db).rels
+	if _, err := db.RestoreIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if got := state(t, db).rels; got != merged {
+		t.Fatalf("restore after merge changed the relations:\n%s\n→ %s", merged, got)
+	}
+}

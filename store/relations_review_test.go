@@ -157,3 +157,22 @@ func TestRelation_RestoreAfterMergeBringsBackNoRelations(t *testing.T) {
 		t.Fatalf("restore after merge changed the relations:\n%s\n→ %s", merged, got)
 	}
 }
+
+// TestRelation_UnknownIDSaysWhatToDo: removing, updating or reading a relation that does
+// not exist is ENOTFOUND on "id", in words ("unknown relation", not the id prefix "rel")
+// with the next step.
+func TestRelation_UnknownIDSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	const id = "rel:0190aaaa-0000-7000-8000-000000000000"
+	_, e1 := db.Unrelate(ctx, graph.RelationRemove{ID: id})
+	_, e2 := db.UpdateRelation(ctx, id, graph.RelationUpdate{})
+	_, e3 := db.FindRelationByID(ctx, id)
+	for _, err := range []error{e1, e2, e3} {
+		msg := graph.ErrorMessage(err)
+		if graph.ErrorCode(err) != graph.ENOTFOUND || graph.ErrorField(err) != "id" ||
+			!strings.Contains(msg, `unknown relation "`+id+`"`) || !strings.Contains(msg, "devgraph relations") {
+			t.Errorf("%v (field %q): want ENOTFOUND on id, saying unknown relation and how to list them", err, graph.ErrorField(err))
+		}
+	}
+}

@@ -219,6 +219,7 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 	nodes := map[string]bool{}
 	tupleLine := map[string]int{}
 	perNode := map[string]int{}
+	notesOn := map[string]int{}
 	type relEnds struct {
 		line         int
 		id, from, to string
@@ -290,6 +291,8 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 			noteLine[local] = line
 			if !empty {
 				notes = append(notes, pending{line: line, what: local})
+			} else if notesOn[n.Target]++; notesOn[n.Target] > graph.MaxNotesPerNode {
+				return bad("%s gives %s more than %d notes, the most a node may hold", n.ID, n.Target, graph.MaxNotesPerNode)
 			}
 		case "robot":
 			if l.Robot == nil || l.Robot.Ref == "" {
@@ -625,6 +628,10 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 		if !raw {
 			if _, err := resolve(w.tx, n.Target); err != nil {
 				return 0, 0, nil // its target was not imported
+			}
+			if len(noteIDs(w.tx, n.Target)) >= graph.MaxNotesPerNode {
+				w.db.log.Warn("import: note skipped; its node holds the most notes it may", "note", n.ID, "target", n.Target)
+				return 0, 0, nil
 			}
 		}
 		if err := w.putNote(n); err != nil {

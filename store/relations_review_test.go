@@ -176,3 +176,45 @@ func TestRelation_UnknownIDSaysWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// TestImport_NotesPastTheCap: a node holds at most MaxNotesPerNode notes. Into an empty
+// database an import with more on one node is EINVALID naming the line, nothing written;
+// into a non-empty one the notes past the cap on a node already here are skipped, as
+// relations past theirs are.
+func TestImport_NotesPastTheCap(t *testing.T) {
+	t.Parallel()
+	ctx := ctxActor("cli:t")
+	hdr := `{"type":"header","format":"devgraph","version":3}` + "\n"
+	ident := `{"type":"identity","identity":{"id":"identity:a","name":"a","hints":[],"tags":[],"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}}` + "\n"
+	notes := ""
+	for i := range graph.MaxNotesPerNode + 1 {
+		notes += fmt.Sprintf(`{"type":"note","note":{"id":"note:0190aaaa-0000-7000-8000-%012d","target":"identity:a","kind":"info","body":"n","author":"cli:t","created_at":"2026-01-01T00:00:00Z"}}`, i) + "\n"
+	}
+	db := storetest.MustOpen(t)
+	before := snapshot(t, db)
+	_, err := db.Import(ctx, strings.NewReader(hdr+ident+notes), nil)
+	if want := fmt.Sprintf("line %d", 2+graph.MaxNotesPerNode+1); graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(err.Error(), want) {
+		t.Fatalf("import: %v; want EINVALID at %s", err, want)
+	}
+	if after := snapshot(t, db); after != before {
+		t.Fatalf("import wrote %s → %s", before, after)
+	}
+
+	// Into a non-empty database: a device known here already holds notes.
+	db2, _ := relFixture(t)
+	for i := range graph.MaxNotesPerNode - 1 {
+		if _, err := db2.AddNote(ctx, graph.NoteCreate{Target: "usb:3-3.1", Body: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dev := ""
+	for i := range 3 {
+		dev += fmt.Sprintf(`{"type":"note","note":{"id":"note:0190bbbb-0000-7000-8000-%012d","target":"device:path:1c75:0263:3-3.1","kind":"info","body":"m","author":"cli:t","created_at":"2026-01-01T00:00:00Z"}}`, i) + "\n"
+	}
+	if _, err := db2.Import(ctx, strings.NewReader(hdr+dev), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _, err := db2.FindNotes(ctx, graph.NoteFilter{Target: "usb:3-3.1"}); err != nil || total != graph.MaxNotesPerNode {
+		t.Fatalf("the device holds %d notes (%v), want %d", total, err, graph.MaxNotesPerNode)
+	}
+}

@@ -395,11 +395,21 @@ func (w *walker) explore(starts []*Vertex, o NeighborOptions) (*Subgraph, error)
 			}
 			// Every listed vertex's nodes are known to w.verts, so a node it does not
 			// hold lies outside the subgraph.
-			fv := w.verts[far]
-			if fv == nil {
-				if _, known := w.verts[far]; !known && lv.Depth == depth && follows(out) {
-					g.cut(TruncDepth)
+			fv, known := w.verts[far]
+			if !known && lv.Depth == depth && follows(out) && !g.Truncated {
+				// A node never looked up lies beyond the last depth, if it exists: ask
+				// (only until the first such node settles it), since a relation to a
+				// node the source does not know leads nowhere.
+				var err error
+				if fv, err = w.vertex(far); err != nil {
+					if err = w.fail(err); err != nil {
+						return nil, err
+					}
+					g.cut(TruncTime)
+					continue
 				}
+			}
+			if fv == nil {
 				continue
 			}
 			if _, ok := listed[fv.ID]; ok {

@@ -52,3 +52,26 @@ func TestTrace_PortComparedAsRelationsStoreIt(t *testing.T) {
 		}
 	}
 }
+
+// TestNeighbors_DanglingBeyondLastDepthIsNotTruncation: a relation at the last depth whose
+// far end the source does not know leads nowhere; only a vertex that exists beyond the
+// depth makes the answer truncated by depth.
+func TestNeighbors_DanglingBeyondLastDepthIsNotTruncation(t *testing.T) {
+	t.Parallel()
+	m := newMem()
+	m.rel("rel:1", graph.RelCable, "identity:a", "", "identity:b", "")
+	m.rel("rel:2", graph.RelCable, "identity:b", "", "identity:gone", "")
+	delete(m.vertex, "identity:gone")
+	g, err := graph.Neighbors(context.Background(), m, "identity:a", graph.NeighborOptions{Depth: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "vertices", vertexIDs(g.Vertices), []string{"identity:a@0", "identity:b@1"})
+	noTrunc(t, g.Bounded)
+	m.rel("rel:3", graph.RelCable, "identity:b", "", "identity:c", "")
+	g, err = graph.Neighbors(context.Background(), m, "identity:a", graph.NeighborOptions{Depth: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncBy(t, g.Bounded, graph.TruncDepth)
+}

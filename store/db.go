@@ -583,6 +583,7 @@ func (db *DB) Stats(ctx context.Context) (*graph.Stats, error) {
 		s.Identities = int(migrations.ReadU64(meta.Get(migrations.CountIdentities)))
 		s.Devices = int(migrations.ReadU64(meta.Get(migrations.CountDevices)))
 		s.Notes = int(migrations.ReadU64(meta.Get(migrations.CountNotes)))
+		s.Relations = int(migrations.ReadU64(meta.Get(migrations.CountRelations)))
 		s.Events = migrations.ReadU64(meta.Get(migrations.CountEvents))
 		s.FileBytes = tx.Size()
 		if fi, err := os.Stat(db.path); err == nil && fi.Size() > s.FileBytes {

@@ -19,7 +19,7 @@ import (
 // ValidateNeighborOptions checks the options of Neighbors, Explore and Subgraph.
 func ValidateNeighborOptions(o NeighborOptions) error {
 	if o.Depth < 0 || o.Depth > MaxNeighborsDepth {
-		return FieldErrorf(EINVALID, "depth", "depth %d: want 1-%d", o.Depth, MaxNeighborsDepth)
+		return FieldErrorf(EINVALID, "depth", "depth %d: want 1-%d hops around the node (for a longer chain, find the path between two nodes)", o.Depth, MaxNeighborsDepth)
 	}
 	switch o.Direction {
 	case "", DirOut, DirIn, DirBoth:
@@ -32,7 +32,7 @@ func ValidateNeighborOptions(o NeighborOptions) error {
 // ValidatePathOptions checks the options of Path.
 func ValidatePathOptions(o PathOptions) error {
 	if o.MaxDepth < 0 || o.MaxDepth > MaxPathDepth {
-		return FieldErrorf(EINVALID, "max_depth", "max_depth %d: want 1-%d", o.MaxDepth, MaxPathDepth)
+		return FieldErrorf(EINVALID, "max_depth", "max_depth %d: want 1-%d hops (0 means %d)", o.MaxDepth, MaxPathDepth, MaxPathDepth)
 	}
 	return validateTypes(o.Types)
 }

@@ -288,10 +288,13 @@ func (e *Executor) beginRead(ctx context.Context, live bool) (context.Context, f
 }
 
 // liveFields are the fields whose resolvers read live hardware or robots (devices with
-// their matches, sources, robots); root-level node and find may return devices too.
+// their matches, sources, robots, observed relations and clients); root-level node and
+// find may return devices and clients too.
 var liveFields = map[string]bool{
 	"devices": true, "device": true, "unbound": true, "match": true, "sources": true,
 	"robots": true, "robot": true,
+	// observed relations and clients are live too
+	"relation": true, "relations": true, "neighbors": true, "path": true, "trace": true, "subgraph": true,
 }
 
 // touchesLive reports whether any operation or fragment of doc selects a live field, so

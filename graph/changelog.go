@@ -50,6 +50,9 @@ const (
 	ActRobotNavStart   = "robot.navigate.start"
 	ActRobotNavEnd     = "robot.navigate.end"
 	ActRobotParameters = "robot.parameters"
+	ActRelationAdd     = "relation.add"    // target the relation; after the relation
+	ActRelationUpdate  = "relation.update" // attrs or ports changed, or a merge moved an end
+	ActRelationRemove  = "relation.remove" // before the relation
 )
 
 // EventFilter selects changelog events, newest first.

@@ -34,6 +34,7 @@ type Store interface {
 	HintService
 	TagService
 	NoteService
+	RelationStore
 	DeviceStore
 	RobotStore
 	ChangelogService

@@ -18,7 +18,7 @@ import (
 )
 
 // CurrentVersion is the schema version this build writes.
-const CurrentVersion = 2
+const CurrentVersion = 3
 
 // FormatName marks a bbolt file as a devgraph database (meta "format").
 const FormatName = "devgraph"
@@ -40,6 +40,17 @@ var (
 	BucketRobots     = []byte("robots")     // ref → robot record (JSON)
 	BucketEvents     = []byte("events")     // seq (8 bytes big-endian) → event record
 	BucketEvTarget   = []byte("evtarget")   // target 0x00 seq → nil
+
+	// version 3: declared relations
+	BucketRelations = []byte("relations") // relation uuid → relation record (JSON)
+	BucketRelOut    = []byte("relout")    // from node id 0x00 relation uuid → nil
+	BucketRelIn     = []byte("relin")     // to node id 0x00 relation uuid → nil
+	BucketRelTypes  = []byte("reltypes")  // type 0x00 relation uuid → nil
+	// from 0x00 lower(from_port) 0x00 type 0x00 to 0x00 lower(to_port) → relation uuid
+	BucketRelTuple = []byte("reltuple")
+	// "t" 0x00 type → uint64 relations of the type; "n" 0x00 node id → uint64 relations
+	// touching the node (either end)
+	BucketRelCounts = []byte("relcounts")
 )
 
 // AllBuckets lists every bucket a current file has.
@@ -47,6 +58,13 @@ var AllBuckets = [][]byte{
 	BucketMeta, BucketIdentities, BucketNames, BucketHints, BucketTags, BucketTagCounts,
 	BucketNotes, BucketNotesBy, BucketDevices, BucketRefs, BucketPresent, BucketBindings,
 	BucketRobots, BucketEvents, BucketEvTarget,
+	BucketRelations, BucketRelOut, BucketRelIn, BucketRelTypes, BucketRelTuple, BucketRelCounts,
+}
+
+// BucketSince names the buckets a later version added, with that version; every other
+// bucket of AllBuckets is in every version.
+var BucketSince = map[string]int{
+	"relations": 3, "relout": 3, "relin": 3, "reltypes": 3, "reltuple": 3, "relcounts": 3,
 }
 
 // Meta keys.
@@ -65,6 +83,7 @@ var (
 	CountPresent    = []byte("count:present")
 	CountNotes      = []byte("count:notes")
 	CountEvents     = []byte("count:events")
+	CountRelations  = []byte("count:relations")
 )
 
 // U64 encodes v big-endian.

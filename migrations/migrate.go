@@ -21,6 +21,7 @@ type Step struct {
 // Steps are every migration, in order. Steps[i].From == i+1.
 var Steps = []Step{
 	{From: 1, Name: "store changelog events in the compact binary record with deflated bodies", Apply: v1ToV2},
+	{From: 2, Name: "add the declared relation buckets (records, indexes both ways, types, tuples, counts)", Apply: v2ToV3},
 }
 
 // StatusReport describes a file's schema state.
@@ -134,6 +135,9 @@ func notDevgraph(path string) error {
 
 func initFile(tx *bolt.Tx, version int, now time.Time) error {
 	for _, name := range AllBuckets {
+		if BucketSince[string(name)] > version {
+			continue // a fixture at an old version has that version's buckets only
+		}
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -225,4 +229,17 @@ func v1ToV2(tx *bolt.Tx) error {
 		}
 		from = next
 	}
+}
+
+// v2ToV3 adds the buckets of declared relations. A version-2 file has no relations, so
+// they start empty (the counters read 0 when absent).
+func v2ToV3(tx *bolt.Tx) error {
+	for _, name := range AllBuckets {
+		if BucketSince[string(name)] == 3 {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", name, err)
+			}
+		}
+	}
+	return nil
 }

@@ -88,7 +88,7 @@ func TestPrepare(t *testing.T) {
 		db.Update(func(tx *bolt.Tx) error { return tx.Bucket(BucketEvents).Delete(U64(2)) })
 		now := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
 		v, backup, err := Prepare(db, path, Options{Now: func() time.Time { return now }})
-		if err != nil || v != 2 || backup != path+".bak-v1-20260203T040506Z" {
+		if err != nil || v != CurrentVersion || backup != path+".bak-v1-20260203T040506Z" {
 			t.Fatalf("v=%d backup=%q err=%v", v, backup, err)
 		}
 		db.View(func(tx *bolt.Tx) error {

@@ -431,6 +431,8 @@ type wtx struct {
 
 	// tagDelta, while puts are deferred (deferPuts), collects tag count changes.
 	tagDelta map[string]int64
+	// relDelta, while puts are deferred, collects relation counter changes (relcounts keys).
+	relDelta map[string]int64
 
 	// the request running now
 	r     *writeReq
@@ -529,13 +531,24 @@ func prefixKey(parts ...string) []byte { return append(joinKey(parts...), 0) }
 func (w *wtx) deferPuts() {
 	w.txw.deferPuts()
 	w.tagDelta = map[string]int64{}
+	w.relDelta = map[string]int64{}
 }
 
 func (w *wtx) flushPending() error {
-	deltas := w.tagDelta
-	w.tagDelta = nil
+	deltas, rdeltas := w.tagDelta, w.relDelta
+	w.tagDelta, w.relDelta = nil, nil
 	if err := w.flushPuts(); err != nil {
 		return err
+	}
+	rkeys := make([]string, 0, len(rdeltas))
+	for k := range rdeltas {
+		rkeys = append(rkeys, k)
+	}
+	sort.Strings(rkeys)
+	for _, k := range rkeys {
+		if err := w.bumpRel([]byte(k), rdeltas[k]); err != nil {
+			return err
+		}
 	}
 	tags := make([]string, 0, len(deltas))
 	for t := range deltas {

@@ -146,6 +146,9 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 		if strings.TrimSpace(c.Body) == "" {
 			return graph.FieldErrorf(graph.EINVALID, "body", "body is blank; write the note's text")
 		}
+		if held := len(noteIDs(w.tx, target)); held >= graph.MaxNotesPerNode {
+			return graph.FieldErrorf(graph.ELIMIT, "target", "%s already has %d notes, the most a node may hold (%d); delete old ones (devgraph note delete) first", target, held, graph.MaxNotesPerNode)
+		}
 		n := &graph.Note{ID: graph.NewNoteID(), Target: target, Kind: kind, Body: c.Body, Author: w.actor, Time: w.now}
 		if err := w.putNote(n); err != nil {
 			return err

@@ -107,6 +107,9 @@ func exists(tx *bolt.Tx, k graph.Kind, local string) bool {
 		return tx.Bucket(m.BucketNotes).Get([]byte(local)) != nil
 	case graph.KindTag:
 		return tx.Bucket(m.BucketTagCounts).Get([]byte(local)) != nil
+	case graph.KindRelation:
+		b := tx.Bucket(m.BucketRelations)
+		return b != nil && b.Get([]byte(local)) != nil
 	}
 	return false
 }
@@ -206,6 +209,8 @@ func suggest(tx *bolt.Tx, k graph.Kind, local string) string {
 		buckets = [][]byte{m.BucketDevices, m.BucketRefs}
 	case graph.KindNote:
 		buckets = [][]byte{m.BucketNotes}
+	case graph.KindRelation:
+		buckets = [][]byte{m.BucketRelations}
 	default:
 		return ""
 	}

@@ -1,0 +1,253 @@
+//go:build traverse
+
+package identity
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/devgraph/devgraph/graph"
+)
+
+var _ graph.TraversalService = (*Service)(nil)
+
+// edges is the graph.EdgeSource one traversal walks: one read view of the store, one live
+// snapshot, and the bindings of that snapshot's present devices. A bound identity and its
+// present devices are one vertex, named by the identity.
+type edges struct {
+	s  *Service
+	rs graph.RelationStore
+	w  *liveView
+
+	mu       sync.Mutex
+	vertices map[string]*graph.Vertex // node → its vertex
+}
+
+var _ graph.EdgeSource = (*edges)(nil)
+
+// Vertex returns the vertex node belongs to; ENOTFOUND for a node that does not exist.
+func (e *edges) Vertex(ctx context.Context, node string) (*graph.Vertex, error) {
+	e.mu.Lock()
+	v, ok := e.vertices[node]
+	e.mu.Unlock()
+	if !ok {
+		var err error
+		if v, err = e.vertex(ctx, node); err != nil {
+			return nil, err
+		}
+		e.mu.Lock()
+		e.vertices[node] = v
+		e.mu.Unlock()
+	}
+	c := *v // the walk may set Depth on its copy
+	return &c, nil
+}
+
+func (e *edges) vertex(ctx context.Context, node string) (*graph.Vertex, error) {
+	switch graph.KindOf(node) {
+	case graph.KindClient:
+		if c := e.w.clients[node]; c != nil {
+			return &graph.Vertex{ID: node, Kind: graph.KindClient, Name: c.Name}, nil
+		}
+		return nil, e.w.clientNotFound("node", node)
+	case graph.KindDevice:
+		if id := e.w.boundOf[node]; id != "" {
+			return e.Vertex(ctx, id) // binding is not a hop
+		}
+		name, ok := e.w.names[node]
+		if !ok {
+			d, err := e.s.store.FindDeviceByID(ctx, node)
+			if err != nil {
+				return nil, err
+			}
+			name = d.Name
+		}
+		return &graph.Vertex{ID: node, Kind: graph.KindDevice, Name: name}, nil
+	case graph.KindIdentity:
+		x, err := e.s.store.FindIdentityByID(ctx, node, graph.IdentityParts{})
+		if err != nil {
+			return nil, err
+		}
+		return &graph.Vertex{ID: node, Kind: graph.KindIdentity, Name: x.Name, Nodes: e.w.members[node]}, nil
+	}
+	return nil, graph.FieldErrorf(graph.ENOTFOUND, "node", "%s is not a node relations hang off (an identity, device, robot or client)", node)
+}
+
+// Edges returns every relation, declared and observed, touching the vertex's node or any
+// of its present bound devices, sorted by id.
+func (e *edges) Edges(ctx context.Context, v *graph.Vertex) ([]*graph.Relation, error) {
+	nodes := append([]string{v.ID}, v.Nodes...)
+	var out []*graph.Relation
+	if v.Kind != graph.KindClient {
+		decl, err := e.rs.RelationsOf(ctx, nodes)
+		if err != nil {
+			return nil, err
+		}
+		out = decl
+	}
+	obs := e.w.observedOf(nodes)
+	if len(obs) == 0 {
+		return out, nil
+	}
+	all := make([]*graph.Relation, 0, len(out)+len(obs))
+	all = append(append(all, out...), obs...)
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all, nil
+}
+
+// traversal observes the hardware once, then opens one read view and reads the live side
+// inside it: everything the walk sees is one consistent state. Call release when done.
+func (s *Service) traversal(ctx context.Context) (context.Context, *edges, func(), error) {
+	rs, err := s.relStore()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := s.sync(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	vctx, release, err := s.BeginRead(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w, err := s.live(vctx)
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return vctx, &edges{s: s, rs: rs, w: w, vertices: map[string]*graph.Vertex{}}, release, nil
+}
+
+// Neighbors returns the vertices within o.Depth of node and the relations between them.
+func (s *Service) Neighbors(ctx context.Context, node string, o graph.NeighborOptions) (*graph.Subgraph, error) {
+	if err := graph.ValidateNeighborOptions(o); err != nil {
+		return nil, err
+	}
+	vctx, e, release, err := s.traversal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	id, err := s.resolveNode(vctx, e.w, "node", node)
+	if err != nil {
+		return nil, err
+	}
+	return graph.Neighbors(vctx, e, id, o)
+}
+
+// Path finds the fewest hops between two nodes.
+func (s *Service) Path(ctx context.Context, from, to string, o graph.PathOptions) (*graph.PathResult, error) {
+	if err := graph.ValidatePathOptions(o); err != nil {
+		return nil, err
+	}
+	vctx, e, release, err := s.traversal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	a, err := s.resolveNode(vctx, e.w, "from", from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.resolveNode(vctx, e.w, "to", to)
+	if err != nil {
+		return nil, err
+	}
+	return graph.Path(vctx, e, a, b, o)
+}
+
+// Trace follows the signal relations from a node (or one of its ports) to where they end.
+func (s *Service) Trace(ctx context.Context, from string, o graph.TraceOptions) (*graph.TraceResult, error) {
+	if err := graph.ValidateTraceOptions(o); err != nil {
+		return nil, err
+	}
+	vctx, e, release, err := s.traversal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	id, err := s.resolveNode(vctx, e.w, "from", from)
+	if err != nil {
+		return nil, err
+	}
+	return graph.Trace(vctx, e, id, o)
+}
+
+// Subgraph returns the vertices within o.Depth of around, or with around "" the whole
+// graph: every vertex with a relation, bounded by graph.MaxNeighborsVertices.
+func (s *Service) Subgraph(ctx context.Context, around string, o graph.NeighborOptions) (*graph.Subgraph, error) {
+	if err := graph.ValidateNeighborOptions(o); err != nil {
+		return nil, err
+	}
+	vctx, e, release, err := s.traversal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if around != "" {
+		id, err := s.resolveNode(vctx, e.w, "around", around)
+		if err != nil {
+			return nil, err
+		}
+		return graph.Neighbors(vctx, e, id, o)
+	}
+	starts, err := e.related(vctx)
+	if err != nil {
+		return nil, err
+	}
+	return graph.Explore(vctx, e, starts, o)
+}
+
+// related lists the vertices of every node with a relation, declared then observed, in
+// the order their relations' ids come, stopping once there are more than a subgraph may
+// hold (the walk then says it was truncated).
+func (e *edges) related(ctx context.Context) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	add := func(node string) error {
+		v, err := e.Vertex(ctx, node)
+		if err != nil {
+			if graph.ErrorCode(err) == graph.ENOTFOUND {
+				return nil // an observed end the store has not recorded yet
+			}
+			return err
+		}
+		if !seen[v.ID] {
+			seen[v.ID] = true
+			out = append(out, v.ID)
+		}
+		return nil
+	}
+	enough := func() bool { return len(out) > graph.MaxNeighborsVertices }
+	f := graph.RelationFilter{Declared: true, First: graph.MaxPageSize}
+	for !enough() {
+		page, _, next, err := e.rs.FindRelations(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page {
+			if err := add(r.From); err != nil {
+				return nil, err
+			}
+			if err := add(r.To); err != nil {
+				return nil, err
+			}
+		}
+		if next == "" || len(page) == 0 {
+			break
+		}
+		f.After = next
+	}
+	for _, r := range e.w.obs {
+		if enough() {
+			break
+		}
+		if err := add(r.From); err != nil {
+			return nil, err
+		}
+		if err := add(r.To); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -63,10 +63,14 @@ func (b *builder) nodeRelationFields(id func(src any) string) graphql.Fields {
 	}
 }
 
-// neighborOptions reads depth and types (absent depth: 1).
+// neighborOptions reads depth and types (absent depth: 1). A depth below 1 is refused
+// here: to the service 0 means "the default", which a caller who typed 0 did not ask for.
 func neighborOptions(p graphql.ResolveParams) (graph.NeighborOptions, error) {
 	o := graph.NeighborOptions{Depth: 1, Types: argStrings(p.Args["types"])}
 	if d, ok := p.Args["depth"].(int); ok {
+		if d < 1 {
+			return o, invalidArg("depth", "depth %d: want 1-%d", d, graph.MaxNeighborsDepth)
+		}
 		o.Depth = d
 	}
 	return o, nil
@@ -426,9 +430,9 @@ func (b *builder) relationRootFields() graphql.Fields {
 				o := graph.PathOptions{Types: argStrings(p.Args["types"])}
 				o.Directed, _ = p.Args["directed"].(bool)
 				if m, ok := p.Args["maxDepth"].(int); ok {
-					if m == 0 {
-						// 0 means "the default" to the service; here it is out of range, as on the CLI.
-						return nil, invalidArg("maxDepth", "maxDepth=0: want 1..%d", graph.MaxPathDepth)
+					if m < 1 {
+						// 0 means "the default" to the service; typed, it is out of range.
+						return nil, invalidArg("maxDepth", "maxDepth %d: want 1-%d", m, graph.MaxPathDepth)
 					}
 					o.MaxDepth = m
 				}
@@ -499,7 +503,7 @@ func relationAttrs(v any) (attrs map[string]string, ok bool, err error) {
 	if merr != nil {
 		return nil, false, invalidArg("attrs", "attrs is not valid JSON; give a JSON object of strings, e.g. {\"kind\": \"midi-din\"}")
 	}
-	attrs, err = decodeRelationAttrs(raw)
+	attrs, err = graph.DecodeRelationAttrs(raw)
 	if err != nil {
 		return nil, false, fieldErr("attrs", err)
 	}

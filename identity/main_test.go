@@ -12,6 +12,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	removeBenchStore()
+	removeRelBenchStore()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			os.Stderr.WriteString("goroutines outlived the tests: " + err.Error() + "\n")

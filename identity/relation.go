@@ -16,14 +16,8 @@ import (
 // JD-Xi's identity shows on usb:3-3.2 while it is plugged in, and the JD-Xi's observed
 // sequencer subscription shows on the identity.
 
-// relStore is the store's side of relations.
-func (s *Service) relStore() (graph.RelationStore, error) {
-	rs, ok := s.store.(graph.RelationStore)
-	if !ok {
-		return nil, graph.Errorf(graph.EINTERNAL, "this store keeps no relations")
-	}
-	return rs, nil
-}
+// relStore is the store's side of relations: declared ones only.
+func (s *Service) relStore() (graph.RelationStore, error) { return s.store, nil }
 
 // liveView is what one request knows of the live side: the snapshot's observed relations
 // and clients, and the bindings of the present devices (explicit, or a high unambiguous
@@ -261,10 +255,6 @@ func liveEndpoint(field, id string) error {
 	return graph.FieldErrorf(graph.EINVALID, field, "%s is a client the sources see right now: live endpoints cannot be declared; relate the device it runs on, or the identity bound to it", id)
 }
 
-func observedReadOnly(field, id string) error {
-	return graph.FieldErrorf(graph.EINVALID, field, "%s is an observed relation (what a source sees right now): it cannot be changed or removed; replug or reconnect the hardware, or declare a relation of your own", id)
-}
-
 // Relate declares a relation between two nodes, typed in any form the Resolver accepts.
 func (s *Service) Relate(ctx context.Context, c graph.RelationCreate) (*graph.RelationChange, error) {
 	rs, err := s.relStore()
@@ -286,11 +276,7 @@ func (s *Service) UpdateRelation(ctx context.Context, id string, u graph.Relatio
 	if err != nil {
 		return nil, err
 	}
-	id = strings.TrimSpace(id)
-	if graph.KindOf(id) == graph.KindObserved {
-		return nil, observedReadOnly("id", id)
-	}
-	return rs.UpdateRelation(ctx, id, u)
+	return rs.UpdateRelation(ctx, id, u) // an observed id is refused there, in the same words everywhere
 }
 
 // Unrelate removes a declared relation by id or by its tuple.
@@ -299,11 +285,7 @@ func (s *Service) Unrelate(ctx context.Context, r graph.RelationRemove) (*graph.
 	if err != nil {
 		return nil, err
 	}
-	r.ID = strings.TrimSpace(r.ID)
-	if graph.KindOf(r.ID) == graph.KindObserved {
-		return nil, observedReadOnly("id", r.ID)
-	}
-	if r.ID == "" {
+	if strings.TrimSpace(r.ID) == "" {
 		if r.From, err = s.declaredEndpoint(ctx, "from", r.From); err != nil {
 			return nil, err
 		}
@@ -364,11 +346,11 @@ func checkRelationFilter(f graph.RelationFilter) (relationFilter, error) {
 	if len(f.Types) > 0 {
 		rf.types = map[string]bool{}
 		for _, t := range f.Types {
-			t = strings.ToLower(strings.TrimSpace(t))
-			if err := validType(t); err != nil {
-				return rf, err
+			n, err := graph.NormalizeRelationType(t)
+			if err != nil {
+				return rf, withField(err, "types")
 			}
-			rf.types[t] = true
+			rf.types[n] = true
 		}
 	}
 	rf.decl, rf.obs = f.Declared || !f.Observed, f.Observed || !f.Declared
@@ -376,19 +358,6 @@ func checkRelationFilter(f graph.RelationFilter) (relationFilter, error) {
 		return rf, graph.FieldErrorf(graph.EINVALID, "first", "first must be at least 1, got %d", f.First)
 	}
 	return rf, nil
-}
-
-// validType checks a type given as a filter: a slug that could name a relation type.
-func validType(t string) error {
-	ok := t != "" && len(t) <= graph.MaxRelationType
-	for i := 0; ok && i < len(t); i++ {
-		c := t[i]
-		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '_' || c == '-')
-	}
-	if !ok {
-		return graph.FieldErrorf(graph.EINVALID, "types", "%q is not a relation type: a type is [a-z0-9][a-z0-9_-]{0,31} such as cable or controls; run `devgraph relations --types`", t)
-	}
-	return nil
 }
 
 // keep reports whether r passes the filter's type and direction (relative to the nodes

@@ -339,7 +339,7 @@ func TestRelations_ClientsTypesAndRefusals(t *testing.T) {
 	_, _, _, err = s.svc.FindRelations(s.ctx, graph.RelationFilter{Node: "jdxi", Direction: "sideways"})
 	wantCode(t, err, graph.EINVALID, "direction")
 	_, _, _, err = s.svc.FindRelations(s.ctx, graph.RelationFilter{Node: "jdxi", Types: []string{"Not A Type!"}})
-	wantCode(t, err, graph.EINVALID, "relation type")
+	wantCode(t, err, graph.EINVALID, "type")
 	if after := len(events(t, s.ctx, s.svc)); after != before {
 		t.Errorf("refused writes recorded %d events", after-before)
 	}

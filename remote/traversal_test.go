@@ -1,5 +1,3 @@
-//go:build traverse
-
 package remote_test
 
 import (

@@ -16,7 +16,7 @@ import (
 )
 
 // exportLine is one JSON line of an export. Type is one of header, identity, device, note,
-// robot, event; events carry the other targets they are indexed under in Also.
+// robot, relation, event; events carry the other targets they are indexed under in Also.
 type exportLine struct {
 	Type       string             `json:"type"`
 	Format     string             `json:"format,omitempty"`
@@ -27,6 +27,7 @@ type exportLine struct {
 	Device     *graph.Device      `json:"device,omitempty"`
 	Note       *graph.Note        `json:"note,omitempty"`
 	Robot      *graph.RobotRecord `json:"robot,omitempty"`
+	Relation   *graph.Relation    `json:"relation,omitempty"`
 	Event      *graph.Event       `json:"event,omitempty"`
 	Also       []string           `json:"also,omitempty"`
 }
@@ -90,6 +91,14 @@ func (db *DB) Export(ctx context.Context, w io.Writer) error {
 			return exportLine{Type: "robot", Robot: &x}, json.Unmarshal(v, &x)
 		}); err != nil {
 			return err
+		}
+		if tx.Bucket(m.BucketRelations) != nil {
+			if err := each(m.BucketRelations, func(v []byte) (exportLine, error) {
+				var x graph.Relation
+				return exportLine{Type: "relation", Relation: &x}, json.Unmarshal(v, &x)
+			}); err != nil {
+				return err
+			}
 		}
 		// the extra targets each event is indexed under (its own target is implied)
 		also := map[uint64][]string{}

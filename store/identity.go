@@ -279,6 +279,9 @@ func (w *wtx) deleteIdentity(id *graph.Identity, cascade bool) error {
 				return err
 			}
 		}
+		if err := w.removeRelationsOf(id.ID); err != nil {
+			return err
+		}
 		for _, key := range boundKeys(w.tx, id.ID) {
 			if _, err := w.unbind(key); err != nil {
 				return err
@@ -354,6 +357,9 @@ func (db *DB) MergeIdentities(ctx context.Context, fromText, intoText string) (*
 				return err
 			}
 		}
+		if err := w.moveRelations(from.ID, into.ID); err != nil {
+			return err
+		}
 		for _, key := range boundKeys(w.tx, from.ID) {
 			if err := w.bind(key, into.ID); err != nil {
 				return err
@@ -428,6 +434,9 @@ func (db *DB) RestoreIdentity(ctx context.Context, text string) (*graph.Identity
 			return err
 		}
 		if err := w.rebindDeleted(last); err != nil {
+			return err
+		}
+		if err := w.restoreRelations(last); err != nil {
 			return err
 		}
 		out = id

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -207,9 +208,10 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 		fp   graph.Fingerprint
 		slug string
 	}
-	var idents, notes, hints []pending
+	var idents, notes, hints, rels []pending
 	slugLine := map[string]int{}
 	noteLine := map[string]int{}
+	relLine := map[string]int{}
 	hintLine := map[graph.Fingerprint]pending{}
 	var head m.Head
 	_, err := scanExport(ctx, r, empty, func(line int, l exportLine) error {
@@ -280,6 +282,19 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 			if l.Robot == nil || l.Robot.Ref == "" {
 				return bad("a robot record without a ref")
 			}
+		case "relation":
+			r := l.Relation
+			if err := checkImportedRelation(r); err != nil {
+				return bad("%s", graph.ErrorMessage(err))
+			}
+			local := relLocal(r.ID)
+			if prev, dup := relLine[local]; dup {
+				return bad("%s is also on line %d; each relation may appear once", r.ID, prev)
+			}
+			relLine[local] = line
+			if !empty {
+				rels = append(rels, pending{line: line, what: local})
+			}
 		case "event":
 			if !empty {
 				return nil
@@ -346,6 +361,14 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 				break
 			}
 		}
+		if rb := tx.Bucket(m.BucketRelations); rb != nil {
+			for _, p := range rels {
+				if rb.Get([]byte(p.what)) != nil {
+					note(p.line, "rel:%s already exists here", p.what)
+					break
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -370,7 +393,10 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 	st := &graph.ImportStats{}
 	empty := true
 	err := db.view(ctx, func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{m.BucketIdentities, m.BucketDevices, m.BucketNotes, m.BucketEvents, m.BucketRobots} {
+		for _, b := range [][]byte{m.BucketIdentities, m.BucketDevices, m.BucketNotes, m.BucketEvents, m.BucketRobots, m.BucketRelations} {
+			if tx.Bucket(b) == nil {
+				continue
+			}
 			if k, _ := tx.Bucket(b).Cursor().First(); k != nil {
 				empty = false
 			}
@@ -586,6 +612,15 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 		}
 		b, _ := json.Marshal(l.Robot)
 		return 1, 0, w.put(m.BucketRobots, []byte(l.Robot.Ref), b)
+	case "relation":
+		r := l.Relation
+		if err := checkImportedRelation(r); err != nil {
+			return 0, 0, graph.Errorf(graph.EINVALID, "import: %s", graph.ErrorMessage(err))
+		}
+		if raw {
+			return 1, 0, w.putRelation(r)
+		}
+		return w.importRelation(r)
 	case "event":
 		if !raw {
 			return 0, 0, nil // a non-empty database records its own events instead
@@ -615,3 +650,50 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 }
 
 var errImportStopped = errors.New("import stopped")
+
+// checkImportedRelation checks a relation line's record: a rel: id, a valid declarable
+// type, node ends that are not the same, ports and attrs within the limits.
+func checkImportedRelation(r *graph.Relation) error {
+	if r == nil || graph.KindOf(r.ID) != graph.KindRelation || relLocal(r.ID) == "" {
+		return graph.Errorf(graph.EINVALID, "a relation record without a valid id (rel:<uuid>)")
+	}
+	if r.Observed {
+		return graph.Errorf(graph.EINVALID, "%s is marked observed; exports carry declared relations only", r.ID)
+	}
+	c, err := graph.NormalizeRelationCreate(graph.RelationCreate{From: r.From, FromPort: r.FromPort, Type: r.Type, To: r.To, ToPort: r.ToPort, Attrs: maps.Clone(r.Attrs)})
+	if err != nil {
+		return graph.Errorf(graph.EINVALID, "%s: %s", r.ID, graph.ErrorMessage(err))
+	}
+	if c.From != r.From || c.To != r.To || c.Type != r.Type || c.FromPort != r.FromPort || c.ToPort != r.ToPort || !maps.Equal(c.Attrs, r.Attrs) {
+		return graph.Errorf(graph.EINVALID, "%s is not in normal form (ends, type, ports and attrs as devgraph writes them)", r.ID)
+	}
+	for _, n := range []string{r.From, r.To} {
+		if k := graph.KindOf(n); k != graph.KindIdentity && k != graph.KindDevice {
+			return graph.Errorf(graph.EINVALID, "%s: %q is not an identity or device id", r.ID, n)
+		}
+	}
+	return nil
+}
+
+// importRelation adds a relation of the file into a non-empty database through the
+// ordinary path (relation.add), keeping its id, author and time. One whose end was not
+// imported, whose tuple exists here already or that would pass a node's cap is skipped.
+func (w *wtx) importRelation(r *graph.Relation) (int, int, error) {
+	for _, n := range []string{r.From, r.To} {
+		k, local, _ := graph.SplitID(n)
+		if !exists(w.tx, k, local) {
+			return 0, 0, nil // its end was not imported
+		}
+	}
+	if dup, err := tupleRelation(w.tx, r); err != nil || dup != nil {
+		return 0, 0, err
+	}
+	if w.checkRelCap("from", r.From, 1) != nil || w.checkRelCap("to", r.To, 1) != nil {
+		w.db.log.Warn("import: relation skipped; a node holds the most relations it may", "relation", r.ID)
+		return 0, 0, nil
+	}
+	if err := w.putRelation(r); err != nil {
+		return 0, 0, err
+	}
+	return 1, 0, w.emit(graph.ActRelationAdd, r.ID, nil, r, relRelated(w.tx, r)...)
+}

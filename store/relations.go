@@ -730,3 +730,132 @@ func (db *DB) RelationsOf(ctx context.Context, nodes []string) ([]*graph.Relatio
 	})
 	return out, err
 }
+
+// ---- cascades: identity delete, merge and restore -------------------------------------
+
+// removeRelationsOf removes every declared relation touching node, each recorded with
+// relation.remove (indexed under node, so a restore finds them by the delete's request).
+func (w *wtx) removeRelationsOf(node string) error {
+	for _, id := range relIDsBoth(w.tx, node) {
+		r, err := getRelation(w.tx, id)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			continue
+		}
+		if err := w.removeRelation(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moveRelations moves from's relations to into (merge), keeping their ids: each is
+// rewritten with relation.update, except one that would become a self-loop or the
+// duplicate of a relation into already holds, which is removed (relation.remove). ELIMIT
+// when into would hold more than MaxRelationsPerNode.
+func (w *wtx) moveRelations(from, into string) error {
+	for _, id := range relIDsBoth(w.tx, from) {
+		old, err := getRelation(w.tx, id)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			continue
+		}
+		r := *old
+		if r.From == from {
+			r.From = into
+		}
+		if r.To == from {
+			r.To = into
+		}
+		if r.From == r.To {
+			if err := w.removeRelation(old); err != nil {
+				return err
+			}
+			continue
+		}
+		dup, err := tupleRelation(w.tx, &r)
+		if err != nil {
+			return err
+		}
+		if dup != nil {
+			if err := w.removeRelation(old); err != nil {
+				return err
+			}
+			continue
+		}
+		r.Updated = w.now
+		if err := w.replaceRelation(old, &r); err != nil {
+			return err
+		}
+	}
+	if n := relCount(w.tx, relNodeCountKey(into)); n > graph.MaxRelationsPerNode {
+		return graph.FieldErrorf(graph.ELIMIT, "into", "merging would give %s %d relations, more than a node may hold (%d); remove some (devgraph unrelate) first", into, n, graph.MaxRelationsPerNode)
+	}
+	return nil
+}
+
+// restoreRelations brings back the relations the delete event del's request removed (its
+// relation.remove events, indexed under the identity), same ids, authors and times, with
+// relation.add events of the restoring request. One whose other end is gone, whose id or
+// tuple is taken again, or that no longer fits a node's cap is skipped and logged.
+func (w *wtx) restoreRelations(del *graph.Event) error {
+	var rels []*graph.Relation
+	err := eachTargetEvent(w.tx, del.Target, del.Seq, func(h *m.EventHeader) (bool, error) {
+		if h.RequestID != del.RequestID {
+			return false, nil
+		}
+		if h.Action != graph.ActRelationRemove || graph.KindOf(h.Target) != graph.KindRelation {
+			return true, nil
+		}
+		e, err := h.Body()
+		if err != nil {
+			return false, err
+		}
+		var r graph.Relation
+		if err := json.Unmarshal(e.Before, &r); err != nil {
+			return false, internal("decode removed relation", err)
+		}
+		rels = append(rels, &r)
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(rels) - 1; i >= 0; i-- { // oldest first, as the delete removed them
+		r := rels[i]
+		skip := ""
+		for _, n := range []string{r.From, r.To} {
+			if k, local, ok := graph.SplitID(n); !ok || !exists(w.tx, k, local) {
+				skip = n + " no longer exists"
+			}
+		}
+		if skip == "" && w.b(m.BucketRelations).Get([]byte(relLocal(r.ID))) != nil {
+			skip = "its id exists again"
+		}
+		if skip == "" {
+			if dup, err := tupleRelation(w.tx, r); err != nil {
+				return err
+			} else if dup != nil {
+				skip = "the same relation exists again as " + dup.ID
+			}
+		}
+		if skip == "" && (w.checkRelCap("from", r.From, 1) != nil || w.checkRelCap("to", r.To, 1) != nil) {
+			skip = "a node holds the most relations it may"
+		}
+		if skip != "" {
+			w.db.log.Warn("restore: relation not brought back", "identity", del.Target, "relation", r.ID, "why", skip)
+			continue
+		}
+		if err := w.putRelation(r); err != nil {
+			return err
+		}
+		if err := w.emit(graph.ActRelationAdd, r.ID, nil, r, relRelated(w.tx, r)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

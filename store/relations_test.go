@@ -1,8 +1,11 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,9 +36,17 @@ func state(t *testing.T, db *store.DB) written {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rels, total, _, err := db.FindRelations(ctx, graph.RelationFilter{First: graph.MaxPageSize})
-	if err != nil {
-		t.Fatal(err)
+	var rels []*graph.Relation
+	var total int
+	for after := ""; ; {
+		page, n, next, err := db.FindRelations(ctx, graph.RelationFilter{First: graph.MaxPageSize, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels, total = append(rels, page...), n
+		if after = next; next == "" {
+			break
+		}
 	}
 	if total != len(rels) {
 		t.Fatalf("relation total %d, listed %d", total, len(rels))
@@ -412,4 +423,340 @@ func TestRelation_BadInput(t *testing.T) {
 	mustCode(t, err, graph.ENOTFOUND)
 	mustUnchanged(t, db, before, "bad updates and removes")
 	verifyDB(t, db)
+}
+
+func TestRelation_DeleteAndRestoreCascade(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	a, _ := db.Relate(ctx, cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din"))
+	b, _ := db.Relate(ctx, graph.RelationCreate{From: "scout", Type: "controls", To: "keystep"})
+	dv, err := db.Relate(ctx, graph.RelationCreate{From: "usb:3-3.2", Type: "mounted_on", To: "scout"})
+	if err != nil || a == nil || b == nil {
+		t.Fatal(a, b, err)
+	}
+	// a relation on jdxi's bound device is unaffected by deleting jdxi
+	del := graph.WithRequestID(ctx, "req-del")
+	if err := db.DeleteIdentity(del, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FindRelationByID(ctx, a.Relation.ID); graph.ErrorCode(err) != graph.ENOTFOUND {
+		t.Fatalf("jdxi's cable survived its delete: %v", err)
+	}
+	if r, err := db.FindRelationByID(ctx, dv.Relation.ID); err != nil || r.From != "device:path:0582:01a9:3-3.2" {
+		t.Fatalf("device relation %+v %v", r, err)
+	}
+	evs := relEvents(t, db, a.Relation.ID)
+	if len(evs) != 2 || evs[0].Action != graph.ActRelationRemove || evs[0].RequestID != "req-del" {
+		t.Fatalf("cable events %+v", evs)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "keystep"}); total != 1 || rs[0].ID != b.Relation.ID {
+		t.Fatalf("keystep after delete: %+v %d", rs, total)
+	}
+	verifyDB(t, db)
+	// a second delete-and-restore cycle must find the right request's relations
+	res := graph.WithRequestID(ctx, "req-restore")
+	if _, err := db.RestoreIdentity(res, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.FindRelationByID(ctx, a.Relation.ID)
+	if err != nil || r.From != "identity:keystep" || r.To != "identity:jdxi" || r.FromPort != "MIDI OUT" || r.Author != "cli:alice" || !r.Created.Equal(a.Relation.Created) || r.Attrs["kind"] != "midi-din" {
+		t.Fatalf("restored cable %+v %v", r, err)
+	}
+	evs = relEvents(t, db, a.Relation.ID)
+	if len(evs) != 3 || evs[0].Action != graph.ActRelationAdd || evs[0].RequestID != "req-restore" {
+		t.Fatalf("cable events after restore %+v", evs)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "jdxi", Direction: "in"}); total != 1 || rs[0].ID != a.Relation.ID {
+		t.Fatalf("jdxi in after restore: %+v %d", rs, total)
+	}
+	// the repeat add is a no-op again: the tuple index is back
+	if again, err := db.Relate(ctx, cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din")); err != nil || again.Action != "none" || again.Relation.ID != a.Relation.ID {
+		t.Fatalf("repeat after restore %+v %v", again, err)
+	}
+	verifyDB(t, db)
+
+	// deleting keystep now removes the restored cable and the controls relation
+	if err := db.DeleteIdentity(graph.WithRequestID(ctx, "req-del2"), "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 1 || rs[0].ID != dv.Relation.ID {
+		t.Fatalf("after deleting keystep: %+v %d", rs, total)
+	}
+	// scout is deleted too: restoring keystep brings back the cable only
+	if err := db.DeleteIdentity(ctx, "scout"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RestoreIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 1 || rs[0].ID != a.Relation.ID {
+		t.Fatalf("after restoring keystep: %+v %d", rs, total)
+	}
+	types, _ := db.RelationTypes(ctx)
+	for _, x := range types {
+		if (x.Type == "cable" && x.Count != 1) || (x.Type == "controls" && x.Count != 0) || (x.Type == "mounted_on" && x.Count != 0) {
+			t.Fatalf("type counts %+v", types)
+		}
+	}
+	verifyDB(t, db)
+}
+
+func TestRelation_MergeMovesCollapses(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "JD-Xi duplicate", Slug: "jdxi-2"}); err != nil {
+		t.Fatal(err)
+	}
+	add := func(c graph.RelationCreate) *graph.Relation {
+		t.Helper()
+		ch, err := db.Relate(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch.Relation
+	}
+	keep := add(cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din"))        // the survivor's
+	dup := add(cable("keystep", "midi out", "jdxi-2", "midi in", "midi-din"))       // becomes keep: collapses
+	loop := add(graph.RelationCreate{From: "jdxi-2", Type: "controls", To: "jdxi"}) // becomes a self-loop
+	moved := add(graph.RelationCreate{From: "jdxi-2", Type: "mounted_on", To: "scout"})
+	in := add(graph.RelationCreate{From: "usb:3-3.1", Type: "controls", To: "jdxi-2"})
+
+	if _, err := db.MergeIdentities(graph.WithRequestID(ctx, "req-merge"), "jdxi-2", "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []*graph.Relation{dup, loop} {
+		if _, err := db.FindRelationByID(ctx, gone.ID); graph.ErrorCode(err) != graph.ENOTFOUND {
+			t.Fatalf("%s survived the merge: %v", gone.ID, err)
+		}
+		evs := relEvents(t, db, gone.ID)
+		if evs[0].Action != graph.ActRelationRemove || evs[0].RequestID != "req-merge" {
+			t.Fatalf("%s events %+v", gone.ID, evs)
+		}
+	}
+	for _, m := range []*graph.Relation{moved, in} {
+		r, err := db.FindRelationByID(ctx, m.ID)
+		if err != nil || (r.From != "identity:jdxi" && r.To != "identity:jdxi") || r.Updated.IsZero() {
+			t.Fatalf("%s after merge %+v %v", m.ID, r, err)
+		}
+		evs := relEvents(t, db, m.ID)
+		if len(evs) != 2 || evs[0].Action != graph.ActRelationUpdate || evs[0].RequestID != "req-merge" || evs[0].Before == nil || evs[0].After == nil {
+			t.Fatalf("%s events %+v", m.ID, evs)
+		}
+		var before graph.Relation
+		json.Unmarshal(evs[0].Before, &before)
+		if before.From != "identity:jdxi-2" && before.To != "identity:jdxi-2" {
+			t.Fatalf("before %+v", before)
+		}
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "jdxi"}); total != 3 || len(rs) != 3 {
+		t.Fatalf("jdxi after merge %d %+v", total, rs)
+	}
+	if rs, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "keystep"}); total != 1 || rs[0].ID != keep.ID {
+		t.Fatalf("keystep after merge %d %+v", total, rs)
+	}
+	if rs, err := db.RelationsOf(ctx, []string{"identity:jdxi-2"}); err != nil || len(rs) != 0 {
+		t.Fatalf("merged-away identity keeps %+v %v", rs, err)
+	}
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 3 {
+		t.Fatalf("total %d", total)
+	}
+	// the moved relation's tuple index moved with it
+	if again, err := db.Relate(ctx, graph.RelationCreate{From: "jdxi", Type: "mounted_on", To: "scout"}); err != nil || again.Action != "none" || again.Relation.ID != moved.ID {
+		t.Fatalf("repeat of moved %+v %v", again, err)
+	}
+	if again, err := db.Relate(ctx, graph.RelationCreate{From: "jdxi-2", Type: "mounted_on", To: "scout"}); graph.ErrorCode(err) != graph.ENOTFOUND {
+		t.Fatalf("merged-away endpoint %+v %v", again, err)
+	}
+	verifyDB(t, db)
+}
+
+func TestRelation_Caps(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	// 500 notes fit; the 501st is ELIMIT and writes nothing
+	for i := 0; i < graph.MaxNotesPerNode; i++ {
+		if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: "n"}); err != nil {
+			t.Fatalf("note %d: %v", i, err)
+		}
+	}
+	before := state(t, db)
+	_, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: "one too many"})
+	mustCode(t, err, graph.ELIMIT)
+	mustUnchanged(t, db, before, "the 501st note")
+
+	// 1,000 relations on one node (either end); the 1,001st is ELIMIT
+	for i := 0; i < graph.MaxRelationsPerNode; i++ {
+		c := graph.RelationCreate{From: "keystep", FromPort: "p" + strconv.Itoa(i), Type: "controls", To: "jdxi"}
+		if i%2 == 1 {
+			c.From, c.To = "jdxi", "keystep"
+		}
+		if _, err := db.Relate(ctx, c); err != nil {
+			t.Fatalf("relation %d: %v", i, err)
+		}
+	}
+	before = state(t, db)
+	_, err = db.Relate(ctx, graph.RelationCreate{From: "scout", Type: "controls", To: "keystep"})
+	mustCode(t, err, graph.ELIMIT)
+	if graph.ErrorField(err) != "to" || !strings.Contains(err.Error(), "1000") {
+		t.Fatalf("cap error %v (%s)", err, graph.ErrorField(err))
+	}
+	mustUnchanged(t, db, before, "the 1,001st relation")
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "keystep", First: 1}); total != graph.MaxRelationsPerNode {
+		t.Fatalf("keystep total %d", total)
+	}
+	// a merge that would take a node past the cap is refused whole
+	if _, err := db.Relate(ctx, graph.RelationCreate{From: "scout", Type: "controls", To: "usb:3-3.1"}); err != nil {
+		t.Fatal(err)
+	}
+	before = state(t, db)
+	_, err = db.MergeIdentities(ctx, "scout", "keystep")
+	mustCode(t, err, graph.ELIMIT)
+	mustUnchanged(t, db, before, "a merge past the cap")
+	// delete and restore of a node at the cap fit one transaction
+	if err := db.DeleteIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 1 {
+		t.Fatalf("total after delete %d", total)
+	}
+	if _, err := db.RestoreIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{Node: "jdxi"}); total != graph.MaxRelationsPerNode {
+		t.Fatalf("jdxi total after restore %d", total)
+	}
+	verifyDB(t, db)
+}
+
+func TestRelation_ExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
+	src, ctx := relFixture(t)
+	a, _ := src.Relate(ctx, cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din"))
+	if _, err := src.Relate(ctx, graph.RelationCreate{From: "usb:3-3.1", Type: "mounted_on", To: "scout", Attrs: map[string]string{"position": "front left"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Relate(ctx, graph.RelationCreate{From: "scout", Type: "charges_at", To: "jdxi", NewType: true}); err != nil {
+		t.Fatal(err)
+	}
+	l := "1m"
+	if _, err := src.UpdateRelation(ctx, a.Relation.ID, graph.RelationUpdate{Attrs: map[string]string{"kind": "midi-din", "length": l}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.DeleteIdentity(ctx, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.RestoreIdentity(ctx, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	var exp bytes.Buffer
+	if err := src.Export(ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(exp.String(), `{"type":"relation"`); n != 3 {
+		t.Fatalf("export has %d relation lines", n)
+	}
+	srcRels := state(t, src)
+
+	dst := storetest.MustOpen(t)
+	st, err := dst.Import(ctx, bytes.NewReader(exp.Bytes()), nil)
+	if err != nil || !st.KeptLog {
+		t.Fatalf("import %+v %v", st, err)
+	}
+	var again bytes.Buffer
+	if err := dst.Export(ctx, &again); err != nil {
+		t.Fatal(err)
+	}
+	strip := func(b []byte) string { return string(b[bytes.IndexByte(b, '\n'):]) }
+	if strip(again.Bytes()) != strip(exp.Bytes()) {
+		t.Fatal("re-export differs from the original export")
+	}
+	if got := state(t, dst); got != srcRels {
+		t.Fatalf("imported state %+v, source %+v", got, srcRels)
+	}
+	verifyDB(t, dst)
+	// indexes and counters were rebuilt
+	for _, f := range []graph.RelationFilter{{Node: "jdxi", Direction: "in"}, {Node: "keystep", Direction: "out"}, {Node: "usb:3-3.1"}, {Types: []string{"charges_at"}}} {
+		r1, t1, _, err1 := src.FindRelations(ctx, f)
+		r2, t2, _, err2 := dst.FindRelations(ctx, f)
+		j1, _ := json.Marshal(r1)
+		j2, _ := json.Marshal(r2)
+		if err1 != nil || err2 != nil || t1 != t2 || string(j1) != string(j2) || t1 == 0 {
+			t.Fatalf("%+v: %s (%d) vs %s (%d) %v %v", f, j1, t1, j2, t2, err1, err2)
+		}
+	}
+	ty1, _ := src.RelationTypes(ctx)
+	ty2, _ := dst.RelationTypes(ctx)
+	if fmt.Sprint(ty1) != fmt.Sprint(ty2) {
+		t.Fatalf("types %v vs %v", ty1, ty2)
+	}
+	if ch, err := dst.Relate(ctx, graph.RelationCreate{From: "keystep", FromPort: "midi out", Type: "cable", To: "jdxi", ToPort: "midi in", Attrs: map[string]string{"kind": "midi-din", "length": "1m"}}); err != nil || ch.Action != "none" || ch.Relation.ID != a.Relation.ID {
+		t.Fatalf("tuple index not rebuilt: %+v %v", ch, err)
+	}
+	// the imported changelog still restores: delete and restore on the copy
+	if err := dst.DeleteIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.RestoreIdentity(ctx, "keystep"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.FindRelationByID(ctx, a.Relation.ID); err != nil {
+		t.Fatal(err)
+	}
+	verifyDB(t, dst)
+
+	// Into a non-empty database: the relations come in through the ordinary path, with
+	// relation.add events and their ids kept; a second import of the same file clashes.
+	other := storetest.MustOpen(t)
+	if _, err := other.CreateIdentity(ctx, graph.IdentityCreate{Name: "Already Here"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := other.Import(ctx, bytes.NewReader(exp.Bytes()), nil); err != nil || st.KeptLog {
+		t.Fatalf("import into non-empty %+v %v", st, err)
+	}
+	if got, want := state(t, other).rels, srcRels.rels; got != want {
+		t.Fatalf("relations %s, want %s", got, want)
+	}
+	if evs := relEvents(t, other, a.Relation.ID); len(evs) != 1 || evs[0].Action != graph.ActRelationAdd {
+		t.Fatalf("events %+v", evs)
+	}
+	verifyDB(t, other)
+}
+
+func TestRelation_ImportBadRelationChangesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := ctxActor("cli:t")
+	hdr := `{"type":"header","format":"devgraph","version":3}` + "\n"
+	ident := `{"type":"identity","identity":{"id":"identity:a","name":"A","hints":[],"tags":[],"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}}` + "\n" +
+		`{"type":"identity","identity":{"id":"identity:b","name":"B","hints":[],"tags":[],"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}}` + "\n"
+	rel := func(body string) string { return `{"type":"relation","relation":` + body + "}\n" }
+	for name, line := range map[string]string{
+		"bad id":       rel(`{"id":"note:1","type":"controls","from":"identity:a","to":"identity:b"}`),
+		"reserved":     rel(`{"id":"rel:1","type":"via","from":"identity:a","to":"identity:b"}`),
+		"self-loop":    rel(`{"id":"rel:1","type":"controls","from":"identity:a","to":"identity:a"}`),
+		"client end":   rel(`{"id":"rel:1","type":"controls","from":"identity:a","to":"client:alsa:x"}`),
+		"cable kind":   rel(`{"id":"rel:1","type":"cable","from":"identity:a","to":"identity:b"}`),
+		"not normal":   rel(`{"id":"rel:1","type":"Controls","from":"identity:a","to":"identity:b"}`),
+		"attrs number": rel(`{"id":"rel:1","type":"controls","from":"identity:a","to":"identity:b","attrs":{"a":1}}`),
+		"duplicate id": rel(`{"id":"rel:1","type":"controls","from":"identity:a","to":"identity:b"}`) + rel(`{"id":"rel:1","type":"part_of","from":"identity:a","to":"identity:b"}`),
+	} {
+		for _, empty := range []bool{true, false} {
+			db := storetest.MustOpen(t)
+			if !empty {
+				if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Here"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, db)
+			_, err := db.Import(ctx, strings.NewReader(hdr+ident+line), nil)
+			if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "nothing was imported") {
+				t.Errorf("%s (empty %v): %v", name, empty, err)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Errorf("%s (empty %v): import wrote %s → %s", name, empty, before, after)
+			}
+			if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 0 {
+				t.Errorf("%s: relations written", name)
+			}
+		}
+	}
 }

@@ -500,7 +500,7 @@ func TestRelation_Golden(t *testing.T) {
 	golden(t, "relations_jdxi.json", e.do(`{ identity(id: "jdxi"){ relations { totalCount pageInfo { hasNextPage } nodes { `+rel+` } } } }`, nil))
 	golden(t, "relations_declared.json", e.do(`{ relations(filter: {declared: true}){ totalCount nodes { `+rel+` from { id } to { id } changelog { nodes { action actor targetId } } } } }`, nil))
 	const hop = `relationId type from fromNode fromPort to toNode toPort observed source reverse`
-	golden(t, "path_beatstep_controller.json", e.do(`{ path(from: "beatstep", to: "usb:usb3"){ from to found length hops { `+hop+` } nodes { id kind name depth devices } truncated truncatedBy visited } }`, nil))
+	golden(t, "path_keystep_controller.json", e.do(`{ path(from: "usb:3-4.4.1", to: "usb:usb3"){ from to found length hops { `+hop+` } nodes { id kind name depth devices } truncated truncatedBy visited } }`, nil))
 	golden(t, "path_beatstep_bitwig.json", e.do(`{ path(from: "beatstep", to: "`+bitwig+`"){ found length hops { `+hop+` } nodes { id kind name } } }`, nil))
 	golden(t, "trace_beatstep.json", e.do(`{ trace(from: "beatstep", port: "MIDI OUT"){ from port direction ends hops { `+hop+` depth parent cycle end } nodes { id kind name depth } truncated truncatedBy visited } }`, nil))
 	golden(t, "subgraph_jdxi.json", e.do(`{ subgraph(around: "jdxi", depth: 2){ around depth nodes { id kind name depth devices } edges { id type from to fromId toId fromPort toPort observed source attrs } truncated truncatedBy visited } }`, nil))

@@ -32,6 +32,7 @@ type Vertex struct {
 	Kind  Kind     `json:"kind"`            // identity, device, client
 	Name  string   `json:"name"`            // display name
 	Nodes []string `json:"nodes,omitempty"` // an identity vertex's present bound devices
+	Infra bool     `json:"infra,omitempty"` // an infrastructure device (a hub, a root hub): drawn apart
 	Depth int      `json:"depth"`           // hops from the start (0 for it)
 }
 

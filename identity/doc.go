@@ -60,6 +60,22 @@
 // wait for the poller's) could wait on the view itself. Call Observe first for fresh
 // live state.
 //
+// # Relations and traversal
+//
+// Declared relations are the store's (graph.RelationStore); Relate, UpdateRelation and
+// Unrelate resolve typed node ids first ("jdxi", "usb:3-3.2") and refuse a client end
+// (live endpoints cannot be declared). Observed relations and clients are the live
+// snapshot's (Snapshot.Relations, Snapshot.Clients), never stored. A node's relations
+// are those of its vertex: a bound identity and its present devices — bound explicitly
+// or by a high, unambiguous match, as DeviceView.BoundTo says — are one thing, so a
+// relation declared on the identity shows on the device while it is plugged in and the
+// device's observed relations show on the identity. FindRelations lists declared ones
+// first (by id), then observed ones (by id), behind one opaque cursor; the total counts
+// both. Neighbors, Path, Trace and Subgraph observe once, open one read view and hand
+// graph's pure traversal functions an edge source over that view, that snapshot and its
+// bindings: Edges of a vertex are the store's RelationsOf its nodes plus the observed
+// relations touching them. Options are checked before anything is read.
+//
 //	svc := identity.New(st, live, fleet) // live, fleet may be nil
 //	svc.PollInterval = 2 * time.Second   // 0: no background polling
 //	svc.AutoBind = false                 // bind high, unambiguous matches as discovery:<source>

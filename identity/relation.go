@@ -31,6 +31,7 @@ type liveView struct {
 	boundOf map[string]string            // present bound device → its identity
 	members map[string][]string          // identity → its present bound devices, sorted
 	names   map[string]string            // present devices and bound identities → name
+	infra   map[string]bool              // present infrastructure devices (hubs, root hubs)
 }
 
 // live reads the snapshot (observing it like every live read) and the bindings.
@@ -47,6 +48,7 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 		boundOf: map[string]string{},
 		members: map[string][]string{},
 		names:   map[string]string{},
+		infra:   map[string]bool{},
 	}
 	if snap != nil {
 		for _, c := range snap.Clients {
@@ -85,6 +87,9 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 	}
 	for _, v := range views {
 		w.names[v.ID] = v.Name
+		if v.Infra {
+			w.infra[v.ID] = true
+		}
 		if !v.Present || v.BoundTo == "" {
 			continue
 		}
@@ -98,6 +103,25 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 		sort.Strings(m)
 	}
 	return w, nil
+}
+
+// readLive observes the hardware once, then opens one read view and reads the live side
+// inside it: the store, the snapshot and the bindings read through the returned context
+// are one consistent state. Call release when done.
+func (s *Service) readLive(ctx context.Context) (context.Context, *liveView, func(), error) {
+	if _, err := s.sync(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	vctx, release, err := s.BeginRead(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w, err := s.live(vctx)
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return vctx, w, release, nil
 }
 
 // vertexNodes are the nodes whose relations are node's: an identity's own and its present
@@ -394,10 +418,11 @@ func (s *Service) FindRelations(ctx context.Context, f graph.RelationFilter) ([]
 	if strings.TrimSpace(f.Node) == "" {
 		return s.allRelations(ctx, rs, f, rf, cur)
 	}
-	w, err := s.live(ctx)
+	ctx, w, release, err := s.readLive(ctx)
 	if err != nil {
 		return nil, 0, "", err
 	}
+	defer release()
 	node, err := s.resolveNode(ctx, w, "node", f.Node)
 	if err != nil {
 		return nil, 0, "", err

@@ -54,14 +54,15 @@ func (e *edges) vertex(ctx context.Context, node string) (*graph.Vertex, error) 
 			return e.Vertex(ctx, id) // binding is not a hop
 		}
 		name, ok := e.w.names[node]
+		infra := e.w.infra[node]
 		if !ok {
 			d, err := e.s.store.FindDeviceByID(ctx, node)
 			if err != nil {
 				return nil, err
 			}
-			name = d.Name
+			name, infra = d.Name, d.Infra
 		}
-		return &graph.Vertex{ID: node, Kind: graph.KindDevice, Name: name}, nil
+		return &graph.Vertex{ID: node, Kind: graph.KindDevice, Name: name, Infra: infra}, nil
 	case graph.KindIdentity:
 		x, err := e.s.store.FindIdentityByID(ctx, node, graph.IdentityParts{})
 		if err != nil {
@@ -94,23 +95,15 @@ func (e *edges) Edges(ctx context.Context, v *graph.Vertex) ([]*graph.Relation, 
 	return all, nil
 }
 
-// traversal observes the hardware once, then opens one read view and reads the live side
-// inside it: everything the walk sees is one consistent state. Call release when done.
+// traversal opens the one read view a walk sees (readLive) and its edge source. Call
+// release when done.
 func (s *Service) traversal(ctx context.Context) (context.Context, *edges, func(), error) {
 	rs, err := s.relStore()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if _, err := s.sync(ctx); err != nil {
-		return nil, nil, nil, err
-	}
-	vctx, release, err := s.BeginRead(ctx)
+	vctx, w, release, err := s.readLive(ctx)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	w, err := s.live(vctx)
-	if err != nil {
-		release()
 		return nil, nil, nil, err
 	}
 	return vctx, &edges{s: s, rs: rs, w: w, vertices: map[string]*graph.Vertex{}}, release, nil

@@ -99,6 +99,9 @@ func TestPath_ViaToController(t *testing.T) {
 	if !p.Found || len(p.Hops) == 0 || p.From != s.robot || p.To != s.rootHub {
 		t.Fatalf("path robot base → root hub: %+v", p)
 	}
+	if last := p.Vertices[len(p.Vertices)-1]; last.ID != s.rootHub || !last.Infra || last.Kind != graph.KindDevice {
+		t.Errorf("the path ends at %+v, want the root hub as an infrastructure device", last)
+	}
 	for _, h := range p.Hops {
 		if h.Type != graph.RelVia || !h.Observed {
 			t.Errorf("hop %+v is not an observed via", h)

@@ -45,6 +45,19 @@ type seqPort struct {
 	Number int
 	Name   string
 	Flags  string
+	// The port's subscriptions as the kernel lists them under it: "Connecting To:" (this
+	// port → there) and "Connected From:" (there → this port). Each subscription shows
+	// on both ends when both clients are listed.
+	To, From []seqSub
+}
+
+// seqSub is the other end of one subscription, with the kernel's flags: "[r:0]" or
+// "[t:0]" (events time-stamped in real time or ticks on queue 0), "[ex]" (exclusive).
+type seqSub struct {
+	Client, Port int
+	Timestamp    string // "real", "tick" or ""
+	Queue        int
+	Exclusive    bool
 }
 
 // cardHeadRe matches the first line of a card: "%2i [%-15s]: %s - %s".
@@ -138,6 +151,10 @@ var (
 	clientRe = regexp.MustCompile(`^Client\s+([0-9]+)\s*:\s*"(.*)"\s*(.*)$`)
 	portRe   = regexp.MustCompile(`^\s+Port\s+([0-9]+)\s*:\s*"(.*)"\s*(?:\(([^)]*)\))?`)
 	cardEqRe = regexp.MustCompile(`card\s*[=:]\s*([0-9]+)`)
+	// "    Connecting To: 128:0, 129:0[r:0][ex]" (sound/core/seq/seq_clientmgr.c,
+	// snd_seq_info_dump_subscribers).
+	subsRe    = regexp.MustCompile(`^\s+(Connecting To|Connected From)\s*:\s*(.*)$`)
+	subAddrRe = regexp.MustCompile(`^([0-9]{1,3}):([0-9]{1,3})((?:\[[^\]]*\])*)$`)
 )
 
 // parseSeqClients parses /proc/asound/seq/clients: "Client  20 : "JD-Xi" [Kernel]" lines
@@ -178,6 +195,23 @@ func parseSeqClients(data []byte) ([]*seqClient, []string) {
 			cur.Ports = append(cur.Ports, seqPort{Number: n, Name: hwText([]byte(m[2])), Flags: m[3]})
 			continue
 		}
+		if m := subsRe.FindStringSubmatch(line); m != nil {
+			if cur == nil || len(cur.Ports) == 0 {
+				notes = append(notes, fmt.Sprintf("seq/clients line %d: %s outside a port; ignored", i+1, m[1]))
+				continue
+			}
+			subs, bad := parseSubs(m[2])
+			if bad != "" {
+				notes = append(notes, fmt.Sprintf("seq/clients line %d: unreadable subscriber %q; ignored", i+1, clip(bad, 40)))
+			}
+			p := &cur.Ports[len(cur.Ports)-1]
+			if m[1] == "Connecting To" {
+				p.To = append(p.To, subs...)
+			} else {
+				p.From = append(p.From, subs...)
+			}
+			continue
+		}
 		if strings.HasPrefix(line, "Client") && !strings.HasPrefix(line, "Client info") {
 			notes = append(notes, fmt.Sprintf("seq/clients line %d: unreadable %q", i+1, clip(line, 60)))
 			cur = nil
@@ -186,6 +220,50 @@ func parseSeqClients(data []byte) ([]*seqClient, []string) {
 		// information we do not need.
 	}
 	return out, notes
+}
+
+// parseSubs reads the list after "Connecting To:" or "Connected From:": addresses
+// client:port separated by ", ", each optionally followed by "[r:0]", "[t:1]" (older
+// tools print "[real:0]", "[tick:1]") and "[ex]". bad is the first item it could not
+// read ("" when none); the others are kept.
+func parseSubs(list string) (subs []seqSub, bad string) {
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		m := subAddrRe.FindStringSubmatch(item)
+		if m == nil {
+			if bad == "" {
+				bad = item
+			}
+			continue
+		}
+		s := seqSub{}
+		s.Client, _ = strconv.Atoi(m[1])
+		s.Port, _ = strconv.Atoi(m[2])
+		if s.Client > 255 || s.Port > 255 {
+			if bad == "" {
+				bad = item
+			}
+			continue
+		}
+		for _, tag := range strings.Split(strings.Trim(m[3], "[]"), "][") {
+			kind, q, ok := strings.Cut(tag, ":")
+			switch {
+			case tag == "ex":
+				s.Exclusive = true
+			case ok && (kind == "r" || kind == "real"):
+				s.Timestamp = "real"
+				s.Queue, _ = strconv.Atoi(q)
+			case ok && (kind == "t" || kind == "tick"):
+				s.Timestamp = "tick"
+				s.Queue, _ = strconv.Atoi(q)
+			}
+		}
+		subs = append(subs, s)
+	}
+	return subs, bad
 }
 
 // alsaReading is what the alsa source read.

@@ -8,7 +8,7 @@ import (
 )
 
 // TestDemoSnapshotGolden keeps testdata/demo.snapshot.json — what the demo rig reads as,
-// every device with its fingerprints and attrs — so a change to parsing or merging shows
+// every device with its fingerprints and attrs, the observed relations and clients — so a change to parsing or merging shows
 // up as a diff; -update rewrites it.
 func TestDemoSnapshotGolden(t *testing.T) {
 	if !*update { // -update rewrites the testdata other tests read
@@ -19,9 +19,11 @@ func TestDemoSnapshotGolden(t *testing.T) {
 		snap.Sources[i].Duration = 0
 	}
 	got, err := json.MarshalIndent(struct {
-		Devices any `json:"devices"`
-		Sources any `json:"sources"`
-	}{snap.Devices, snap.Sources}, "", "  ")
+		Devices   any `json:"devices"`
+		Relations any `json:"relations"`
+		Clients   any `json:"clients"`
+		Sources   any `json:"sources"`
+	}{snap.Devices, snap.Relations, snap.Clients, snap.Sources}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -262,8 +262,18 @@ func (l *Live) Scan(ctx context.Context) *graph.Snapshot {
 	}
 	mem := l.usbMem
 	l.memMu.Unlock()
-	devs, mergeNotes := mergeReadings(usbDevs, usbRes.status.OK, alsaR, pwR, mem)
-	snap := &graph.Snapshot{Taken: taken}
+	devs, mergeNotes, idx := mergeReadings(usbDevs, usbRes.status.OK, alsaR, pwR, mem)
+	if !usbRes.status.OK {
+		usbDevs = nil // a failed reading's partial result names nothing
+	}
+	rels, clients, relNotes := observe(usbDevs, alsaR, pwR, idx)
+	if mergeNotes == nil {
+		mergeNotes = map[string][]string{}
+	}
+	for src, n := range relNotes {
+		mergeNotes[src] = append(mergeNotes[src], n...)
+	}
+	snap := &graph.Snapshot{Taken: taken, Relations: rels, Clients: clients}
 	for _, res := range []*result{&usbRes, &alsaRes, &pwRes} {
 		if res.status.Name == "" {
 			continue
@@ -301,10 +311,12 @@ func (l *Live) Scan(ctx context.Context) *graph.Snapshot {
 	return snap
 }
 
-// refLess orders refs by source, USB paths numerically (usb:3-2 before usb:3-10).
+// refLess orders refs by source, root hubs first and USB paths numerically (usb:usb3,
+// usb:3-2, usb:3-10).
 func refLess(a, b string) bool {
 	pa, pb := strings.TrimPrefix(a, "usb:"), strings.TrimPrefix(b, "usb:")
-	if len(pa) < len(a) && len(pb) < len(b) && usbPathRe.MatchString(pa) && usbPathRe.MatchString(pb) {
+	isUSB := func(p string) bool { return usbPathRe.MatchString(p) || usbRootRe.MatchString(p) }
+	if len(pa) < len(a) && len(pb) < len(b) && isUSB(pa) && isUSB(pb) {
 		return usbPathLess(pa, pb)
 	}
 	return a < b

@@ -77,7 +77,7 @@ func TestLive_Snapshot(t *testing.T) {
 		if got, want := status(t, snap, "pipewire").Root, "pw-dump"; got != want {
 			t.Errorf("pipewire root=%q, want %q", got, want)
 		}
-		if got, want := len(snap.Devices), 10; got != want {
+		if got, want := len(snap.Devices), fixture.DemoRig().Counts().Devices; got != want {
 			t.Errorf("devices=%d, want %d", got, want)
 		}
 	})
@@ -159,7 +159,7 @@ func TestLive_Snapshot(t *testing.T) {
 		if st := status(t, snap, "lidar"); st.OK || st.Error != "lidar: serial port /dev/ttyUSB0 is busy" {
 			t.Errorf("lidar status: %+v", st)
 		}
-		if !snap.SourceOK("usb") || len(snap.Devices) != 11 {
+		if !snap.SourceOK("usb") || len(snap.Devices) != fixture.DemoRig().Counts().Devices+1 {
 			t.Errorf("the built-in sources must still answer: %v", summary(snap))
 		}
 	})

@@ -93,7 +93,18 @@ func (m *merger) union(a, b int, why string) bool {
 // the readings may be nil (that source failed); the others still give their devices,
 // and a device keeps the same key as long as one source that knows its USB place sees it.
 func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.ObservedDevice, map[string][]string) {
-	return mergeReadings(usb, usb != nil, alsa, pw, nil)
+	devs, notes, _ := mergeReadings(usb, usb != nil, alsa, pw, nil)
+	return devs, notes
+}
+
+// merged says which device each piece of evidence ended up in, so observed relations
+// name merged devices: a USB device by its sysfs name (3-3.2, usb3), a sequencer client
+// by number (from seq/clients or PipeWire's Midi-Bridge), a PipeWire device by id.
+// Evidence left out of the snapshot (unplugging) is in none of them.
+type merged struct {
+	usb      map[string]*graph.ObservedDevice
+	client   map[int]*graph.ObservedDevice
+	pwDevice map[int]*graph.ObservedDevice
 }
 
 // usbMemory remembers the serial of each USB device the last good usb reading showed, by
@@ -117,11 +128,27 @@ func rememberUSB(usb []*usbDevice) usbMemory {
 // source answered (usb may then be empty). When it did, a device ALSA or PipeWire place
 // on USB that the usb reading does not show is left out (see the package comment); when
 // it did not, mem (may be nil) supplies the serial last seen at a device's USB place.
-func mergeReadings(usb []*usbDevice, usbOK bool, alsa *alsaReading, pw *pwReading, mem usbMemory) ([]*graph.ObservedDevice, map[string][]string) {
+//
+// Root hubs (usbN) are never joined with anything: each is an infrastructure device of
+// its own, keyed by its controller (rootHub).
+func mergeReadings(usb []*usbDevice, usbOK bool, alsa *alsaReading, pw *pwReading, mem usbMemory) ([]*graph.ObservedDevice, map[string][]string, *merged) {
 	m := &merger{}
 	if !usbOK {
 		m.mem = mem
 	}
+	idx := &merged{usb: map[string]*graph.ObservedDevice{}, client: map[int]*graph.ObservedDevice{}, pwDevice: map[int]*graph.ObservedDevice{}}
+	var out []*graph.ObservedDevice
+	var plain []*usbDevice
+	for _, d := range usb {
+		if d.Root {
+			r := rootHub(d)
+			idx.usb[d.Path] = r
+			out = append(out, r)
+			continue
+		}
+		plain = append(plain, d)
+	}
+	usb = plain
 	byPath := map[string]int{}
 	byBusDev := map[[2]int]int{}
 	for _, d := range usb {
@@ -241,7 +268,6 @@ func mergeReadings(usb []*usbDevice, usbOK bool, alsa *alsaReading, pw *pwReadin
 		}
 		groups[r] = append(groups[r], i)
 	}
-	var out []*graph.ObservedDevice
 	for _, r := range roots {
 		var g []evidence
 		for _, i := range groups[r] {
@@ -250,13 +276,65 @@ func mergeReadings(usb []*usbDevice, usbOK bool, alsa *alsaReading, pw *pwReadin
 		if usbOK && m.usbOf[r] < 0 && m.unplugging(g, usb) {
 			continue
 		}
-		if d := m.build(g); d != nil {
-			out = append(out, d)
+		d := m.build(g)
+		if d == nil {
+			continue
+		}
+		out = append(out, d)
+		for _, e := range g {
+			switch {
+			case e.usb != nil:
+				idx.usb[e.usb.Path] = d
+			case e.client != nil:
+				idx.client[e.client.Number] = d
+			case e.pwdev != nil:
+				idx.pwDevice[e.pwdev.ID] = d
+			}
+		}
+		for _, e := range g {
+			if e.pwmidi != nil && idx.client[e.pwmidi.Client] == nil {
+				idx.client[e.pwmidi.Client] = d
+			}
 		}
 	}
 	m.uniqueKeys(out)
 	sort.SliceStable(out, func(i, j int) bool { return refLess(out[i].Ref, out[j].Ref) })
-	return out, m.notes
+	return out, m.notes, idx
+}
+
+// rootHub is the infrastructure device of a root hub (usbN): the end of every via chain.
+// Ref usb:usb3; key usb-root:<controller>:<bus> — the controller's PCI address from the
+// sysfs path (0000:00:14.0), else the root hub's serial, which Linux sets to the
+// controller's bus name (xhci-hcd.0.auto on a board without PCI), else none
+// (usb-root:usb3). One controller has a root hub per speed (bus 3 for USB 2, bus 4 for
+// USB 3 on an xHCI), so the bus number is part of the key, as it is of every bus-port
+// path. No usb_path (a root hub is no port) and no usb_serial (its serial is the
+// controller's name, in the key): its fingerprint is its usb_id.
+func rootHub(u *usbDevice) *graph.ObservedDevice {
+	controller := u.Controller
+	if controller == "" {
+		controller = u.Serial
+	}
+	key := "usb-root:" + u.Path
+	if controller != "" {
+		key = "usb-root:" + controller + ":" + strconv.Itoa(u.Bus)
+	}
+	d := &graph.ObservedDevice{Key: key, Ref: "usb:" + u.Path, Source: SourceUSB, Sources: []string{SourceUSB}, Infra: true,
+		Name: u.Product, Attrs: map[string]string{}}
+	if d.Name == "" {
+		d.Name = "USB root hub " + u.Path
+	}
+	if f, err := graph.NormalizeFingerprint(graph.FPUSBID, u.VID+":"+u.PID); err == nil {
+		d.Fingerprints = []graph.Fingerprint{f}
+	}
+	for k, v := range map[string]string{"vendor_id": u.VID, "product_id": u.PID, "manufacturer": u.Manufacturer, "product": u.Product,
+		"speed": u.Speed, "busnum": itoaPos(u.Bus), "devnum": itoaPos(u.Devnum), "usb_class": u.Class,
+		"interface_classes": strings.Join(u.IfClasses, ","), "driver": strings.Join(u.Drivers, ","), "usb_controller": controller, "root_hub": "true"} {
+		if v != "" {
+			d.Attrs[k] = v
+		}
+	}
+	return d
 }
 
 func hasKey[K comparable](m map[K]int, k K) bool { _, ok := m[k]; return ok }

@@ -66,9 +66,41 @@ type pwMIDIClient struct {
 	Card   int // alsa.card on a port, when PipeWire gives it; else -1
 }
 
+// pwNode is one PipeWire:Interface:Node: a device's sink or source, a stream an
+// application plays or records (media.class Stream/Output/Audio …), the Midi-Bridge.
+type pwNode struct {
+	ID          int
+	Device      int // device.id; -1 for a node no device owns (streams, the Midi-Bridge)
+	Name        string
+	Description string
+	App         string // application.name
+	MediaClass  string
+}
+
+// pwPort is one PipeWire:Interface:Port.
+type pwPort struct {
+	ID        int
+	Node      int // node.id; -1 when not given
+	Name      string
+	Alias     string
+	Direction string // input, output
+	SeqClient int    // the sequencer client behind a Midi-Bridge port; -1 otherwise
+}
+
+// pwLink is one PipeWire:Interface:Link: an output port feeding an input port.
+type pwLink struct {
+	ID               int
+	OutNode, OutPort int
+	InNode, InPort   int
+	State            string // init, negotiating, allocating, paused, active, error, unlinked
+}
+
 type pwReading struct {
 	Devices []*pwDevice
 	MIDI    []*pwMIDIClient
+	Nodes   map[int]*pwNode
+	Ports   map[int]*pwPort
+	Links   []*pwLink // in dump order
 }
 
 type pwObject struct {
@@ -79,6 +111,13 @@ type pwObject struct {
 
 type pwInfo struct {
 	Props map[string]json.RawMessage `json:"props"`
+	// Port and Link objects carry these beside their props.
+	Direction    json.RawMessage `json:"direction"`
+	OutputNodeID json.RawMessage `json:"output-node-id"`
+	OutputPortID json.RawMessage `json:"output-port-id"`
+	InputNodeID  json.RawMessage `json:"input-node-id"`
+	InputPortID  json.RawMessage `json:"input-port-id"`
+	State        json.RawMessage `json:"state"`
 }
 
 var (
@@ -103,7 +142,7 @@ func parsePWDump(data []byte) (*pwReading, []string, error) {
 			return nil, nil, fmt.Errorf("pw-dump output is not a JSON array of objects: %s", clip(err.Error(), 120))
 		}
 	}
-	r := &pwReading{}
+	r := &pwReading{Nodes: map[int]*pwNode{}, Ports: map[int]*pwPort{}}
 	var notes []string
 	nodeDevice := map[int]*pwDevice{}
 	type pendingNode struct {
@@ -155,15 +194,29 @@ func parsePWDump(data []byte) (*pwReading, []string, error) {
 			nodeDevice[id] = d
 			r.Devices = append(r.Devices, d)
 		case "PipeWire:Interface:Node":
+			n := &pwNode{ID: id, Device: -1, Name: propString(p, "node.name"), Description: propString(p, "node.description"),
+				App: propString(p, "application.name"), MediaClass: propString(p, "media.class")}
 			if dev, ok := coerceInt(p["device.id"]); ok {
-				nodes = append(nodes, pendingNode{dev, propString(p, "node.name")})
+				n.Device = dev
+				nodes = append(nodes, pendingNode{dev, n.Name})
 			}
+			r.Nodes[id] = n
 		case "PipeWire:Interface:Port":
+			port := &pwPort{ID: id, Node: -1, SeqClient: -1, Name: propString(p, "port.name"), Alias: propString(p, "port.alias"),
+				Direction: coerceString(info.Direction)}
+			if n, ok := coerceInt(p["node.id"]); ok {
+				port.Node = n
+			}
+			if port.Direction == "" {
+				port.Direction = map[string]string{"in": "input", "out": "output"}[propString(p, "port.direction")]
+			}
+			r.Ports[id] = port
 			m := seqPathRe.FindStringSubmatch(propString(p, "object.path"))
 			if m == nil {
 				continue
 			}
 			client, _ := strconv.Atoi(m[1])
+			port.SeqClient = client
 			cname, pname := splitPortAlias(propString(p, "port.alias"), propString(p, "port.name"))
 			c := midi[client]
 			if c == nil {
@@ -176,6 +229,13 @@ func parsePWDump(data []byte) (*pwReading, []string, error) {
 			if pname != "" && !containsString(c.Ports, pname) {
 				c.Ports = append(c.Ports, pname)
 			}
+		case "PipeWire:Interface:Link":
+			l, err := parsePWLink(id, info)
+			if err != "" {
+				notes = append(notes, fmt.Sprintf("pw-dump link %d: %s; skipped", id, err))
+				continue
+			}
+			r.Links = append(r.Links, l)
 		}
 	}
 	for _, n := range nodes {
@@ -188,6 +248,33 @@ func parsePWDump(data []byte) (*pwReading, []string, error) {
 	}
 	sort.Slice(r.MIDI, func(i, j int) bool { return r.MIDI[i].Client < r.MIDI[j].Client })
 	return r, notes, nil
+}
+
+// parsePWLink reads a Link's ends from its info (output-node-id, output-port-id,
+// input-node-id, input-port-id, state), falling back to its props (link.output.node …)
+// where the info lacks them. err says what is missing.
+func parsePWLink(id int, info pwInfo) (*pwLink, string) {
+	l := &pwLink{ID: id, State: coerceString(info.State)}
+	for _, f := range []struct {
+		dst        *int
+		info, prop string
+		raw        json.RawMessage
+	}{
+		{&l.OutNode, "output-node-id", "link.output.node", info.OutputNodeID},
+		{&l.OutPort, "output-port-id", "link.output.port", info.OutputPortID},
+		{&l.InNode, "input-node-id", "link.input.node", info.InputNodeID},
+		{&l.InPort, "input-port-id", "link.input.port", info.InputPortID},
+	} {
+		n, ok := coerceInt(f.raw)
+		if !ok {
+			n, ok = coerceInt(info.Props[f.prop])
+		}
+		if !ok || n < 0 {
+			return nil, "no " + f.info
+		}
+		*f.dst = n
+	}
+	return l, ""
 }
 
 // splitPortAlias reads "JD-Xi:JD-Xi JD-Xi MIDI 1" (port.alias) or, failing that,

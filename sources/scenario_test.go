@@ -41,9 +41,12 @@ func scanDir(t testing.TB, dir string) *graph.Snapshot {
 
 // checkInvariants holds for every snapshot, however broken the input: hardware text is
 // valid UTF-8, every fingerprint is in canonical form, keys are unique, and no
-// fingerprint carries a per-boot number.
+// fingerprint carries a per-boot number; every observed relation joins a device or
+// client of the snapshot, is observed, has its tuple's id and ports within the limit;
+// client ids are unique and well formed.
 func checkInvariants(t testing.TB, snap *graph.Snapshot) {
 	t.Helper()
+	defer checkRelations(t, snap)
 	keys := map[string]bool{}
 	for _, d := range snap.Devices {
 		if keys[d.Key] {
@@ -70,6 +73,58 @@ func checkInvariants(t testing.TB, snap *graph.Snapshot) {
 	}
 }
 
+func checkRelations(t testing.TB, snap *graph.Snapshot) {
+	t.Helper()
+	nodes := map[string]bool{}
+	for _, d := range snap.Devices {
+		nodes[graph.DeviceID(d.Key)] = true
+	}
+	for _, c := range snap.Clients {
+		if nodes[c.ID] {
+			t.Errorf("client id %q used twice", c.ID)
+		}
+		nodes[c.ID] = true
+		want := graph.ClientID(c.Source, c.Name, 1)
+		if c.ID != want && !strings.HasPrefix(c.ID, want+"#") || (c.Source != SourceALSA && c.Source != SourcePipeWire) {
+			t.Errorf("client %+v: id is not client:<source>:<name>[#n]", c)
+		}
+		for _, s := range append([]string{c.Name}, attrValues(&graph.ObservedDevice{Attrs: c.Attrs})...) {
+			if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+				t.Errorf("client %s: text %q is not clean UTF-8", c.ID, s)
+			}
+		}
+	}
+	ids := map[string]bool{}
+	for _, r := range snap.Relations {
+		if !nodes[r.From] || !nodes[r.To] || r.From == r.To {
+			t.Errorf("relation %s %s → %s: an end is no device or client of the snapshot", r.Type, r.From, r.To)
+		}
+		if r.ID != graph.ObservedRelationID(r.Type, r.From, r.FromPort, r.To, r.ToPort) || ids[r.ID] || !r.Observed {
+			t.Errorf("relation %+v: id, uniqueness or observed flag wrong", r)
+		}
+		ids[r.ID] = true
+		want := map[string]string{graph.RelVia: SourceUSB, graph.RelSubscribed: SourceALSA, graph.RelLinked: SourcePipeWire}[r.Type]
+		if want == "" || r.Source != want {
+			t.Errorf("relation %+v: type %q from source %q", r, r.Type, r.Source)
+		}
+		for _, s := range []string{r.FromPort, r.ToPort} {
+			if len(s) > graph.MaxPort || !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+				t.Errorf("relation %s: port %q too long or not clean UTF-8", r.ID, s)
+			}
+		}
+		size := 0
+		for k, v := range r.Attrs {
+			size += len(k) + len(v)
+			if len(k) > graph.MaxRelationAttrKey || len(v) > graph.MaxRelationAttrVal || !utf8.ValidString(k+v) || strings.ContainsRune(k+v, 0) {
+				t.Errorf("relation %s: attr %q=%q out of bounds", r.ID, k, v)
+			}
+		}
+		if len(r.Attrs) > graph.MaxRelationAttrs || size > graph.MaxRelationAttrSize {
+			t.Errorf("relation %s: attrs %v out of bounds", r.ID, r.Attrs)
+		}
+	}
+}
+
 func attrValues(d *graph.ObservedDevice) []string {
 	var out []string
 	for k, v := range d.Attrs {
@@ -78,10 +133,17 @@ func attrValues(d *graph.ObservedDevice) []string {
 	return out
 }
 
+// The root hubs every scenario's sysfs has (the controller's two buses).
+const (
+	root3 = `usb:usb3 usb-root:0000:00:14.0:3 [usb] "xHCI Host Controller" infra`
+	root4 = `usb:usb4 usb-root:0000:00:14.0:4 [usb] "xHCI Host Controller" infra`
+)
+
 func TestScenarios(t *testing.T) {
 	t.Parallel()
 	smallOK := []string{
-		"source usb ok 4", "source alsa ok 2", "source pipewire ok 2",
+		"source usb ok 6", "source alsa ok 2", "source pipewire ok 2",
+		root3, root4,
 		`usb:3-1 path:0944:0117:3-1 [usb,alsa,pipewire] "nanoKONTROL2"`,
 		`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
 		`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
@@ -98,7 +160,8 @@ func TestScenarios(t *testing.T) {
 			"usb": "skipped 3-5: symlink points at another symlink",
 		}},
 		{name: "garbage", want: []string{
-			"source usb ok 2", "source alsa ok 1", "source pipewire ok 1",
+			"source usb ok 4", "source alsa ok 1", "source pipewire ok 1",
+			root3, root4,
 			// 3-1's sysfs entry is garbage and its usbbus too: ALSA and PipeWire still see
 			// it on USB, usb does not, so it is left out rather than keyed a second way.
 			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
@@ -108,21 +171,24 @@ func TestScenarios(t *testing.T) {
 			"alsa": `cards line 5: unreadable "this is not a card line"`,
 		}},
 		{name: "truncated-cards", want: []string{
-			"source usb ok 4", "source alsa ok 1", "source pipewire ok 1",
+			"source usb ok 6", "source alsa ok 1", "source pipewire ok 1",
+			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb] "nanoKONTROL2"`,
 			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
 			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
 			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
 		}, errs: map[string]string{"alsa": "client 28 (nanoKONTROL2): its card 3 is not in the cards file"}},
 		{name: "truncated-pwdump", want: []string{
-			"source usb ok 4", "source alsa ok 2", "source pipewire FAIL 0",
+			"source usb ok 6", "source alsa ok 2", "source pipewire FAIL 0",
+			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb,alsa] "nanoKONTROL2"`,
 			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
 			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa] "JD-Xi"`,
 			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
 		}, errs: map[string]string{"pipewire": "pipewire: pw-dump output is not valid JSON at byte"}},
 		{name: "half-removed", want: []string{
-			"source usb ok 2", "source alsa ok 1", "source pipewire ok 1",
+			"source usb ok 4", "source alsa ok 1", "source pipewire ok 1",
+			root3, root4,
 			// 3-1 is half torn down in sysfs: ALSA and PipeWire still list its card, which
 			// is left out until usb shows it again.
 			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
@@ -132,7 +198,8 @@ func TestScenarios(t *testing.T) {
 			"alsa": "card 3 (nanoKONTROL2) at port 1: not in the usb scan (unplugging, or not yet in sysfs); left out until usb shows it",
 		}},
 		{name: "missing-files", want: []string{
-			"source usb ok 4", "source alsa ok 2", "source pipewire FAIL 0",
+			"source usb ok 6", "source alsa ok 2", "source pipewire FAIL 0",
+			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb,alsa] "nanoKONTROL2"`,
 			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
 			// No usbbus, usbid, devnum or devpath: the long name's devpath still finds it.
@@ -140,15 +207,17 @@ func TestScenarios(t *testing.T) {
 			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
 		}, errs: map[string]string{"pipewire": "pw-dump.json: no such file or directory"}},
 		{name: "non-utf8", want: []string{
-			"source usb ok 4", "source alsa ok 2", "source pipewire ok 2",
+			"source usb ok 6", "source alsa ok 2", "source pipewire ok 2",
+			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb,alsa,pipewire] "nanoKONTROL2"`,
 			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
 			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi \\xff\\xfe"`,
 			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
 		}},
-		{name: "pw-coerce", want: smallOK, errs: map[string]string{"pipewire": "pw-dump object 13 is not an object; skipped"}},
+		{name: "pw-coerce", want: smallOK, errs: map[string]string{"pipewire": "pw-dump object 21 is not an object; skipped"}},
 		{name: "unreadable", want: []string{
-			"source usb ok 3", "source alsa FAIL 0", "source pipewire FAIL 0",
+			"source usb ok 5", "source alsa FAIL 0", "source pipewire FAIL 0",
+			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb] "nanoKONTROL2"`,
 			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
 			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,

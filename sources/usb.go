@@ -29,10 +29,12 @@ type usbDevice struct {
 	Drivers      []string // drivers bound to the interfaces, deduplicated
 	Controller   string   // host controller the bus hangs off (0000:00:14.0), "" when unknown
 	Infra        bool     // a hub
+	Root         bool     // a root hub (usbN): the controller's end of the bus
 }
 
 var (
 	usbPathRe   = regexp.MustCompile(`^[0-9]{1,3}-[0-9]{1,3}(\.[0-9]{1,3}){0,6}$`)
+	usbRootRe   = regexp.MustCompile(`^usb[0-9]{1,3}$`)
 	hex4Re      = regexp.MustCompile(`^[0-9a-fA-F]{4}$`)
 	pciAddrRe   = regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
 	maxAttrSize = 4096 // sysfs attributes are one page at most
@@ -40,8 +42,9 @@ var (
 
 // readUSB walks <sysRoot>/bus/usb/devices. Each entry is resolved one level (a relative
 // symlink into devices/…) and its attributes are read by name; links are never followed
-// recursively. A broken entry is skipped and noted; only a missing or unreadable
-// directory fails the source.
+// recursively. Root hubs (usbN) come first, marked Root and Infra; interface entries
+// (3-3.2:1.0) are skipped. A broken entry is skipped and noted; only a missing or
+// unreadable directory fails the source.
 func readUSB(sysRoot string) ([]*usbDevice, []string, error) {
 	dir := filepath.Join(sysRoot, "bus", "usb", "devices")
 	ents, err := os.ReadDir(dir)
@@ -57,10 +60,10 @@ func readUSB(sysRoot string) ([]*usbDevice, []string, error) {
 	seen := map[string]string{} // resolved dir → entry name
 	for _, e := range ents {
 		name := e.Name()
-		if strings.ContainsRune(name, ':') || strings.HasPrefix(name, "usb") {
-			continue // interfaces and root hubs
+		if strings.ContainsRune(name, ':') {
+			continue // interfaces
 		}
-		if !usbPathRe.MatchString(name) {
+		if !usbPathRe.MatchString(name) && !usbRootRe.MatchString(name) {
 			notes = append(notes, fmt.Sprintf("skipped %q: not a bus-port path", name))
 			continue
 		}
@@ -167,8 +170,12 @@ func readUSBDevice(name, devDir string) (*usbDevice, error) {
 		return nil, fmt.Errorf("list interfaces: %s", describeErr(err))
 	}
 	drivers := map[string]bool{}
+	prefix := name
+	if d.Root {
+		prefix = strconv.Itoa(d.Bus) + "-0" // a root hub's interface is 3-0:1.0
+	}
 	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), name+":") {
+		if !strings.HasPrefix(e.Name(), prefix+":") {
 			continue
 		}
 		idir := filepath.Join(devDir, e.Name())
@@ -202,6 +209,12 @@ func readAttr(path string) ([]byte, error) { return readSmallFile(path, maxAttrS
 // shape. Text attributes are kept as read when valid UTF-8 and escaped when not.
 func parseUSBAttrs(name string, attrs map[string][]byte) (*usbDevice, error) {
 	d := &usbDevice{Path: name}
+	bus, dp, _ := strings.Cut(name, "-")
+	if n, ok := strings.CutPrefix(name, "usb"); ok {
+		// A root hub: bus N, devpath "0" as the kernel prints it.
+		d.Root, d.Infra = true, true
+		bus, dp = n, "0"
+	}
 	vid, ok := attrs["idVendor"]
 	if !ok {
 		return nil, errors.New("no idVendor attribute")
@@ -221,7 +234,6 @@ func parseUSBAttrs(name string, attrs map[string][]byte) (*usbDevice, error) {
 	d.Manufacturer = hwText(attrs["manufacturer"])
 	d.Product = hwText(attrs["product"])
 
-	bus, dp, _ := strings.Cut(name, "-")
 	d.Bus, _ = strconv.Atoi(bus)
 	d.DevPath = dp
 	if b, ok := attrs["busnum"]; ok {
@@ -257,7 +269,7 @@ func parseUSBAttrs(name string, attrs map[string][]byte) (*usbDevice, error) {
 			return nil, fmt.Errorf("bDeviceClass %q is not a hex byte", attrLine(b))
 		}
 		d.Class = c
-		d.Infra = c == "09"
+		d.Infra = c == "09" || d.Root
 	}
 	return d, nil
 }
@@ -306,8 +318,32 @@ func controllerOf(devDir string) string {
 	return ""
 }
 
-// usbPathLess orders bus-port paths numerically: 3-2 < 3-10 < 3-10.1.
+// usbParent is the sysfs name of the hub a device hangs off, and the hub's port it is
+// plugged into: 3-3.2 → 3-3 port 2, 3-3 → usb3 (the root hub) port 3. A root hub hangs
+// off nothing ("", "").
+func usbParent(path string) (parent, port string) {
+	if usbRootRe.MatchString(path) {
+		return "", ""
+	}
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[:i], path[i+1:]
+	}
+	bus, p, _ := strings.Cut(path, "-")
+	return "usb" + bus, p
+}
+
+// usbPathLess orders bus-port paths numerically: 3-2 < 3-10 < 3-10.1; root hubs (usb3)
+// come before every bus-port path, by bus.
 func usbPathLess(a, b string) bool {
+	ra, rb := usbRootRe.MatchString(a), usbRootRe.MatchString(b)
+	if ra || rb {
+		if ra && rb {
+			na, _ := strconv.Atoi(a[3:])
+			nb, _ := strconv.Atoi(b[3:])
+			return na < nb
+		}
+		return ra
+	}
 	na, nb := usbPathNums(a), usbPathNums(b)
 	for i := 0; i < len(na) && i < len(nb); i++ {
 		if na[i] != nb[i] {

@@ -60,7 +60,8 @@ func TestReadUSB_Entries(t *testing.T) {
 	for _, d := range got {
 		paths = append(paths, d.Path+"="+d.VID)
 	}
-	if g, w := strings.Join(paths, " "), "3-1=1111 3-2=2222 3-4=4444"; g != w {
+	// The root hubs come first.
+	if g, w := strings.Join(paths, " "), "usb3=1d6b usb4=1d6b 3-1=1111 3-2=2222 3-4=4444"; g != w {
 		t.Errorf("devices %s, want %s", g, w)
 	}
 	wantNotes := []string{
@@ -73,7 +74,7 @@ func TestReadUSB_Entries(t *testing.T) {
 	if g, w := strings.Join(notes, "\n"), strings.Join(wantNotes, "\n"); g != w {
 		t.Errorf("notes:\n%s\nwant:\n%s", g, w)
 	}
-	if got[0].Controller != "0000:00:14.0" {
-		t.Errorf("controller %q", got[0].Controller)
+	if got[0].Controller != "0000:00:14.0" || !got[0].Root || !got[0].Infra || got[0].Bus != 3 || got[2].Controller != "0000:00:14.0" || got[2].Root {
+		t.Errorf("root hub %+v, device %+v", got[0], got[2])
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
 	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -34,6 +35,15 @@ import (
 //	verify 1,000,000 events                           ≤ 5 s    (BenchmarkChangelog_Verify1M)
 //	file size per identity after import + compact     ≤ 4 KiB  (BenchmarkFile_SizePerIdentity)
 //	import 100,000 identities                         ≤ 10 s   (BenchmarkImport_100k)
+//
+// The issue-10 targets, on 100,000 identities with 300,000 declared relations (3 each to
+// random others, fixed seed, and a separate 10-hop chain; storetest.WriteRelationGraph),
+// imported once per process into a temp dir:
+//
+//	a node's relations, one page of 50                ≤ 30 µs  (BenchmarkRelations_NodePage)
+//	adding a relation / adding a tag, same run        ≤ 1.5×   (BenchmarkWrite_RelateVsTag, ratio)
+//	import 100k identities + 300k relations           ≤ 15 s   (BenchmarkImport_Relations)
+//	file growth per relation with its event           reported (BenchmarkFile_SizePerRelation)
 //
 // The large fixture (125,000 identities × 8 events = 1,000,000 events) is built once per
 // process by importing a generated export, in a temp dir removed at exit.
@@ -142,6 +152,12 @@ func TestMain(m *testing.M) {
 	}
 	if decoderFixture.path != "" {
 		os.RemoveAll(filepath.Dir(decoderFixture.path))
+	}
+	if graphFixture.db != nil {
+		graphFixture.db.Close()
+	}
+	if graphFixture.dir != "" {
+		os.RemoveAll(graphFixture.dir)
 	}
 	os.Exit(code)
 }
@@ -439,4 +455,154 @@ func BenchmarkWrite_Concurrent16vs1(b *testing.B) {
 	b.ReportMetric(total*n/one.Seconds(), "changes/s-1-writer")
 	b.ReportMetric(total*n/sixteen.Seconds(), "changes/s-16-writers")
 	b.ReportMetric(one.Seconds()/sixteen.Seconds(), "speedup")
+}
+
+// graphNodes is 100,000; DEVGRAPH_BENCH_GRAPH_NODES overrides it for quick runs.
+var graphNodes = func() int {
+	if n, err := strconv.Atoi(os.Getenv("DEVGRAPH_BENCH_GRAPH_NODES")); err == nil && n > 1 {
+		return n
+	}
+	return 100_000
+}()
+
+const graphSeed = 10
+
+var graphFixture struct {
+	once  sync.Once
+	dir   string
+	db    *store.DB
+	build storetest.GraphBuild
+	err   error
+}
+
+// relationGraph imports the issue-10 relation graph once per process.
+func relationGraph(b *testing.B) *store.DB {
+	b.Helper()
+	graphFixture.once.Do(func() {
+		dir, err := os.MkdirTemp("", "devgraph-bench-graph-")
+		if err != nil {
+			graphFixture.err = err
+			return
+		}
+		graphFixture.dir = dir
+		path := filepath.Join(dir, "graph.db")
+		graphFixture.build = storetest.BuildRelationGraph(b, path, graphNodes, graphSeed)
+		graphFixture.db, graphFixture.err = store.Open(path, store.Options{NoBackup: true})
+	})
+	if graphFixture.err != nil {
+		b.Fatal(graphFixture.err)
+	}
+	return graphFixture.db
+}
+
+func BenchmarkImport_Relations(b *testing.B) {
+	relationGraph(b)
+	for b.Loop() {
+	}
+	st := graphFixture.build.Stats
+	if st == nil || st.Events != graphNodes+storetest.ChainLen+1+graphNodes*storetest.RelationsPerRow+storetest.ChainLen {
+		b.Fatalf("import stats %+v", st)
+	}
+	b.ReportMetric(graphFixture.build.Import.Seconds(), "s/import")
+	b.ReportMetric(float64(st.Records), "records")
+}
+
+// BenchmarkRelations_NodePage lists a random node's declared relations, a page of 50.
+func BenchmarkRelations_NodePage(b *testing.B) {
+	db := relationGraph(b)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(5, 6))
+	n := 0
+	for b.Loop() {
+		rels, total, _, err := db.FindRelations(ctx, graph.RelationFilter{Node: storetest.GraphNode(r.IntN(graphNodes)), First: 50})
+		if err != nil || len(rels) < storetest.RelationsPerRow || total != len(rels) {
+			b.Fatalf("%d of %d: %v", len(rels), total, err)
+		}
+		n += len(rels)
+	}
+	b.ReportMetric(float64(n)/float64(b.N), "relations/page")
+}
+
+// BenchmarkWrite_RelateVsTag adds a relation and adds a tag, alternately, on the same
+// fsynced file of 10,000 related identities, and reports the ratio of their times.
+func BenchmarkWrite_RelateVsTag(b *testing.B) {
+	const nodes = 10_000
+	path := filepath.Join(b.TempDir(), "w.db")
+	storetest.BuildRelationGraph(b, path, nodes, graphSeed)
+	db, err := store.Open(path, store.Options{NoBackup: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := graph.WithActor(context.Background(), "cli:bench")
+	r := rand.New(rand.NewPCG(7, 8))
+	var rel, tag time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		from := r.IntN(nodes)
+		to := (from + 1 + r.IntN(nodes-1)) % nodes
+		t0 := time.Now()
+		ch, err := db.Relate(ctx, graph.RelationCreate{From: storetest.GraphNode(from), FromPort: fmt.Sprintf("B%d", i), Type: graph.RelControls, To: storetest.GraphNode(to)})
+		t1 := time.Now()
+		if err != nil || ch.Action != "add" {
+			b.Fatalf("%+v %v", ch, err)
+		}
+		if _, err := db.UpdateTags(ctx, storetest.GraphNode(r.IntN(nodes)), []string{fmt.Sprintf("project:bench-%d", i)}, nil); err != nil {
+			b.Fatal(err)
+		}
+		rel += t1.Sub(t0)
+		tag += time.Since(t1)
+	}
+	b.ReportMetric(float64(rel.Microseconds())/float64(i), "µs/relate")
+	b.ReportMetric(float64(tag.Microseconds())/float64(i), "µs/tag")
+	b.ReportMetric(float64(rel)/float64(tag), "ratio")
+}
+
+// BenchmarkFile_SizePerRelation adds 5,000 relations (with their relation.add events)
+// among 2,000 identities through Relate and reports how much the compacted file grew per
+// relation.
+func BenchmarkFile_SizePerRelation(b *testing.B) {
+	const idents, rels = 2_000, 5_000
+	dir := b.TempDir()
+	ctx := graph.WithActor(context.Background(), "cli:bench")
+	compactSize := func(path string) int64 {
+		out := path + ".compact"
+		os.Remove(out)
+		if err := store.Compact(path, out); err != nil {
+			b.Fatal(err)
+		}
+		fi, err := os.Stat(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return fi.Size()
+	}
+	var per float64
+	for b.Loop() {
+		path := filepath.Join(dir, "size.db")
+		os.Remove(path)
+		storetest.BuildIdentities(b, path, idents, 5)
+		before := compactSize(path)
+		db, err := store.Open(path, store.Options{NoBackup: true, NoSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids, _, _, err := db.FindIdentities(ctx, graph.IdentityFilter{First: graph.MaxPageSize})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(9, 10))
+		for i := 0; i < rels; i++ {
+			from := r.IntN(len(ids))
+			to := (from + 1 + r.IntN(len(ids)-1)) % len(ids)
+			c := graph.RelationCreate{From: ids[from].ID, FromPort: fmt.Sprintf("OUT %d", i), Type: graph.RelCable, To: ids[to].ID, ToPort: "IN", Attrs: map[string]string{"kind": "midi-din"}}
+			if _, err := db.Relate(ctx, c); err != nil {
+				b.Fatal(err)
+			}
+		}
+		db.Close()
+		per = float64(compactSize(path)-before) / rels
+	}
+	b.ReportMetric(per, "bytes/relation")
 }

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
 	"github.com/devgraph/devgraph/store"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 var genV2 = flag.Bool("gen-v2", false, "regenerate testdata/schema-v2.bolt at schema version 2")
@@ -70,6 +73,110 @@ func TestGenerateV2Fixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(v2Fixture, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The committed version-2 file (written by the version-2 build, before relations) opens
+// with a backup beside it, migrates to the current version, reads back whole, verifies,
+// and takes relations.
+func TestMigrate_V2File(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "devgraph.db")
+	copyFile(t, v2Fixture, path)
+	st, err := migrations.Status(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Version != 2 || len(st.Pending) != migrations.CurrentVersion-2 {
+		t.Fatalf("status %+v", st)
+	}
+	// the fixture really is a version-2 file: no relation buckets yet
+	b, _ := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	b.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(migrations.BucketRelations) != nil || tx.Bucket(migrations.BucketRelTuple) != nil {
+			t.Fatal("the version-2 fixture has relation buckets")
+		}
+		if tx.Bucket(migrations.BucketIdentities) == nil {
+			t.Fatal("the fixture has no identities bucket")
+		}
+		return nil
+	})
+	b.Close()
+
+	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
+	db, err := store.Open(path, store.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.Version() != migrations.CurrentVersion || db.MigratedFrom() != 2 {
+		t.Fatalf("version %d from %d", db.Version(), db.MigratedFrom())
+	}
+	if got, want := db.BackupPath(), path+".bak-v2-20261124T060000Z"; got != want {
+		t.Fatalf("backup %q, want %q", got, want)
+	}
+	if bst, err := migrations.Status(db.BackupPath()); err != nil || bst.Version != 2 {
+		t.Fatalf("backup status %+v %v", bst, err)
+	}
+	ctx := ctxActor("cli:after")
+	verifyDB(t, db)
+
+	// everything the version-2 build wrote reads back
+	stats, err := db.Stats(ctx)
+	if err != nil || stats.Identities != 3 || stats.Devices != 2 || stats.Notes != 1 || stats.SchemaVersion != migrations.CurrentVersion {
+		t.Fatalf("stats %+v %v", stats, err)
+	}
+	jdxi, err := db.FindIdentityByID(ctx, "jdxi", graph.IdentityParts{Notes: true})
+	if err != nil || jdxi.Name != "Roland JD-Xi" || len(jdxi.Hints) != 2 || len(jdxi.Tags) != 2 || len(jdxi.Notes) != 1 || string(jdxi.Data) != `{"room":"studio"}` {
+		t.Fatalf("jdxi %+v %v", jdxi, err)
+	}
+	scarlett, err := db.FindIdentityByID(ctx, "focusrite-scarlett-2i2", graph.IdentityParts{Devices: true})
+	if err != nil || len(scarlett.Devices) != 1 || scarlett.Devices[0].Ref != "usb:1-4" {
+		t.Fatalf("scarlett %+v %v", scarlett, err)
+	}
+	if ids, total, _, err := db.FindTagged(ctx, "location:desk", 10, ""); err != nil || total != 1 || ids[0] != "device:path:1c75:0263:1-2" {
+		t.Fatalf("tagged %v %d %v", ids, total, err)
+	}
+	if rels, total, _, err := db.FindRelations(ctx, graph.RelationFilter{}); err != nil || total != 0 || len(rels) != 0 {
+		t.Fatalf("relations %v %d %v", rels, total, err)
+	}
+	types, err := db.RelationTypes(ctx)
+	if err != nil || len(types) != len(graph.SeedRelationTypes)+len(graph.ReservedRelationTypes) {
+		t.Fatalf("types %+v %v", types, err)
+	}
+
+	// and the migrated file takes relations, cascades and all
+	ch, err := db.Relate(ctx, cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din"))
+	if err != nil || ch.Action != "add" {
+		t.Fatalf("relate %+v %v", ch, err)
+	}
+	if _, err := db.Relate(ctx, graph.RelationCreate{From: "usb:1-2", Type: "controls", To: "usb:1-4"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RestoreIdentity(ctx, "old-mixer"); err != nil { // a before written by version 2
+		t.Fatal(err)
+	}
+	if _, err := db.Relate(ctx, graph.RelationCreate{From: "old-mixer", Type: "located_in", To: "jdxi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteIdentity(ctx, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 1 {
+		t.Fatalf("after delete: %d relations", total)
+	}
+	if _, err := db.RestoreIdentity(ctx, "jdxi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _, _ := db.FindRelations(ctx, graph.RelationFilter{}); total != 3 {
+		t.Fatalf("after restore: %d relations", total)
+	}
+	verifyDB(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CheckFile(path); err != nil {
 		t.Fatal(err)
 	}
 }

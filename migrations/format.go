@@ -43,14 +43,14 @@ var (
 
 	// version 3: declared relations
 	BucketRelations = []byte("relations") // relation uuid → relation record (JSON)
-	BucketRelOut    = []byte("relout")    // from node id 0x00 relation uuid → nil
-	BucketRelIn     = []byte("relin")     // to node id 0x00 relation uuid → nil
+	// Each node's relations sit together, so a write touches few pages:
+	//   node 0x00 "n"                          → uint64 relations touching the node
+	//   node 0x00 "o" 0x00 uuid                → nil (the node is the relation's from)
+	//   node 0x00 "i" 0x00 uuid                → nil (the node is the relation's to)
+	//   from 0x00 "t" 0x00 lower(from_port) 0x00 type 0x00 to 0x00 lower(to_port) → uuid
+	BucketRelAdj    = []byte("reladj")
 	BucketRelTypes  = []byte("reltypes")  // type 0x00 relation uuid → nil
-	// from 0x00 lower(from_port) 0x00 type 0x00 to 0x00 lower(to_port) → relation uuid
-	BucketRelTuple = []byte("reltuple")
-	// "t" 0x00 type → uint64 relations of the type; "n" 0x00 node id → uint64 relations
-	// touching the node (either end)
-	BucketRelCounts = []byte("relcounts")
+	BucketRelCounts = []byte("relcounts") // type → uint64 relations of the type
 )
 
 // AllBuckets lists every bucket a current file has.
@@ -58,13 +58,13 @@ var AllBuckets = [][]byte{
 	BucketMeta, BucketIdentities, BucketNames, BucketHints, BucketTags, BucketTagCounts,
 	BucketNotes, BucketNotesBy, BucketDevices, BucketRefs, BucketPresent, BucketBindings,
 	BucketRobots, BucketEvents, BucketEvTarget,
-	BucketRelations, BucketRelOut, BucketRelIn, BucketRelTypes, BucketRelTuple, BucketRelCounts,
+	BucketRelations, BucketRelAdj, BucketRelTypes, BucketRelCounts,
 }
 
 // BucketSince names the buckets a later version added, with that version; every other
 // bucket of AllBuckets is in every version.
 var BucketSince = map[string]int{
-	"relations": 3, "relout": 3, "relin": 3, "reltypes": 3, "reltuple": 3, "relcounts": 3,
+	"relations": 3, "reladj": 3, "reltypes": 3, "relcounts": 3,
 }
 
 // Meta keys.

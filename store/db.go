@@ -431,8 +431,8 @@ type wtx struct {
 
 	// tagDelta, while puts are deferred (deferPuts), collects tag count changes.
 	tagDelta map[string]int64
-	// relDelta, while puts are deferred, collects relation counter changes (relcounts keys).
-	relDelta map[string]int64
+	// relDelta, while puts are deferred, collects relation counter changes.
+	relDelta map[relCounter]int64
 
 	// the request running now
 	r     *writeReq
@@ -531,22 +531,30 @@ func prefixKey(parts ...string) []byte { return append(joinKey(parts...), 0) }
 func (w *wtx) deferPuts() {
 	w.txw.deferPuts()
 	w.tagDelta = map[string]int64{}
-	w.relDelta = map[string]int64{}
+	w.relDelta = map[relCounter]int64{}
 }
 
 func (w *wtx) flushPending() error {
 	deltas, rdeltas := w.tagDelta, w.relDelta
 	w.tagDelta, w.relDelta = nil, nil
+	// Relation counters go in with the deferred puts, in key order among the index
+	// entries beside them (put one by one afterwards, each would shift a grown node).
+	var drop []relCounter
+	for k, d := range rdeltas {
+		n := int64(migrations.ReadU64(w.b([]byte(k.bucket)).Get([]byte(k.key)))) + d
+		if n <= 0 {
+			drop = append(drop, k)
+			continue
+		}
+		if err := w.put([]byte(k.bucket), []byte(k.key), migrations.U64(uint64(n))); err != nil {
+			return err
+		}
+	}
 	if err := w.flushPuts(); err != nil {
 		return err
 	}
-	rkeys := make([]string, 0, len(rdeltas))
-	for k := range rdeltas {
-		rkeys = append(rkeys, k)
-	}
-	sort.Strings(rkeys)
-	for _, k := range rkeys {
-		if err := w.bumpRel([]byte(k), rdeltas[k]); err != nil {
+	for _, k := range drop {
+		if err := w.delete([]byte(k.bucket), []byte(k.key)); err != nil {
 			return err
 		}
 	}

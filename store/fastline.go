@@ -372,39 +372,8 @@ func fastLine(b []byte, l *exportLine) bool {
 				return r.ok
 			})
 		case "relation":
-			x := &graph.Relation{}
-			l.Relation = x
-			r.object(func(key string) bool {
-				switch key {
-				case "id":
-					x.ID = string(r.str())
-				case "type":
-					x.Type = string(r.str())
-				case "from":
-					x.From = string(r.str())
-				case "from_port":
-					x.FromPort = string(r.str())
-				case "to":
-					x.To = string(r.str())
-				case "to_port":
-					x.ToPort = string(r.str())
-				case "attrs":
-					x.Attrs = map[string]string{}
-					r.object(func(key string) bool {
-						x.Attrs[key] = string(r.str())
-						return r.ok
-					})
-				case "author":
-					x.Author = string(r.str())
-				case "created_at":
-					r.time(&x.Created)
-				case "updated_at":
-					r.time(&x.Updated)
-				default:
-					return false // observed, source: rare; let json do it
-				}
-				return r.ok
-			})
+			l.Relation = &graph.Relation{}
+			r.relation(l.Relation)
 		case "also":
 			l.Also = r.strs()
 		default:
@@ -427,4 +396,63 @@ func fastLine(b []byte, l *exportLine) bool {
 		return l.Relation != nil && l.Event == nil && l.Identity == nil && l.Note == nil && l.Also == nil
 	}
 	return false
+}
+
+// relation reads a relation record as json.Marshal writes it; observed and source (never
+// stored) make it give up.
+func (r *lineReader) relation(x *graph.Relation) {
+	r.object(func(key string) bool {
+		switch key {
+		case "id":
+			x.ID = string(r.str())
+		case "type":
+			x.Type = string(r.str())
+		case "from":
+			x.From = string(r.str())
+		case "from_port":
+			x.FromPort = string(r.str())
+		case "to":
+			x.To = string(r.str())
+		case "to_port":
+			x.ToPort = string(r.str())
+		case "attrs":
+			x.Attrs = map[string]string{}
+			r.object(func(key string) bool {
+				x.Attrs[key] = string(r.str())
+				return r.ok
+			})
+		case "author":
+			x.Author = string(r.str())
+		case "created_at":
+			r.time(&x.Created)
+		case "updated_at":
+			r.time(&x.Updated)
+		default:
+			return false
+		}
+		return r.ok
+	})
+}
+
+// encodeRelation is a relation's stored record: its JSON.
+func encodeRelation(x *graph.Relation) []byte {
+	b, _ := json.Marshal(x) // a Relation always marshals
+	return b
+}
+
+// decodeRelation decodes a stored relation record: with the fast reader, else (anything
+// it is unsure of) with json.Unmarshal, so the result is always json's.
+func decodeRelation(b []byte) (*graph.Relation, error) {
+	x := &graph.Relation{}
+	r := &lineReader{b: b, ok: true}
+	r.relation(x)
+	r.ws()
+	if r.ok && r.i == len(b) {
+		return x, nil
+	}
+	*x = graph.Relation{}
+	if err := json.Unmarshal(b, x); err != nil {
+		return nil, err
+	}
+	return x, nil
 }

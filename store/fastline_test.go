@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/devgraph/devgraph/graph"
 )
 
 var eventLineSeeds = []string{
@@ -96,6 +98,26 @@ func TestFastLine(t *testing.T) {
 		t.Fatalf("the fast reader refused an encoder-written line %s", line)
 	}
 	checkFastLine(t, line)
+}
+
+// decodeRelation agrees with json.Unmarshal on every relation record.
+func TestDecodeRelation(t *testing.T) {
+	t.Parallel()
+	for _, s := range eventLineSeeds {
+		var l exportLine
+		if json.Unmarshal([]byte(s), &l) != nil || l.Relation == nil {
+			continue
+		}
+		rec, _ := json.Marshal(l.Relation)
+		for _, b := range [][]byte{rec, []byte(s[len(`{"type":"relation","relation":`) : len(s)-1])} {
+			got, gerr := decodeRelation(b)
+			var want graph.Relation
+			werr := json.Unmarshal(b, &want)
+			if (gerr == nil) != (werr == nil) || (gerr == nil && !reflect.DeepEqual(*got, want)) {
+				t.Errorf("%s: %+v %v, json %+v %v", b, got, gerr, want, werr)
+			}
+		}
+	}
 }
 
 func FuzzFastLine(f *testing.F) {

@@ -94,7 +94,7 @@ func TestMigrate_V2File(t *testing.T) {
 	// the fixture really is a version-2 file: no relation buckets yet
 	b, _ := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	b.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(migrations.BucketRelations) != nil || tx.Bucket(migrations.BucketRelTuple) != nil {
+		if tx.Bucket(migrations.BucketRelations) != nil || tx.Bucket(migrations.BucketRelAdj) != nil {
 			t.Fatal("the version-2 fixture has relation buckets")
 		}
 		if tx.Bucket(migrations.BucketIdentities) == nil {

@@ -15,47 +15,68 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Declared relations. A relation is one record (relations: uuid → JSON) and five index
-// entries written with it through txw: relout (from ‖ uuid), relin (to ‖ uuid), reltypes
-// (type ‖ uuid), reltuple (from ‖ lower(from_port) ‖ type ‖ to ‖ lower(to_port) → uuid),
-// and the counters in relcounts (per type, per node) and meta (total). Index keys end in
-// the uuid, so a prefix scan lists a node's relations sorted by id.
+// Declared relations. A relation is one record (relations: uuid → JSON) and, written with
+// it through txw, its entries in reladj under each end (out under from, in under to, the
+// tuple under from, and each end's counter), its entry in reltypes, the type's counter in
+// relcounts and the total in meta. Index keys end in the uuid, so a prefix scan lists a
+// node's relations sorted by id; a node's entries sit together, so a write dirties few
+// pages.
 
 func relLocal(id string) string { return strings.TrimPrefix(id, "rel:") }
 
 func relTupleKey(r *graph.Relation) []byte {
-	return joinKey(r.From, graph.PortKey(r.FromPort), r.Type, r.To, graph.PortKey(r.ToPort))
+	return joinKey(r.From, "t", graph.PortKey(r.FromPort), r.Type, r.To, graph.PortKey(r.ToPort))
 }
 
-func relTypeCountKey(t string) []byte    { return joinKey("t", t) }
-func relNodeCountKey(node string) []byte { return joinKey("n", node) }
+func relNodeCountKey(node string) []byte { return joinKey(node, "n") }
+
+// relCounter names one counter: bucket and key.
+type relCounter struct{ bucket, key string }
 
 func getRelation(tx *bolt.Tx, local string) (*graph.Relation, error) {
-	return getRecord[graph.Relation](tx, m.BucketRelations, local, "relation")
+	b := tx.Bucket(m.BucketRelations)
+	if b == nil {
+		return nil, nil
+	}
+	v := b.Get([]byte(local))
+	if v == nil {
+		return nil, nil
+	}
+	r, err := decodeRelation(v)
+	if err != nil {
+		return nil, internal("decode relation "+local, err)
+	}
+	return r, nil
 }
 
-// relBucket is the relation bucket of tx, nil in a fixture file at an older version.
-func relCount(tx *bolt.Tx, key []byte) int {
-	b := tx.Bucket(m.BucketRelCounts)
+// relCount reads a counter (0 when absent, or in a fixture file at an older version).
+func relCount(tx *bolt.Tx, bucket, key []byte) int {
+	b := tx.Bucket(bucket)
 	if b == nil {
 		return 0
 	}
 	return int(m.ReadU64(b.Get(key)))
 }
 
+func nodeRelCount(tx *bolt.Tx, node string) int {
+	return relCount(tx, m.BucketRelAdj, relNodeCountKey(node))
+}
+
+func typeRelCount(tx *bolt.Tx, t string) int { return relCount(tx, m.BucketRelCounts, []byte(t)) }
+
 // relIDsOf lists the uuids of the relations touching node in one direction (out: from
 // node, in: to node), sorted.
 func relIDsOf(tx *bolt.Tx, node string, out bool) []string {
-	bn := m.BucketRelIn
-	if out {
-		bn = m.BucketRelOut
-	}
-	b := tx.Bucket(bn)
+	b := tx.Bucket(m.BucketRelAdj)
 	if b == nil {
 		return nil
 	}
+	dir := "i"
+	if out {
+		dir = "o"
+	}
 	var ids []string
-	p := prefixKey(node)
+	p := prefixKey(node, dir)
 	c := b.Cursor()
 	for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
 		ids = append(ids, string(k[len(p):]))
@@ -66,7 +87,7 @@ func relIDsOf(tx *bolt.Tx, node string, out bool) []string {
 // relIDsBoth merges a node's outgoing and incoming relation uuids, sorted (a relation is
 // never both: self-loops are refused).
 func relIDsBoth(tx *bolt.Tx, node string) []string {
-	a, b := relIDsOf(tx, node, true), relIDsOf(tx, node, false)
+	a, b := relIDsOf(tx, node, false), relIDsOf(tx, node, true)
 	if len(b) == 0 {
 		return a
 	}
@@ -87,40 +108,37 @@ func relIDsBoth(tx *bolt.Tx, node string) []string {
 	return out
 }
 
-func (w *wtx) bumpRel(key []byte, d int64) error {
-	n := int64(m.ReadU64(w.b(m.BucketRelCounts).Get(key))) + d
+func (w *wtx) bumpRel(bucket, key []byte, d int64) error {
+	n := int64(m.ReadU64(w.b(bucket).Get(key))) + d
 	if n <= 0 {
-		return w.delete(m.BucketRelCounts, key)
+		return w.delete(bucket, key)
 	}
-	return w.put(m.BucketRelCounts, key, m.U64(uint64(n)))
+	return w.put(bucket, key, m.U64(uint64(n)))
 }
 
 // relCounts applies d to the counters of r: its type, both its nodes, and the total.
 func (w *wtx) relCounts(r *graph.Relation, d int64) error {
-	if w.relDelta != nil { // bulk import: counted in memory, written at flushPending
-		w.relDelta[string(relTypeCountKey(r.Type))] += d
-		w.relDelta[string(relNodeCountKey(r.From))] += d
-		w.relDelta[string(relNodeCountKey(r.To))] += d
-		w.count(m.CountRelations, d)
-		return nil
+	cs := []relCounter{
+		{string(m.BucketRelCounts), r.Type},
+		{string(m.BucketRelAdj), string(relNodeCountKey(r.From))},
+		{string(m.BucketRelAdj), string(relNodeCountKey(r.To))},
 	}
-	for _, k := range [][]byte{relTypeCountKey(r.Type), relNodeCountKey(r.From), relNodeCountKey(r.To)} {
-		if err := w.bumpRel(k, d); err != nil {
+	w.count(m.CountRelations, d)
+	for _, c := range cs {
+		if w.relDelta != nil { // bulk import: counted in memory, written at flushPending
+			w.relDelta[c] += d
+			continue
+		}
+		if err := w.bumpRel([]byte(c.bucket), []byte(c.key), d); err != nil {
 			return err
 		}
 	}
-	w.count(m.CountRelations, d)
 	return nil
 }
 
 // putRelation writes r's record and every index entry and counts it.
 func (w *wtx) putRelation(r *graph.Relation) error {
-	local := []byte(relLocal(r.ID))
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	if err := w.put(m.BucketRelations, local, b); err != nil {
+	if err := w.put(m.BucketRelations, []byte(relLocal(r.ID)), encodeRelation(r)); err != nil {
 		return err
 	}
 	if err := w.indexRelation(r); err != nil {
@@ -136,10 +154,10 @@ func (w *wtx) indexRelation(r *graph.Relation) error {
 		k []byte
 		v []byte
 	}{
-		{m.BucketRelOut, joinKey(r.From, local), nil},
-		{m.BucketRelIn, joinKey(r.To, local), nil},
+		{m.BucketRelAdj, joinKey(r.From, "o", local), nil},
+		{m.BucketRelAdj, joinKey(r.To, "i", local), nil},
+		{m.BucketRelAdj, relTupleKey(r), []byte(local)},
 		{m.BucketRelTypes, joinKey(r.Type, local), nil},
-		{m.BucketRelTuple, relTupleKey(r), []byte(local)},
 	} {
 		if err := w.put(p.b, p.k, p.v); err != nil {
 			return err
@@ -151,10 +169,10 @@ func (w *wtx) indexRelation(r *graph.Relation) error {
 func (w *wtx) unindexRelation(r *graph.Relation) error {
 	local := relLocal(r.ID)
 	for _, p := range []struct{ b, k []byte }{
-		{m.BucketRelOut, joinKey(r.From, local)},
-		{m.BucketRelIn, joinKey(r.To, local)},
+		{m.BucketRelAdj, joinKey(r.From, "o", local)},
+		{m.BucketRelAdj, joinKey(r.To, "i", local)},
+		{m.BucketRelAdj, relTupleKey(r)},
 		{m.BucketRelTypes, joinKey(r.Type, local)},
-		{m.BucketRelTuple, relTupleKey(r)},
 	} {
 		if err := w.delete(p.b, p.k); err != nil {
 			return err
@@ -212,7 +230,7 @@ func (w *wtx) relEndpoint(field, text string) (string, error) {
 
 // checkRelCap refuses a relation on a node that already holds MaxRelationsPerNode.
 func (w *wtx) checkRelCap(field, node string, adding int) error {
-	if n := relCount(w.tx, relNodeCountKey(node)); n+adding > graph.MaxRelationsPerNode {
+	if n := nodeRelCount(w.tx, node); n+adding > graph.MaxRelationsPerNode {
 		return graph.FieldErrorf(graph.ELIMIT, field, "%s already has %d relations, the most a node may hold (%d); remove some (devgraph unrelate) first", node, n, graph.MaxRelationsPerNode)
 	}
 	return nil
@@ -220,7 +238,7 @@ func (w *wtx) checkRelCap(field, node string, adding int) error {
 
 // typeKnown reports whether t is seeded or in use.
 func typeKnown(tx *bolt.Tx, t string) bool {
-	return graph.IsSeedRelationType(t) || relCount(tx, relTypeCountKey(t)) > 0
+	return graph.IsSeedRelationType(t) || typeRelCount(tx, t) > 0
 }
 
 func unknownTypeErr(t string) error {
@@ -236,7 +254,7 @@ func attrsEqual(a, b map[string]string) bool {
 
 // tupleRelation returns the relation holding r's tuple, if any.
 func tupleRelation(tx *bolt.Tx, r *graph.Relation) (*graph.Relation, error) {
-	b := tx.Bucket(m.BucketRelTuple)
+	b := tx.Bucket(m.BucketRelAdj)
 	if b == nil {
 		return nil, nil
 	}
@@ -566,6 +584,9 @@ func (db *DB) FindRelations(ctx context.Context, f graph.RelationFilter) ([]*gra
 		}
 		if len(types) == 0 {
 			total = len(ids)
+			if dir == graph.DirBoth {
+				total = nodeRelCount(tx, node) // the counter, the same number
+			}
 		}
 		for _, id := range ids {
 			if len(types) == 0 && (id <= after && after != "") {
@@ -645,7 +666,7 @@ func findAllRelations(tx *bolt.Tx, types []string, first int, after string, out 
 	// one type: its index is sorted by id; several: merge their index lists
 	var ids []string
 	for _, t := range types {
-		*total += relCount(tx, relTypeCountKey(t))
+		*total += typeRelCount(tx, t)
 		p := prefixKey(t)
 		c := tx.Bucket(m.BucketRelTypes).Cursor()
 		k, _ := c.Seek(p)
@@ -678,10 +699,9 @@ func (db *DB) RelationTypes(ctx context.Context) ([]graph.RelationTypeCount, err
 		if b == nil {
 			return nil
 		}
-		p := prefixKey("t")
 		c := b.Cursor()
-		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-			counts[string(k[len(p):])] = int(m.ReadU64(v))
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			counts[string(k)] = int(m.ReadU64(v))
 		}
 		return nil
 	})
@@ -792,7 +812,7 @@ func (w *wtx) moveRelations(from, into string) error {
 			return err
 		}
 	}
-	if n := relCount(w.tx, relNodeCountKey(into)); n > graph.MaxRelationsPerNode {
+	if n := nodeRelCount(w.tx, into); n > graph.MaxRelationsPerNode {
 		return graph.FieldErrorf(graph.ELIMIT, "into", "merging would give %s %d relations, more than a node may hold (%d); remove some (devgraph unrelate) first", into, n, graph.MaxRelationsPerNode)
 	}
 	return nil

@@ -575,6 +575,13 @@ func shortestLex(m *memSource, s, t string, directed bool) []string {
 func TestPath_MatchesExhaustiveSearch(t *testing.T) {
 	t.Parallel()
 	rnd := rand.New(rand.NewSource(10))
+	found, none := 0, 0
+	defer func() {
+		// Both answers must have been exercised, or the comparison proves little.
+		if found < 100 || none < 20 {
+			t.Errorf("%d paths found and %d not: the random graphs test too little", found, none)
+		}
+	}()
 	for round := 0; round < 60; round++ {
 		m := newMem()
 		n := 8 + rnd.Intn(30)
@@ -603,7 +610,10 @@ func TestPath_MatchesExhaustiveSearch(t *testing.T) {
 				if p.Found != (want != nil) || !slices.Equal(got, want) {
 					t.Fatalf("round %d %s→%s directed=%v: found %v %q, want %q", round, s, e, directed, p.Found, got, want)
 				}
-				if p.Found {
+				if !p.Found {
+					none++
+				} else {
+					found++
 					for i, h := range p.Hops {
 						if h.From != p.Vertices[i].ID || h.To != p.Vertices[i+1].ID {
 							t.Fatalf("hop %d %s→%s does not join vertices %s, %s", i, h.From, h.To, p.Vertices[i].ID, p.Vertices[i+1].ID)
@@ -842,4 +852,141 @@ func TestTraversal_BadOptions(t *testing.T) {
 			t.Fatalf("neighbours of an unknown node: %v, want NOT_FOUND", err)
 		}
 	})
+}
+
+func TestTrace_ObservedIntoDeclared(t *testing.T) {
+	t.Parallel()
+	// Firefox's stream is linked (observed, PipeWire) to the Scarlett's device; the
+	// Scarlett's identity is cabled (declared) to the monitors: the trace crosses from
+	// the observed link to the declared cable through the binding.
+	m := newMem()
+	m.bind("identity:scarlett", "device:scarlett-usb")
+	m.obs(graph.RelLinked, "pipewire", "client:pipewire:Firefox", "output_FL", "device:scarlett-usb", "playback_FL")
+	m.obs(graph.RelLinked, "pipewire", "client:pipewire:Firefox", "output_FR", "device:scarlett-usb", "playback_FR")
+	m.rel("rel:01", graph.RelCable, "identity:scarlett", "LINE OUT 1", "identity:monitors", "IN")
+	tr, err := graph.Trace(context.Background(), m, "client:pipewire:Firefox", graph.TraceOptions{Port: "output_fr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "hops", traceLines(tr), []string{
+		"1^-1 linked client:pipewire:Firefox→identity:scarlett",
+		"2^0 cable identity:scarlett→identity:monitors end",
+	})
+	if h := tr.Hops[0]; h.ToNode != "device:scarlett-usb" || h.FromPort != "output_FR" || h.ToPort != "playback_FR" {
+		t.Fatalf("linked hop = %+v", h.Hop)
+	}
+	// Without a port both links leave Firefox: two branches to the same end.
+	tr, err = graph.Trace(context.Background(), m, "client:pipewire:Firefox", graph.TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Hops) != 4 || len(tr.Ends) != 1 || tr.Ends[0] != "identity:monitors" {
+		t.Fatalf("hops %q ends %q, want two branches ending at the monitors", traceLines(tr), tr.Ends)
+	}
+}
+
+// unsortedSource hands out each vertex's relations in reverse id order, in a slice the
+// traversal must not reorder.
+type unsortedSource struct{ *memSource }
+
+func (u unsortedSource) Edges(ctx context.Context, v *graph.Vertex) ([]*graph.Relation, error) {
+	es, err := u.memSource.Edges(ctx, v)
+	out := slices.Clone(es)
+	slices.Reverse(out)
+	return out, err
+}
+
+func TestTraversal_SourceQuirks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("UnsortedEdges", func(t *testing.T) {
+		m := newMem()
+		m.rel("rel:2", graph.RelCable, "identity:a", "", "identity:c", "")
+		m.rel("rel:1", graph.RelCable, "identity:a", "", "identity:b", "")
+		m.rel("rel:3", graph.RelCable, "identity:b", "", "identity:c", "")
+		src := unsortedSource{m}
+		tr, err := graph.Trace(ctx, src, "identity:a", graph.TraceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, "hops", traceLines(tr), []string{
+			"1^-1 cable identity:a→identity:b",
+			"2^0 cable identity:b→identity:c end",
+			"1^-1 cable identity:a→identity:c end",
+		})
+		g, err := graph.Neighbors(ctx, src, "identity:a", graph.NeighborOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, "edges", edgeIDs(g.Edges), []string{"rel:1", "rel:2", "rel:3"})
+		if got := edgeIDs(m.byNode["identity:a"]); !slices.Equal(got, []string{"rel:1", "rel:2"}) {
+			t.Fatalf("the source's own slice was reordered: %q", got)
+		}
+	})
+	t.Run("DanglingEnd", func(t *testing.T) {
+		// A relation whose far end the source no longer knows is not followed.
+		m := newMem()
+		m.rel("rel:1", graph.RelCable, "identity:a", "", "identity:gone", "")
+		m.rel("rel:2", graph.RelCable, "identity:a", "", "identity:b", "")
+		delete(m.vertex, "identity:gone")
+		g, err := graph.Neighbors(ctx, m, "identity:a", graph.NeighborOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, "vertices", vertexIDs(g.Vertices), []string{"identity:a@0", "identity:b@1"})
+		mustEqual(t, "edges", edgeIDs(g.Edges), []string{"rel:2"})
+		noTrunc(t, g.Bounded)
+		tr, err := graph.Trace(ctx, m, "identity:a", graph.TraceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqual(t, "hops", traceLines(tr), []string{"1^-1 cable identity:a→identity:b end"})
+	})
+	t.Run("SourceError", func(t *testing.T) {
+		// A fault of the source (not the clock) is the caller's error, not a truncation.
+		m := studio()
+		src := failingSource{m}
+		if _, err := graph.Neighbors(ctx, src, "identity:jdxi", graph.NeighborOptions{}); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+			t.Fatalf("neighbours: %v, want the source's error", err)
+		}
+		if _, err := graph.Path(ctx, src, "identity:jdxi", "identity:keystep", graph.PathOptions{}); err == nil {
+			t.Fatal("path: the source's error was lost")
+		}
+		if _, err := graph.Trace(ctx, src, "identity:keystep", graph.TraceOptions{}); err == nil {
+			t.Fatal("trace: the source's error was lost")
+		}
+	})
+}
+
+type failingSource struct{ *memSource }
+
+func (failingSource) Edges(context.Context, *graph.Vertex) ([]*graph.Relation, error) {
+	return nil, fmt.Errorf("read relations: disk on fire")
+}
+
+func TestPath_BoundDeviceHops(t *testing.T) {
+	t.Parallel()
+	// The robot base is an identity bound to its USB device; the device hangs off a hub
+	// (via) that hangs off the root hub: the path names the device it left from.
+	m := newMem()
+	m.bind("identity:base", "device:base-usb")
+	m.obs(graph.RelVia, "usb", "device:base-usb", "", "device:hub", "")
+	m.obs(graph.RelVia, "usb", "device:hub", "", "device:usb3", "")
+	m.rel("rel:01", graph.RelMountedOn, "identity:lidar", "", "identity:base", "")
+	p, err := graph.Path(context.Background(), m, "identity:lidar", "device:usb3", graph.PathOptions{Directed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hops []string
+	for _, h := range p.Hops {
+		hops = append(hops, fmt.Sprintf("%s %s(%s)→%s(%s)", h.Type, h.From, h.FromNode, h.To, h.ToNode))
+	}
+	mustEqual(t, "hops", hops, []string{
+		"mounted_on identity:lidar()→identity:base()",
+		"via identity:base(device:base-usb)→device:hub()",
+		"via device:hub()→device:usb3()",
+	})
+	if p.Visited < 4 {
+		t.Fatalf("visited %d, want at least the 4 vertices on the path", p.Visited)
+	}
 }

@@ -18,6 +18,7 @@ import (
 // drawing is a subgraph prepared for either writer: each relation's ends mapped to the
 // vertex holding them (a relation on a bound device is drawn on its identity).
 type drawing struct {
+	around   int // index of the vertex the picture is around; -1 for the whole graph
 	vertices []*graph.Vertex
 	infra    map[string]bool // vertex id → drawn as infrastructure
 	edges    []drawEdge
@@ -30,7 +31,7 @@ type drawEdge struct {
 }
 
 func prepare(g *graph.Subgraph) *drawing {
-	d := &drawing{infra: map[string]bool{}}
+	d := &drawing{around: -1, infra: map[string]bool{}}
 	if g == nil {
 		return d
 	}
@@ -52,6 +53,9 @@ func prepare(g *graph.Subgraph) *drawing {
 		}
 		if v.Infra {
 			d.infra[v.ID] = true
+		}
+		if g.Around != "" && v.ID == g.Around {
+			d.around = i
 		}
 	}
 	for _, r := range g.Edges {
@@ -133,7 +137,8 @@ func dotQuote(s string) string {
 
 // writeDOT writes g as a Graphviz digraph: node ids are the vertex ids (quoted), labels
 // their names; identities are rounded boxes, devices boxes, infrastructure grey
-// hexagons, clients ellipses; observed relations are dashed.
+// hexagons, clients ellipses, the vertex the picture is around drawn thicker; observed
+// relations are dashed.
 func writeDOT(w io.Writer, g *graph.Subgraph) error {
 	d := prepare(g)
 	bw := bufio.NewWriter(w)
@@ -141,7 +146,7 @@ func writeDOT(w io.Writer, g *graph.Subgraph) error {
 	bw.WriteString("  graph [rankdir=LR, charset=\"UTF-8\"];\n")
 	bw.WriteString("  node [shape=box, fontname=\"Helvetica\"];\n")
 	bw.WriteString("  edge [fontname=\"Helvetica\", fontsize=10];\n")
-	for _, v := range d.vertices {
+	for i, v := range d.vertices {
 		bw.WriteString("  " + dotQuote(v.ID) + " [label=" + dotQuote(vertexLabel(v)) + ", tooltip=" + dotQuote(v.ID))
 		switch {
 		case d.infra[v.ID]:
@@ -150,6 +155,9 @@ func writeDOT(w io.Writer, g *graph.Subgraph) error {
 			bw.WriteString(`, shape=ellipse`)
 		case v.Kind == graph.KindIdentity:
 			bw.WriteString(`, style=rounded`)
+		}
+		if i == d.around {
+			bw.WriteString(`, penwidth=2.5`)
 		}
 		bw.WriteString("];\n")
 	}
@@ -207,7 +215,8 @@ const (
 // writeMermaid writes g as a Mermaid flowchart (left to right). Vertex ids hold ':' and
 // other characters Mermaid ids cannot, so nodes are n1, n2 … in the subgraph's order with
 // the name as a quoted label; identities are rounded, devices boxes, infrastructure
-// hexagons, clients stadiums; observed relations are dotted. A picture beyond Mermaid's
+// hexagons, clients stadiums, the vertex the picture is around drawn thicker; observed
+// relations are dotted. A picture beyond Mermaid's
 // default limits (500 edges, 50,000 characters) is ELIMIT and nothing is written.
 func writeMermaid(w io.Writer, g *graph.Subgraph) error {
 	d := prepare(g)
@@ -246,6 +255,10 @@ func writeMermaid(w io.Writer, g *graph.Subgraph) error {
 	if len(clients) > 0 {
 		bw.WriteString("  classDef client fill:#fff8e1,stroke:#b08800\n")
 		bw.WriteString("  class " + strings.Join(clients, ",") + " client\n")
+	}
+	if d.around >= 0 {
+		bw.WriteString("  classDef around stroke-width:3px\n")
+		bw.WriteString("  class n" + strconv.Itoa(d.around+1) + " around\n")
 	}
 	if n := jsLength(bw.String()); n > mermaidMaxText {
 		return graph.Errorf(graph.ELIMIT, "the picture takes %d characters of Mermaid and Mermaid draws at most %d: narrow it with --around NODE --depth N, or use --format dot", n, mermaidMaxText)

@@ -128,7 +128,7 @@ func TestWriteDOT(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"digraph devgraph {\n",
-		`  "identity:jd\"xi" [label="Roland \"JD-Xi\" [synth] {v2} (red)", tooltip="identity:jd\"xi", style=rounded];`,
+		`  "identity:jd\"xi" [label="Roland \"JD-Xi\" [synth] {v2} (red)", tooltip="identity:jd\"xi", style=rounded, penwidth=2.5];`,
 		`  "identity:keystep" [label="KeyStep\nline two\nline three"`,
 		`  "device:usb:3-3" [label="hub \\N \\l back\\slash", tooltip="device:usb:3-3", shape=hexagon`,
 		`  "device:usb:usb3" [label="root hub <b>bold</b> &amp; co; x --> y", tooltip="device:usb:usb3", shape=hexagon`,
@@ -199,6 +199,7 @@ func TestWriteMermaid(t *testing.T) {
 		`  n2 -->|"cable<br/>MIDI OUT → MIDI IN"| n1`,
 		`  class n3,n4 infra`,
 		`  class n5,n6 client`,
+		`  class n1 around`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Mermaid lacks\n%s\nin\n%s", want, out)

@@ -51,6 +51,8 @@ func (b *builder) nodeRelationFields(id func(src any) string) graphql.Fields {
 				"depth":     &graphql.ArgumentConfig{Type: graphql.Int, Description: fmt.Sprintf("Hops, 1 (default) to %d.", graph.MaxNeighborsDepth)},
 				"types":     &graphql.ArgumentConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String)), Description: "Follow only these relation types."},
 				"direction": &graphql.ArgumentConfig{Type: graphql.String, Description: directionDesc},
+				"declared":  &graphql.ArgumentConfig{Type: graphql.Boolean, Description: "Follow only declared relations (neither or both: both kinds)."},
+				"observed":  &graphql.ArgumentConfig{Type: graphql.Boolean, Description: "Follow only observed relations."},
 			},
 			Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 				o, err := neighborOptions(p)
@@ -63,10 +65,12 @@ func (b *builder) nodeRelationFields(id func(src any) string) graphql.Fields {
 	}
 }
 
-// neighborOptions reads depth and types (absent depth: 1). A depth below 1 is refused
+// neighborOptions reads depth, types, declared and observed (absent depth: 1). A depth below 1 is refused
 // here: to the service 0 means "the default", which a caller who typed 0 did not ask for.
 func neighborOptions(p graphql.ResolveParams) (graph.NeighborOptions, error) {
 	o := graph.NeighborOptions{Depth: 1, Types: argStrings(p.Args["types"])}
+	o.Declared, _ = p.Args["declared"].(bool)
+	o.Observed, _ = p.Args["observed"].(bool)
 	if d, ok := p.Args["depth"].(int); ok {
 		if d < 1 {
 			return o, invalidArg("depth", "depth %d: want 1-%d", d, graph.MaxNeighborsDepth)
@@ -449,9 +453,11 @@ func (b *builder) relationRootFields() graphql.Fields {
 			})},
 		"subgraph": {Type: nonNull(rt.subgraph), Description: fmt.Sprintf("Vertices within depth of around (the whole graph when around is absent, ≤ %d vertices) and the relations between them, ready to draw.", graph.MaxNeighborsVertices),
 			Args: graphql.FieldConfigArgument{
-				"around": &graphql.ArgumentConfig{Type: graphql.ID, Description: "The node in the middle; absent for the whole graph."},
-				"depth":  &graphql.ArgumentConfig{Type: graphql.Int, Description: fmt.Sprintf("Hops from around, 1 (default) to %d.", graph.MaxSubgraphDepth)},
-				"types":  &graphql.ArgumentConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String)), Description: "Follow only these relation types."},
+				"around":   &graphql.ArgumentConfig{Type: graphql.ID, Description: "The node in the middle; absent for the whole graph."},
+				"depth":    &graphql.ArgumentConfig{Type: graphql.Int, Description: fmt.Sprintf("Hops from around, 1 (default) to %d.", graph.MaxSubgraphDepth)},
+				"types":    &graphql.ArgumentConfig{Type: graphql.NewList(graphql.NewNonNull(graphql.String)), Description: "Follow only these relation types."},
+				"declared": &graphql.ArgumentConfig{Type: graphql.Boolean, Description: "Only declared relations (neither or both: both kinds)."},
+				"observed": &graphql.ArgumentConfig{Type: graphql.Boolean, Description: "Only observed relations."},
 			},
 			Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 				o, err := neighborOptions(p)

@@ -407,6 +407,20 @@ func TestRelation_Traversal(t *testing.T) {
 		if !reached {
 			t.Errorf("Bitwig's neighbours do not include the JD-Xi: %v", d)
 		}
+		// declared / observed choose what is followed.
+		d = e.ok(`{ identity(id: "jdxi"){ declared: neighbors(declared: true){ edges { observed } } observed: neighbors(observed: true){ edges { observed type } } } }`, nil)
+		if de := getList(d, "identity.declared.edges"); len(de) != 1 || get(de[0], "observed") != false {
+			t.Errorf("declared neighbours: %v", d)
+		}
+		oe := getList(d, "identity.observed.edges")
+		if len(oe) == 0 {
+			t.Errorf("no observed neighbours: %v", d)
+		}
+		for _, ed := range oe {
+			if get(ed, "observed") != true {
+				t.Errorf("a declared edge among observed neighbours: %v", ed)
+			}
+		}
 		// Depth widens; the device's neighbours are its identity's vertex's.
 		d = e.ok(`{ a: device(id: "usb:3-3.2"){ neighbors(depth: 1){ around visited } } b: device(id: "usb:3-3.2"){ neighbors(depth: 3){ nodes { id } } } c: identity(id: "jdxi"){ neighbors(depth: 1){ nodes { id } } } }`, nil)
 		if get(d, "a.neighbors.around") != "identity:jdxi" || len(getList(d, "b.neighbors.nodes")) <= len(getList(d, "c.neighbors.nodes")) {
@@ -471,6 +485,29 @@ func TestRelation_Traversal(t *testing.T) {
 			t.Errorf("subgraph around the JD-Xi: %v", d)
 		}
 	})
+}
+
+// TestRelation_DeleteRestore: deleting an identity removes its relations (relation.remove
+// in the changelog, under the delete's request id); restoring it brings them back.
+func TestRelation_DeleteRestore(t *testing.T) {
+	e, id := relEnv(t)
+	ctx := graph.WithRequestID(graph.WithActor(context.Background(), "http:tester"), "del-1")
+	if out := e.doCtx(ctx, `mutation { deleteIdentity(id: "beatstep"){ deleted } }`, nil); out["errors"] != nil {
+		t.Fatalf("delete: %v", out)
+	}
+	e.fail(graph.ENOTFOUND, `query($id: ID!){ relation(id: $id){ id } }`, map[string]any{"id": id})
+	d := e.ok(`query($id: ID!){ changelog(filter: {target: $id}){ nodes { action requestId before } } identity(id: "jdxi"){ relations(type: "cable"){ totalCount } } }`, map[string]any{"id": id})
+	if get(d, "changelog.nodes.0.action") != "relation.remove" || get(d, "changelog.nodes.0.requestId") != "del-1" || get(d, "changelog.nodes.0.before.id") != id {
+		t.Errorf("the cable's removal is not in the changelog: %v", d)
+	}
+	if get(d, "identity.relations.totalCount") != float64(0) {
+		t.Errorf("the JD-Xi still has a cable after the BeatStep's delete: %v", d)
+	}
+	e.ok(`mutation { restoreIdentity(id: "identity:beatstep"){ id } }`, nil)
+	d = e.ok(`query($id: ID!){ relation(id: $id){ id fromId toId attrs } }`, map[string]any{"id": id})
+	if get(d, "relation.fromId") != "identity:beatstep" || get(d, "relation.attrs.kind") != "midi-din" {
+		t.Errorf("restore did not bring the cable back: %v", d)
+	}
 }
 
 // TestRelation_Complexity: traversals count toward the complexity limit by their bounds,

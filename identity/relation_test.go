@@ -14,6 +14,7 @@ import (
 // declared between the identities and an audio cable declared on the JD-Xi's device.
 type studio struct {
 	svc              *identity.Service
+	rig              *rig
 	ctx              context.Context
 	jdxiDev, keyDev  string // device ids
 	jdxiRef, keyRef  string
@@ -25,8 +26,8 @@ type studio struct {
 
 func newStudio(t *testing.T) *studio {
 	t.Helper()
-	svc, _, ctx := newService(t)
-	s := &studio{svc: svc, ctx: ctx}
+	svc, r, ctx := newService(t)
+	s := &studio{svc: svc, rig: r, ctx: ctx}
 	devs, _, _, err := svc.Devices(ctx, graph.DeviceFilter{First: graph.MaxPageSize})
 	if err != nil {
 		t.Fatal(err)
@@ -351,5 +352,36 @@ func TestRelations_ClientsTypesAndRefusals(t *testing.T) {
 	}
 	if rs := relations(t, s.ctx, s.svc, graph.RelationFilter{Node: "jdxi", Declared: true}); !slices.Equal(relIDs(rs), []string{s.cable.ID}) {
 		t.Fatalf("after unrelate the JD-Xi lists %v", relIDs(rs))
+	}
+}
+
+// Unplugged, a device is no longer one thing with its identity: the identity keeps the
+// cable declared on it, the device keeps the one declared on it, and the device's observed
+// relations are gone with it. Plugged back in, they are one vertex again.
+func TestRelations_UnpluggedDeviceSplits(t *testing.T) {
+	s := newStudio(t)
+	jd, card := *s.rig.Find("3-3.2"), *s.rig.CardOf("3-3.2")
+	if err := s.rig.Remove("3-3.2"); err != nil {
+		t.Fatal(err)
+	}
+	s.rig.write()
+	onIdent := relations(t, s.ctx, s.svc, graph.RelationFilter{Node: "jdxi"})
+	if !slices.Equal(relIDs(onIdent), []string{s.cable.ID}) {
+		t.Fatalf("with the JD-Xi unplugged its identity lists %v, want only the cable declared on it", relIDs(onIdent))
+	}
+	onDev := relations(t, s.ctx, s.svc, graph.RelationFilter{Node: s.jdxiDev})
+	if !slices.Equal(relIDs(onDev), []string{s.audio.ID}) {
+		t.Fatalf("the unplugged JD-Xi device lists %v, want only the audio cable declared on it", relIDs(onDev))
+	}
+	if err := s.rig.Plug(&jd, &card); err != nil {
+		t.Fatal(err)
+	}
+	s.rig.write()
+	back := relations(t, s.ctx, s.svc, graph.RelationFilter{Node: "jdxi", Declared: true})
+	if len(back) != 2 {
+		t.Fatalf("plugged back in, the JD-Xi's identity lists declared %v, want both cables", relIDs(back))
+	}
+	if sub := findRel(relations(t, s.ctx, s.svc, graph.RelationFilter{Node: "jdxi", Observed: true}), func(r *graph.Relation) bool { return r.To == s.bitwig.ID }); sub == nil {
+		t.Errorf("plugged back in, the JD-Xi's subscription to %s is not on its identity", s.bitwig.ID)
 	}
 }

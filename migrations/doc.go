@@ -14,6 +14,9 @@
 //	2  changelog events stored in a compact binary record (see EncodeEvent):
 //	   raw hashes and uuids, varint time, before/after packed with a static token table
 //	   (and deflated when large)
+//	3  declared relations: the relations, reladj (per node: its counter, out and in
+//	   entries, and the tuple index under the from node), reltypes and relcounts
+//	   buckets, and the count:relations meta counter; the step adds the empty buckets
 //
 // bbolt is used here and in package store only.
 package migrations

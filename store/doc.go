@@ -5,8 +5,10 @@
 // carries a file from older schema versions to the current one). Identities, notes,
 // devices and robots are JSON records; every secondary index (name, hint kind+value →
 // identities, tag ↔ nodes with counts, target → notes, identity → bound devices, ref →
-// device key, present devices, target → events) is written in the same transaction as its
-// record, and counters in the meta bucket give totals without scanning.
+// device key, present devices, target → events; for relations, node → out, node → in,
+// the (from, lower(from_port), type, to, lower(to_port)) tuple and type → relations) is
+// written in the same transaction as its record, and counters (in the meta bucket, per
+// tag, per relation type and per node) give totals without scanning.
 //
 // Changelog. Every write records its events in the same transaction as the change: one
 // event per node changed, all sharing the request id from the context (one is made per
@@ -32,6 +34,17 @@
 //     the merged-away one.
 //   - Events about notes and devices are indexed under the identity they belong to as well
 //     as under their own id, so a target filter on an identity shows its whole history.
+//   - Declared relations (relations.go): relation.add / relation.update / relation.remove
+//     target the relation (rel:<uuid>) and are indexed under both ends and the identity a
+//     device end is bound to. A repeated add writes nothing. identity.delete removes the
+//     identity's relations first (relation.remove each; a relation on its bound devices
+//     stays); identity.restore brings back those its delete's request removed (found
+//     through those events; one whose other end is gone or whose tuple is taken again is
+//     skipped and logged); merge rewrites the merged-away identity's relations onto the
+//     survivor as relation.update keeping their ids, removing (relation.remove) one that
+//     would become a self-loop or a duplicate of the survivor's. A node holds at most
+//     graph.MaxRelationsPerNode relations and graph.MaxNotesPerNode notes, so each of
+//     these fits one transaction.
 //
 // The hash chain is documented at graph.CanonicalEvent. The head (last seq and hash)
 // lives in the meta bucket, so a cut-off tail is caught; a prune leaves a checkpoint.

@@ -357,6 +357,9 @@ func (db *DB) MergeIdentities(ctx context.Context, fromText, intoText string) (*
 				return err
 			}
 		}
+		if n := len(noteIDs(w.tx, into.ID)); n > graph.MaxNotesPerNode {
+			return graph.FieldErrorf(graph.ELIMIT, "into", "merging would give %s %d notes, more than a node may hold (%d); delete some (devgraph note delete) first", into.ID, n, graph.MaxNotesPerNode)
+		}
 		if err := w.moveRelations(from.ID, into.ID); err != nil {
 			return err
 		}

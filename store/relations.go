@@ -482,7 +482,7 @@ func (db *DB) Unrelate(ctx context.Context, rm graph.RelationRemove) (*graph.Rel
 				return err
 			}
 			if r == nil {
-				return graph.Errorf(graph.ENOTFOUND, "no %s relation from %s%s to %s%s; list them with devgraph relations %s", tuple.Type, from, portSuffix(tuple.FromPort), to, portSuffix(tuple.ToPort), from)
+				return graph.FieldErrorf(graph.ENOTFOUND, "id", "no %s relation from %s%s to %s%s; list them with devgraph relations %s", tuple.Type, from, portSuffix(tuple.FromPort), to, portSuffix(tuple.ToPort), from)
 			}
 		}
 		if err := w.removeRelation(r); err != nil {

@@ -583,6 +583,17 @@ func TestRelation_Caps(t *testing.T) {
 	_, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: "one too many"})
 	mustCode(t, err, graph.ELIMIT)
 	mustUnchanged(t, db, before, "the 501st note")
+	// a merge that would give a node more than 500 notes is refused whole
+	if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "jdxi", Body: "one more"}); err != nil {
+		t.Fatal(err)
+	}
+	before = state(t, db)
+	_, err = db.MergeIdentities(ctx, "jdxi", "scout")
+	mustCode(t, err, graph.ELIMIT)
+	mustUnchanged(t, db, before, "a merge past the note cap")
+	if notes, total, _, _ := db.FindNotes(ctx, graph.NoteFilter{Target: "jdxi"}); total != 1 || len(notes) != 1 {
+		t.Fatalf("jdxi notes after the refused merge: %d", total)
+	}
 
 	// 1,000 relations on one node (either end); the 1,001st is ELIMIT
 	for i := 0; i < graph.MaxRelationsPerNode; i++ {
@@ -759,4 +770,69 @@ func TestRelation_ImportBadRelationChangesNothing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Robots are devices (ref robot:<name>) bound to identities: relations reach them by ref,
+// and a relation on a robot's device survives its identity's delete.
+func TestRelation_RobotEnds(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	snap := &graph.Snapshot{Devices: []*graph.ObservedDevice{dev("robot:sn-42", "robot:scout", fp("robot_serial", "sn-42"))}, Sources: []graph.SourceStatus{{Name: "robot", OK: true}}}
+	if _, err := db.ObserveDevices(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.BindDevice(ctx, graph.BindRequest{DeviceID: "robot:scout", IdentityID: "scout"}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := db.Relate(ctx, graph.RelationCreate{From: "usb:3-3.1", Type: "mounted_on", To: "robot:scout"})
+	if err != nil || ch.Relation.To != "device:robot:sn-42" {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	// the event is indexed under the robot's identity too
+	if evs := relEvents(t, db, "identity:scout"); len(evs) != 1 || evs[0].Target != ch.Relation.ID {
+		t.Fatalf("events under the identity %+v", evs)
+	}
+	if err := db.DeleteIdentity(ctx, "scout"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.FindRelationByID(ctx, ch.Relation.ID); err != nil || r.To != "device:robot:sn-42" {
+		t.Fatalf("robot device relation after identity delete %+v %v", r, err)
+	}
+	verifyDB(t, db)
+}
+
+// An update that would give a relation another relation's tuple is a conflict naming it;
+// a dry-run update writes nothing.
+func TestRelation_UpdateConflictAndDryRun(t *testing.T) {
+	t.Parallel()
+	db, ctx := relFixture(t)
+	a, err := db.Relate(ctx, cable("keystep", "MIDI OUT", "jdxi", "MIDI IN", "midi-din"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.Relate(ctx, cable("keystep", "MIDI THRU", "jdxi", "MIDI IN", "midi-din"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := state(t, db)
+	out := "midi out"
+	_, err = db.UpdateRelation(ctx, b.Relation.ID, graph.RelationUpdate{FromPort: &out})
+	mustCode(t, err, graph.ECONFLICT)
+	if !strings.Contains(err.Error(), a.Relation.ID) {
+		t.Fatalf("conflict does not name %s: %v", a.Relation.ID, err)
+	}
+	mustUnchanged(t, db, before, "a conflicting update")
+	other := "MIDI OUT 2"
+	dry, err := db.UpdateRelation(ctx, b.Relation.ID, graph.RelationUpdate{FromPort: &other, DryRun: true})
+	if err != nil || dry.Action != "update" || !dry.DryRun || dry.Relation.FromPort != other {
+		t.Fatalf("dry update %+v %v", dry, err)
+	}
+	mustUnchanged(t, db, before, "a dry-run update")
+	// only the port's case changes: the tuple stays, the display changes
+	lower := "midi thru"
+	up, err := db.UpdateRelation(ctx, b.Relation.ID, graph.RelationUpdate{FromPort: &lower})
+	if err != nil || up.Action != "update" || up.Relation.FromPort != "midi thru" {
+		t.Fatalf("case update %+v %v", up, err)
+	}
+	verifyDB(t, db)
 }

@@ -10,21 +10,30 @@
 // or a chain and is skipped); attributes are read by name and never through further
 // links: idVendor, idProduct, serial, manufacturer, product (each optional except the
 // ids), busnum, devnum, devpath, speed, bDeviceClass, and bInterfaceClass and the bound
-// driver of each N-M:C.I interface directory. Root hubs (usbN) and interface entries are
-// not devices; hubs (class 09) are reported with Infra set and never hide the devices
-// behind them, which have entries of their own.
+// driver of each N-M:C.I interface directory. Interface entries are not devices; hubs
+// (class 09) are reported with Infra set and never hide the devices behind them, which
+// have entries of their own. Root hubs (usbN) are infrastructure devices too, ref
+// usb:usb3, key usb-root:<controller>:<bus> (usb-root:0000:00:14.0:3: the controller's
+// PCI address from the sysfs path, else the root hub's serial, which Linux sets to the
+// controller's name; the bus tells a controller's USB 2 and USB 3 root hubs apart), with
+// their usb_id as their only fingerprint, so every via chain ends at its controller.
 //
 // alsa reads <proc-root>/asound/cards (" 1 [JDXi           ]: USB-Audio - JD-Xi" and the
 // indented long name "Roland JD-Xi at usb-0000:00:14.0-3.2, high speed"), cardN/id,
 // cardN/usbid ("0582:01a9"), cardN/usbbus ("003/007"), cardN/midiN, and seq/clients in
 // the formats of old and new kernels ("[Kernel]", "[Kernel Legacy]", "[User UMP MIDI2]",
-// a card=N where the text carries one, UMP and pool lines).
+// a card=N where the text carries one, UMP and pool lines), with each port's
+// subscriptions as seq_clientmgr.c prints them under it: "    Connecting To: 130:0[r:0],
+// 131:1[t:2][ex]" (this port → there) and "    Connected From: 20:0" (there → this port).
 //
 // pipewire parses pw-dump's JSON from a file or from a Runner (by default `pw-dump`):
 // Device objects (device.name, api.alsa.card, sysfs.path, device.bus-path, vendor and
-// product ids), their Nodes, and the ports of the Midi-Bridge node, whose object.path
-// (alsa:seq:default:client_20:capture_0) names the sequencer client behind them. Numbers
-// printed where strings belong and strings where numbers belong are coerced.
+// product ids), Nodes (node.name, device.id, media.class, application.name), Ports
+// (port.name, node.id, direction) — those of the Midi-Bridge node name the sequencer
+// client behind them in object.path (alsa:seq:default:client_20:capture_0) — and Links
+// (output-node-id, output-port-id, input-node-id, input-port-id and state in the info,
+// or link.output.node … in the props). Numbers printed where strings belong and strings
+// where numbers belong are coerced.
 //
 // Text read from hardware is kept as read when it is valid UTF-8 and escaped
 // (graph.EscapeHardwareText) when not.
@@ -106,6 +115,39 @@
 // input device 04d9:1702"). Attrs hold manufacturer, product, serial, speed, busnum,
 // devnum, classes, drivers, card number and names, client number and ports, PipeWire
 // ids, nodes and bus path.
+//
+// # Observed relations and clients
+//
+// Snapshot.Relations holds what the sources see connecting things right now, never
+// stored: Observed set, Source the source that saw it, id graph.ObservedRelationID of the
+// tuple (stable while the relation stays), ends device:<key> of a merged device in
+// Snapshot.Devices or the id of a client in Snapshot.Clients:
+//
+//   - via (usb): every USB device → the hub it hangs off, to port "port N" of that hub
+//     (3-3.2 → 3-3 "port 2", 3-3 → usb3 "port 3"); chained hubs chain, and the root hub
+//     ends it. A device whose hub the reading lacks has no via (no chain is guessed);
+//   - subscribed (alsa): each sequencer subscription, sender port → destination port,
+//     with the ports' names as ports and the kernel's flags in attrs (timestamp real or
+//     tick and queue, exclusive). A subscription listed at both of its ends is one
+//     relation. Those of System (client 0: Timer and Announce, which every sequencer
+//     application watches) are housekeeping and left out; one naming a client or port
+//     the file does not list is noted and skipped;
+//   - linked (pipewire): each Link, output port → input port, the ports' port.name as
+//     ports, from_node, to_node (node.name) and state in attrs; links in state error or
+//     unlinked carry nothing and are left out; one whose ports the dump lacks is noted.
+//
+// An end is the merged device its evidence belongs to: a kernel sequencer client's
+// device, a device node's PipeWire device, a Midi-Bridge port's sequencer client's
+// device. Anything else is a client (graph.Client), id client:<source>:<name>: a
+// user-space sequencer client (client:alsa:Bitwig Studio), a kernel client that is no
+// device (client:alsa:Midi Through), a PipeWire node no device owns, named by its
+// application.name, node.description or node.name (client:pipewire:Firefox, a virtual
+// sink). A second client of a source and name, by client number or node id, gets #2, a
+// third #3. User sequencer clients and PipeWire streams (media.class Stream/…) are listed
+// even without relations; other clients only as an end of one. Evidence left out of the
+// snapshot (a device unplugging) takes its relations with it; a relation from a thing to
+// itself is dropped; a source that failed contributes none. Per-boot numbers (client
+// number, node id) are client attrs, never ids.
 //
 // # Live
 //

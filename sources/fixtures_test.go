@@ -186,6 +186,102 @@ Client 128 : "PipeWire-System" [User UMP MIDI2]
 		}
 	}},
 	{name: "empty", rig: nil},
+	// Subscriptions as a studio running PipeWire and a DAW shows them: PipeWire's
+	// RT-Event client reads every hardware MIDI port, Bitwig takes the JD-Xi
+	// (time-stamped in real time) and, exclusively, the KeyStep (in ticks), and Midi
+	// Through feeds Bitwig's first port too.
+	{name: "seq-subscriptions", rig: func() *fixture.Rig {
+		r := fixture.DemoRig()
+		for _, c := range r.Cards {
+			if len(c.MIDI) > 0 {
+				r.Subscriptions = append(r.Subscriptions, fixture.Subscription{From: fixture.SeqPort{Client: c.ID}, To: fixture.SeqPort{Client: "PipeWire-RT-Event"}})
+			}
+		}
+		r.Subscriptions = append(r.Subscriptions,
+			fixture.Subscription{From: fixture.SeqPort{Client: "KeyStep32"}, To: fixture.SeqPort{Client: "Bitwig Studio", Port: 1}, Timestamp: "t", Exclusive: true},
+			fixture.Subscription{From: fixture.SeqPort{Client: "Midi Through"}, To: fixture.SeqPort{Client: "Bitwig Studio"}})
+		return r
+	}},
+	// Subscription lines gone wrong: a client the file no longer lists (it left while
+	// the file was read), a port its client lacks, an unreadable address, a list before
+	// any client.
+	{name: "seq-garbage", rig: smallRig, mutate: func(t testing.TB, dir string) {
+		replaceIn(t, dir, "proc/asound/seq/clients", "    Connecting To: 130:0[r:0]\n", "    Connecting To: 130:0[r:0], 131:0, 130:7, x:y\n")
+		replaceIn(t, dir, "proc/asound/seq/clients", "Client   0 :", "    Connected From: 20:0\nClient   0 :")
+	}},
+	// PipeWire links beyond the demo's: Firefox plays through Easy Effects' virtual sink
+	// (a node no device owns) whose monitor feeds the Scarlett; OBS records the JD-Xi's
+	// audio (a paused link whose ends only its props give); Surge XT takes the JD-Xi's
+	// MIDI through the Midi-Bridge; a failed link, and one naming a port the dump lacks.
+	{name: "pw-links", rig: fixture.DemoRig, mutate: pwLinks},
+}
+
+// pwLinks rewrites the demo's pw-dump for the pw-links scenario.
+func pwLinks(t testing.TB, dir string) {
+	var objs []map[string]any
+	if err := json.Unmarshal(get(t, dir, "pw-dump.json"), &objs); err != nil {
+		t.Fatal(err)
+	}
+	port := func(key, value string) (id, node float64) {
+		for _, o := range objs {
+			info, _ := o["info"].(map[string]any)
+			props, _ := info["props"].(map[string]any)
+			if o["type"] == "PipeWire:Interface:Port" && props[key] == value {
+				return o["id"].(float64), props["node.id"].(float64)
+			}
+		}
+		t.Fatalf("no port with %s=%s", key, value)
+		return 0, 0
+	}
+	ffL, ff := port("port.alias", "Firefox:output_FL")
+	ffR, _ := port("port.alias", "Firefox:output_FR")
+	scL, sc := port("port.alias", "Scarlett 2i2 USB:playback_FL")
+	scR, _ := port("port.alias", "Scarlett 2i2 USB:playback_FR")
+	jdA, jd := port("port.alias", "JD-Xi:capture_AUX0")
+	jdMIDI, bridge := port("object.path", "alsa:seq:default:client_20:capture_0")
+	var out []any
+	for _, o := range objs {
+		if o["type"] != "PipeWire:Interface:Link" {
+			out = append(out, o)
+		}
+	}
+	node := func(id int, props map[string]any) map[string]any {
+		props["object.id"] = id
+		return map[string]any{"id": id, "type": "PipeWire:Interface:Node", "version": 3, "info": map[string]any{"state": "running", "props": props}}
+	}
+	pport := func(id, nodeID int, dir, name string) map[string]any {
+		return map[string]any{"id": id, "type": "PipeWire:Interface:Port", "version": 3, "info": map[string]any{"direction": dir,
+			"props": map[string]any{"port.name": name, "node.id": nodeID, "object.id": id}}}
+	}
+	link := func(id int, on, op, in, ip float64, state string) map[string]any {
+		return map[string]any{"id": id, "type": "PipeWire:Interface:Link", "version": 3, "info": map[string]any{
+			"output-node-id": on, "output-port-id": op, "input-node-id": in, "input-port-id": ip, "state": state, "error": nil,
+			"props": map[string]any{"link.output.node": on, "link.output.port": op, "link.input.node": in, "link.input.port": ip, "object.id": id}}}
+	}
+	propsOnly := link(1024, jd, jdA, 1010, 1011, "paused")
+	info := propsOnly["info"].(map[string]any)
+	for _, k := range []string{"output-node-id", "output-port-id", "input-node-id", "input-port-id"} {
+		delete(info, k)
+	}
+	out = append(out,
+		node(1000, map[string]any{"node.name": "easyeffects_sink", "node.description": "Easy Effects Sink", "media.class": "Audio/Sink", "node.virtual": true}),
+		pport(1001, 1000, "input", "playback_FL"), pport(1002, 1000, "input", "playback_FR"),
+		pport(1003, 1000, "output", "monitor_FL"), pport(1004, 1000, "output", "monitor_FR"),
+		node(1010, map[string]any{"node.name": "OBS", "application.name": "OBS Studio", "media.class": "Stream/Input/Audio"}),
+		pport(1011, 1010, "input", "input_FL"),
+		node(1015, map[string]any{"node.name": "Surge XT", "application.name": "Surge XT", "media.class": "Midi/Sink"}),
+		pport(1016, 1015, "input", "midi_in"),
+		link(1020, ff, ffL, 1000, 1001, "active"), link(1021, ff, ffR, 1000, 1002, "active"),
+		link(1022, 1000, 1003, sc, scL, "active"), link(1023, 1000, 1004, sc, scR, "active"),
+		propsOnly,
+		link(1025, bridge, jdMIDI, 1015, 1016, "active"),
+		link(1026, ff, ffR, 1010, 1011, "error"),
+		link(1027, ff, 9999, sc, scL, "active"))
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, dir, "pw-dump.json", string(b)+"\n")
 }
 
 func writeScenario(t testing.TB, s scenario, dir string) {

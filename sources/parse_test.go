@@ -308,3 +308,83 @@ func TestRefLess(t *testing.T) {
 		t.Fatalf("order %q, want %q", refs, want)
 	}
 }
+
+// TestParseSeqSubscriptions reads the subscription lines under each port the way
+// sound/core/seq/seq_clientmgr.c prints them: "Connecting To:" (this port → there) and
+// "Connected From:" (there → this port), a ", "-separated list of client:port, each
+// with "[r:Q]" / "[t:Q]" when time-stamped on queue Q and "[ex]" when exclusive.
+func TestParseSeqSubscriptions(t *testing.T) {
+	t.Parallel()
+	in := "Client  20 : \"JD-Xi\" [Kernel Legacy]\n" +
+		"  Port   0 : \"JD-Xi JD-Xi MIDI 1\" (RWeX) [In/Out]\n" +
+		"    Connecting To: 128:0, 130:0[r:0], 131:1[t:2][ex]\n" +
+		"    Connected From: 14:0\n" +
+		"Client 130 : \"Bitwig Studio\" [User Legacy]\n" +
+		"  Port   0 : \"MIDI In 1\" (-We-) [In]\n" +
+		"    Connected From: 0:1, 20:0[real:0]\n" +
+		"    Connecting To: banana, 999:0, 20:0\n" +
+		"    Connected From: \n" +
+		"  Output pool :\n    Pool size          : 500\n"
+	cs, notes := parseSeqClients([]byte(in))
+	if len(cs) != 2 {
+		t.Fatalf("clients %+v", cs)
+	}
+	p := cs[0].Ports[0]
+	wantTo := []seqSub{{Client: 128}, {Client: 130, Timestamp: "real"}, {Client: 131, Port: 1, Timestamp: "tick", Queue: 2, Exclusive: true}}
+	if !reflect.DeepEqual(p.To, wantTo) || !reflect.DeepEqual(p.From, []seqSub{{Client: 14}}) {
+		t.Errorf("JD-Xi port: to %+v from %+v", p.To, p.From)
+	}
+	b := cs[1].Ports[0]
+	if !reflect.DeepEqual(b.From, []seqSub{{Client: 0, Port: 1}, {Client: 20, Timestamp: "real"}}) || !reflect.DeepEqual(b.To, []seqSub{{Client: 20}}) {
+		t.Errorf("Bitwig port: to %+v from %+v", b.To, b.From)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], `unreadable subscriber "banana"`) {
+		t.Errorf("notes %q", notes)
+	}
+	// A subscription line before any port is noted, not pinned on a stranger.
+	_, notes = parseSeqClients([]byte("Client  20 : \"JD-Xi\" [Kernel]\n    Connecting To: 128:0\n"))
+	if len(notes) != 1 || !strings.Contains(notes[0], "Connecting To outside a port") {
+		t.Errorf("orphan line notes %q", notes)
+	}
+}
+
+// TestParsePWLinks reads Link objects: the ends from info (output-node-id,
+// output-port-id, input-node-id, input-port-id) or, where a dump lacks them, from props
+// (link.output.node …), numbers printed as strings coerced; a link without its ends is
+// noted and skipped. Every Port and Node is kept for the links to name.
+func TestParsePWLinks(t *testing.T) {
+	t.Parallel()
+	in := `[
+	  {"id": 40, "type": "PipeWire:Interface:Node", "info": {"props": {"node.name": "Firefox", "application.name": "Firefox", "media.class": "Stream/Output/Audio"}}},
+	  {"id": 41, "type": "PipeWire:Interface:Port", "info": {"direction": "output", "props": {"port.name": "output_FL", "node.id": 40}}},
+	  {"id": 42, "type": "PipeWire:Interface:Port", "info": {"props": {"port.name": "playback_FL", "node.id": "50", "port.direction": "in"}}},
+	  {"id": 50, "type": "PipeWire:Interface:Node", "info": {"props": {"node.name": "alsa_output.x", "device.id": 48, "media.class": "Audio/Sink"}}},
+	  {"id": 60, "type": "PipeWire:Interface:Link", "info": {"output-node-id": 40, "output-port-id": 41, "input-node-id": 50, "input-port-id": 42, "state": "active"}},
+	  {"id": 61, "type": "PipeWire:Interface:Link", "info": {"state": "paused", "props": {"link.output.node": "40", "link.output.port": 41, "link.input.node": 50, "link.input.port": 42}}},
+	  {"id": 62, "type": "PipeWire:Interface:Link", "info": {"output-node-id": 40, "state": "init"}}
+	]`
+	r, notes, err := parsePWDump([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []pwLink{{ID: 60, OutNode: 40, OutPort: 41, InNode: 50, InPort: 42, State: "active"}, {ID: 61, OutNode: 40, OutPort: 41, InNode: 50, InPort: 42, State: "paused"}}
+	var got []pwLink
+	for _, l := range r.Links {
+		got = append(got, *l)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("links %+v, want %+v", got, want)
+	}
+	if len(notes) != 1 || notes[0] != "pw-dump link 62: no output-port-id; skipped" {
+		t.Errorf("notes %q", notes)
+	}
+	if p := r.Ports[42]; p == nil || p.Node != 50 || p.Direction != "input" || p.Name != "playback_FL" || p.SeqClient != -1 {
+		t.Errorf("port 42: %+v", p)
+	}
+	if n := r.Nodes[40]; n == nil || n.Device != -1 || n.App != "Firefox" || n.MediaClass != "Stream/Output/Audio" {
+		t.Errorf("node 40: %+v", n)
+	}
+	if n := r.Nodes[50]; n == nil || n.Device != 48 {
+		t.Errorf("node 50: %+v", n)
+	}
+}

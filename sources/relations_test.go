@@ -311,3 +311,26 @@ func TestObserved_SourceDown(t *testing.T) {
 		}
 	}
 }
+
+// TestObserved_Unplugging: while the Scarlett is half torn down (ALSA and PipeWire still
+// list it, sysfs does not) it is left out, and so are Firefox's links to it; Firefox
+// stays a client and the rest of the studio keeps its relations.
+func TestObserved_Unplugging(t *testing.T) {
+	t.Parallel()
+	snap := scanDir(t, "testdata/scenarios/unplugging")
+	checkInvariants(t, snap)
+	rig := fixture.DemoRig()
+	if err := rig.Remove("3-3.1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := relLines(t, snap), rigLines(rig); !reflect.DeepEqual(got, want) {
+		t.Errorf("relations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	found := false
+	for _, c := range snap.Clients {
+		found = found || c.ID == "client:pipewire:Firefox"
+	}
+	if !found {
+		t.Error("Firefox is no longer a client")
+	}
+}

@@ -149,13 +149,48 @@ func TestScenarios(t *testing.T) {
 		`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
 		`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
 	}
+	smallRels := []string{
+		"subscribed usb:3-3.2 [JD-Xi JD-Xi MIDI 1] → client:alsa:Bitwig Studio [MIDI In 1]",
+		"via usb:3-1 → usb:usb3 [port 1]",
+		"via usb:3-3 → usb:usb3 [port 3]",
+		"via usb:3-3.2 → usb:3-3 [port 2]",
+		"via usb:3-6 → usb:usb3 [port 6]",
+	}
 	tests := []struct {
 		name string
-		want []string
+		want []string          // the summary; nil: not checked
 		errs map[string]string // source → substring of its Error ("" source: none may have one)
+		// rels are the relations (relLines) whose line starts with relType ("": all);
+		// nil: not checked.
+		rels    []string
+		relType string
 	}{
-		{name: "old-kernel", want: smallOK},
-		{name: "newer-kernel", want: smallOK},
+		{name: "old-kernel", want: smallOK, rels: smallRels},
+		// UMP port 0 ("MIDI 2.0") is the one PipeWire subscribed to.
+		{name: "newer-kernel", want: smallOK, rels: []string{"subscribed usb:3-3.2 [MIDI 2.0] → client:alsa:PipeWire-System [input]"}, relType: "subscribed"},
+		{name: "seq-subscriptions", rels: []string{
+			"subscribed client:alsa:Midi Through [Midi Through Port-0] → client:alsa:Bitwig Studio [MIDI In 1]",
+			"subscribed usb:3-1 [nanoKONTROL2 nanoKONTROL2 _ CTRL] → client:alsa:PipeWire-RT-Event [input]",
+			"subscribed usb:3-2 [nanoKONTROL2 nanoKONTROL2 _ CTRL] → client:alsa:PipeWire-RT-Event [input]",
+			"subscribed usb:3-3.2 [JD-Xi JD-Xi MIDI 1] → client:alsa:Bitwig Studio [MIDI In 1]",
+			"subscribed usb:3-3.2 [JD-Xi JD-Xi MIDI 1] → client:alsa:PipeWire-RT-Event [input]",
+			"subscribed usb:3-4.1 [Arturia BeatStep Arturia BeatStep MIDI 1] → client:alsa:PipeWire-RT-Event [input]",
+			"subscribed usb:3-4.4.1 [Arturia KeyStep 32 MIDI 1] → client:alsa:Bitwig Studio [MIDI In 2]",
+			"subscribed usb:3-4.4.1 [Arturia KeyStep 32 MIDI 1] → client:alsa:PipeWire-RT-Event [input]",
+		}, relType: "subscribed"},
+		{name: "seq-garbage", want: smallOK, rels: smallRels, errs: map[string]string{
+			"alsa": `seq/clients line 6: Connected From outside a port; ignored; seq/clients line 14: unreadable subscriber "x:y"; ignored; ` +
+				"seq/clients: subscription 20:0 → 131:0 names a client the file does not list; skipped; " +
+				"seq/clients: subscription 20:0 → 130:7 names a port the file does not list; skipped",
+		}},
+		{name: "pw-links", rels: []string{
+			"linked client:pipewire:Easy Effects Sink [monitor_FL] → usb:3-3.1 [playback_FL]",
+			"linked client:pipewire:Easy Effects Sink [monitor_FR] → usb:3-3.1 [playback_FR]",
+			"linked client:pipewire:Firefox [output_FL] → client:pipewire:Easy Effects Sink [playback_FL]",
+			"linked client:pipewire:Firefox [output_FR] → client:pipewire:Easy Effects Sink [playback_FR]",
+			"linked usb:3-3.2 [JD-Xi JD-Xi MIDI 1] → client:pipewire:Surge XT [midi_in]",
+			"linked usb:3-3.2 [capture_AUX0] → client:pipewire:OBS Studio [input_FL]",
+		}, relType: "linked", errs: map[string]string{"pipewire": "pw-dump link 1027: port 9999 → 33 not in the dump; skipped"}},
 		{name: "symlink-loop", want: smallOK, errs: map[string]string{
 			"usb": "skipped 3-5: symlink points at another symlink",
 		}},
@@ -238,8 +273,19 @@ func TestScenarios(t *testing.T) {
 			snap := scanDir(t, "testdata/scenarios/"+tt.name)
 			checkInvariants(t, snap)
 			got := summary(snap)
-			if g, w := strings.Join(got, "\n"), strings.Join(tt.want, "\n"); g != w {
+			if g, w := strings.Join(got, "\n"), strings.Join(tt.want, "\n"); tt.want != nil && g != w {
 				t.Fatalf("snapshot:\n%s\nwant:\n%s", g, w)
+			}
+			if tt.rels != nil {
+				var rels []string
+				for _, l := range relLines(t, snap) {
+					if strings.HasPrefix(l, tt.relType) {
+						rels = append(rels, l)
+					}
+				}
+				if g, w := strings.Join(rels, "\n"), strings.Join(tt.rels, "\n"); g != w {
+					t.Errorf("relations:\n%s\nwant:\n%s", g, w)
+				}
 			}
 			for _, st := range snap.Sources {
 				want := tt.errs[st.Name]

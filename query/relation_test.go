@@ -16,21 +16,14 @@ const (
 	firefox = "client:pipewire:Firefox"   // a player stream linked to the Scarlett
 )
 
-// relEnv is the seeded studio with the BeatStep bound to its device and a cable declared
-// through GraphQL: BeatStep MIDI OUT → JD-Xi MIDI IN. It returns the cable's id.
+// relEnv is the seeded studio with the BeatStep bound and a cable declared through
+// GraphQL (querytest.SeedCable): BeatStep MIDI OUT → JD-Xi MIDI IN. It returns the cable's
+// id.
 func relEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	e := newEnv(t, query.Options{})
 	e.seed()
-	if _, err := e.svc.Bind(e.ctx, graph.BindInput{Ref: "usb:3-4.1", IdentityID: "identity:beatstep"}); err != nil {
-		t.Fatal(err)
-	}
-	d := e.ok(`mutation { relate(input: {from: "beatstep", fromPort: "MIDI OUT", type: "cable", to: "jdxi", toPort: "MIDI IN", attrs: {kind: "midi-din", length: "1.5m"}}){ action relation { id } } }`, nil)
-	id, _ := get(d, "relate.relation.id").(string)
-	if get(d, "relate.action") != "add" || !strings.HasPrefix(id, "rel:") {
-		t.Fatalf("relate: %v", d)
-	}
-	return e, id
+	return e, e.SeedCable()
 }
 
 // eventCount is the number of events in the changelog.

@@ -74,8 +74,8 @@ type Relation struct {
 	Observed bool              `json:"observed,omitempty"`
 	Source   string            `json:"source,omitempty"` // observed: usb, alsa, pipewire
 	Author   string            `json:"author,omitempty"` // declared: the actor who added it
-	Created  time.Time         `json:"created_at,omitempty"`
-	Updated  time.Time         `json:"updated_at,omitempty"` // declared: last relation.update
+	Created  time.Time         `json:"created_at,omitzero"`
+	Updated  time.Time         `json:"updated_at,omitzero"` // declared: last relation.update
 }
 
 // RelationCreate declares a relation. From and To may be typed as any id form the

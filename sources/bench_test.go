@@ -3,6 +3,8 @@ package sources
 import (
 	"context"
 	"testing"
+
+	"github.com/devgraph/devgraph/sources/fixture"
 )
 
 // BenchmarkDemoRigScan reads the whole demo rig — sysfs walk, procfs cards and sequencer
@@ -11,8 +13,8 @@ import (
 func BenchmarkDemoRigScan(b *testing.B) {
 	l := Demo("testdata/demo")
 	ctx := context.Background()
-	if n := len(l.Scan(ctx).Devices); n != 10 {
-		b.Fatalf("demo rig shows %d devices, want 10", n)
+	if n, want := len(l.Scan(ctx).Devices), fixture.DemoRig().Counts().Devices; n != want {
+		b.Fatalf("demo rig shows %d devices, want %d", n, want)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -89,14 +89,6 @@ func (m *merger) union(a, b int, why string) bool {
 	return true
 }
 
-// merge turns what the sources read into one ObservedDevice per physical device. Any of
-// the readings may be nil (that source failed); the others still give their devices,
-// and a device keeps the same key as long as one source that knows its USB place sees it.
-func merge(usb []*usbDevice, alsa *alsaReading, pw *pwReading) ([]*graph.ObservedDevice, map[string][]string) {
-	devs, notes, _ := mergeReadings(usb, usb != nil, alsa, pw, nil)
-	return devs, notes
-}
-
 // merged says which device each piece of evidence ended up in, so observed relations
 // name merged devices: a USB device by its sysfs name (3-3.2, usb3), a sequencer client
 // by number (from seq/clients or PipeWire's Midi-Bridge), a PipeWire device by id.
@@ -124,7 +116,10 @@ func rememberUSB(usb []*usbDevice) usbMemory {
 	return mem
 }
 
-// mergeReadings is merge with the usb source's status spelled out: usbOK says the usb
+// mergeReadings turns what the sources read into one ObservedDevice per physical device,
+// and says which device each piece of evidence ended up in. Any of the readings may be
+// nil (that source failed); the others still give their devices, and a device keeps the
+// same key as long as one source that knows its USB place sees it. usbOK says the usb
 // source answered (usb may then be empty). When it did, a device ALSA or PipeWire place
 // on USB that the usb reading does not show is left out (see the package comment); when
 // it did not, mem (may be nil) supplies the serial last seen at a device's USB place.

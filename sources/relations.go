@@ -176,7 +176,7 @@ func (o *observation) subscribed(clients []*seqClient, idx *merged) {
 	}
 	for _, c := range clients {
 		if !c.Kernel && byNum[c.Number] == c {
-			o.alsaClient(c, idx) // user clients are listed, subscribed or not
+			o.alsaClient(c) // user clients are listed, subscribed or not
 		}
 	}
 	portName := func(c *seqClient, n int) (string, bool) {
@@ -254,10 +254,10 @@ func (o *observation) seqEnd(c *seqClient, idx *merged) *end {
 	if c.Kernel && c.Number >= 16 {
 		return nil
 	}
-	return &end{client: o.alsaClient(c, idx)}
+	return &end{client: o.alsaClient(c)}
 }
 
-func (o *observation) alsaClient(c *seqClient, _ *merged) *clientRec {
+func (o *observation) alsaClient(c *seqClient) *clientRec {
 	if r := o.alsa[c.Number]; r != nil {
 		return r
 	}

@@ -158,3 +158,67 @@ func eventsAfter(t *testing.T, ctx context.Context, svc *identity.Service, seq u
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out
 }
+
+// The demo rig recorded by a fresh store: every device the rig's description counts is
+// listed and present, root hubs and hubs as infrastructure that cannot be bound, each
+// device's first discovery one device.appear event, and the unbound list the devices that
+// are no infrastructure.
+func TestDemoRigRecorded(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	rig := fixture.DemoRig()
+	if err := rig.Write(root); err != nil {
+		t.Fatal(err)
+	}
+	live := sources.Demo(root)
+	live.ShareWindow = -1
+	svc := identity.New(storetest.MustOpen(t), live, nil)
+	if err := svc.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	ctx := graph.WithActor(context.Background(), "cli:tester")
+	if _, err := svc.Observe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := rig.Counts()
+	all, total, _, err := svc.Devices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	infra := 0
+	for _, v := range all {
+		if !v.Present {
+			t.Errorf("%s not present", v.Ref)
+		}
+		if v.Infra {
+			infra++
+		}
+	}
+	if total != c.Devices || len(all) != c.Devices || infra != c.Infra {
+		t.Errorf("devices %d (total %d), infra %d; the rig says %d and %d", len(all), total, infra, c.Devices, c.Infra)
+	}
+	unbound, err := svc.Unbound(ctx)
+	if err != nil || len(unbound) != c.Bindable {
+		t.Errorf("unbound %d (%v), the rig says %d", len(unbound), err, c.Bindable)
+	}
+	appeared := 0
+	for _, e := range allEvents(t, ctx, svc) {
+		if e.Action == "device.appear" {
+			appeared++
+		}
+	}
+	if appeared != c.Devices {
+		t.Errorf("%d device.appear events on first discovery, want one per device (%d)", appeared, c.Devices)
+	}
+	for _, ref := range fixture.RootHubRefs() {
+		v, err := svc.Device(ctx, ref)
+		if err != nil || !v.Infra || !strings.HasPrefix(v.Key, "usb-root:"+fixture.Controller+":") {
+			t.Errorf("root hub %s: %+v, %v", ref, v, err)
+			continue
+		}
+		if _, err := svc.Bind(ctx, graph.BindInput{Ref: ref, NewName: "Controller"}); graph.ErrorCode(err) != graph.EINVALID {
+			t.Errorf("binding root hub %s: %v, want EINVALID", ref, err)
+		}
+	}
+}

@@ -34,7 +34,7 @@ var eventLineSeeds = []string{
 	`{"type":"event","event":{"seq":1,"after":{"a":"\u00e9"}},"also":["x"]}`,
 	`{"type":"event","event":{"seq":1,"time":"not a time"}}`,
 	"{\"type\":\"event\",\"event\":{\"seq\":1,\"actor\":\"\xff\"}}",
-	`{"type":"relation","relation":{"id":"rel:019a0000-0000-7000-8000-000000000001","type":"cable","from":"identity:keystep","from_port":"MIDI OUT","to":"identity:jdxi","to_port":"MIDI IN","attrs":{"kind":"midi-din","length":"2m"},"author":"cli:bench","created_at":"2026-01-01T00:00:01Z","updated_at":"0001-01-01T00:00:00Z"}}`,
+	`{"type":"relation","relation":{"id":"rel:019a0000-0000-7000-8000-000000000001","type":"cable","from":"identity:keystep","from_port":"MIDI OUT","to":"identity:jdxi","to_port":"MIDI IN","attrs":{"kind":"midi-din","length":"2m"},"author":"cli:bench","created_at":"2026-01-01T00:00:01Z"}}`,
 	`{"type":"relation","relation":{"id":"rel:1","type":"controls","from":"identity:a","to":"device:k","attrs":{},"created_at":"2026-01-01T00:00:01Z"}}`,
 	`{"type":"relation","relation":{"id":"rel:1","attrs":{"a":"1","a":"2"}}}`,
 	`{"type":"relation","relation":{"id":"rel:1","attrs":{"a":1}}}`,

@@ -118,6 +118,39 @@ type journey struct {
 		Text    string `json:"text"`
 	} `json:"badBind"`
 	SchemaHasQuery bool `json:"schemaHasQuery"`
+	Relate         struct {
+		ID     string `json:"id"`
+		Action string `json:"action"`
+		Events int    `json:"events"`
+	} `json:"relate"`
+	RelateAgain struct {
+		ID      string `json:"id"`
+		Action  string `json:"action"`
+		Existed bool   `json:"existed"`
+		Events  int    `json:"events"`
+	} `json:"relateAgain"`
+	Trace struct {
+		Lines []string   `json:"lines"`
+		Ends  []string   `json:"ends"`
+		Hops  []traceHop `json:"hops"`
+	} `json:"trace"`
+	Path struct {
+		Found bool     `json:"found"`
+		Types []string `json:"types"`
+		Lines []string `json:"lines"`
+	} `json:"path"`
+	RelationTypes []string `json:"relationTypes"`
+	BadRelate     struct {
+		IsError bool   `json:"isError"`
+		Text    string `json:"text"`
+	} `json:"badRelate"`
+}
+
+// traceHop is one hop of graph_trace as the client reports it.
+type traceHop struct {
+	Type     string `json:"type"`
+	Observed bool   `json:"observed"`
+	To       string `json:"to"`
 }
 
 func runClient(t *testing.T, node string, args ...string) journey {
@@ -194,6 +227,44 @@ func checkJourney(t *testing.T, j journey) {
 	}
 	if !j.SchemaHasQuery {
 		t.Error("devgraph://schema lacks type Query")
+	}
+	checkRelations(t, j)
+}
+
+// checkRelations checks the relation part of the journey: a cable added once (the repeat
+// wrote nothing), traced through the JD-Xi's sequencer subscription to the DAW, the robot
+// base's via chain to its controller, and a mistyped type refused with the way out.
+func checkRelations(t *testing.T, j journey) {
+	t.Helper()
+	for _, tool := range []string{"graph_relate", "graph_trace"} {
+		if !slices.Contains(j.Tools, tool) {
+			t.Errorf("tools/list lacks %s", tool)
+		}
+	}
+	if !strings.HasPrefix(j.Relate.ID, "rel:") || j.Relate.Action != "add" || j.Relate.Events != 1 {
+		t.Errorf("graph_relate add: %+v", j.Relate)
+	}
+	if j.RelateAgain.ID != j.Relate.ID || j.RelateAgain.Action != "none" || !j.RelateAgain.Existed || j.RelateAgain.Events != 0 {
+		t.Errorf("graph_relate repeated: %+v", j.RelateAgain)
+	}
+	if !slices.ContainsFunc(j.Trace.Lines, func(l string) bool {
+		return strings.HasPrefix(l, "KeyStep [MIDI OUT] —cable→ [MIDI IN] Roland JD-Xi") && strings.HasSuffix(l, "Bitwig Studio (end)")
+	}) {
+		t.Errorf("graph_trace from the KeyStep does not reach the DAW: %q", j.Trace.Lines)
+	}
+	if !slices.ContainsFunc(j.Trace.Hops, func(h traceHop) bool {
+		return h.Type == "subscribed" && h.Observed && strings.HasPrefix(h.To, "client:alsa:")
+	}) {
+		t.Errorf("graph_trace hops lack the observed subscription: %+v", j.Trace.Hops)
+	}
+	if !j.Path.Found || len(j.Path.Types) == 0 || slices.ContainsFunc(j.Path.Types, func(s string) bool { return s != "via" }) {
+		t.Errorf("graph_trace path robot base → controller: %+v", j.Path)
+	}
+	if !slices.Contains(j.RelationTypes, "cable") || !slices.Contains(j.RelationTypes, "via") {
+		t.Errorf("graph_suggest_tags relation types %v", j.RelationTypes)
+	}
+	if !j.BadRelate.IsError || !strings.Contains(j.BadRelate.Text, "new_type: true") || !strings.Contains(j.BadRelate.Text, "cabel") {
+		t.Errorf("graph_relate with a mistyped type: %+v", j.BadRelate)
 	}
 }
 

@@ -67,6 +67,31 @@ out.changelog = log.events.map((e) => ({ action: e.action, actor: e.actor, reque
 const bad = await client.callTool({ name: "graph_bind", arguments: {} });
 out.badBind = { isError: bad.isError === true, text: bad.content?.[0]?.text ?? "" };
 
+// Relations: cable the KeyStep to the JD-Xi, trace the signal to the DAW, find the
+// robot base's way to its USB controller. The SDK checks each result against the
+// tool's output schema.
+const keystep = (await call("graph_find", { text: "keystep", kind: "device" })).results[0]?.ref;
+if (!keystep) fail("graph_find found no KeyStep");
+await call("graph_bind", { ref: keystep, new_name: "KeyStep", slug: "keystep" });
+const cable = {
+  op: "add", from: "keystep", from_port: "MIDI OUT", type: "cable",
+  to: bound.identity.id, to_port: "MIDI IN", attrs: { kind: "midi-din" },
+};
+const rel = await call("graph_relate", cable);
+out.relate = { id: rel.relation.id, action: rel.action, events: rel.events };
+const again = await call("graph_relate", cable);
+out.relateAgain = { id: again.relation.id, action: again.action, existed: again.existed, events: again.events };
+const trace = await call("graph_trace", { from: "keystep" });
+out.trace = { lines: trace.lines, ends: trace.ends, hops: trace.hops.map((h) => ({ type: h.type, observed: h.observed, to: h.to })) };
+const base = (await call("graph_find", { text: "FT232R", kind: "device" })).results[0]?.ref;
+if (!base) fail("graph_find found no robot base");
+const path = await call("graph_trace", { from: base, to: "usb:usb3" });
+out.path = { found: path.found, types: path.hops.map((h) => h.type), lines: path.lines };
+const types = await call("graph_suggest_tags", { namespace: "relation" });
+out.relationTypes = types.relation_types.map((t) => t.type);
+const badRelate = await client.callTool({ name: "graph_relate", arguments: { ...cable, type: "cabel" } });
+out.badRelate = { isError: badRelate.isError === true, text: badRelate.content?.[0]?.text ?? "" };
+
 const schema = await client.readResource({ uri: "devgraph://schema" });
 out.schemaHasQuery = schema.contents[0].text.includes("type Query");
 

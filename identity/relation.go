@@ -291,7 +291,27 @@ func (s *Service) Relate(ctx context.Context, c graph.RelationCreate) (*graph.Re
 	if c.To, err = s.declaredEndpoint(ctx, "to", c.To); err != nil {
 		return nil, err
 	}
+	if err := s.refuseBoundLoop(ctx, c.From, c.To); err != nil {
+		return nil, err
+	}
 	return rs.Relate(ctx, c)
+}
+
+// refuseBoundLoop refuses a relation between an identity and a device bound to it: the
+// two are one vertex, so the relation would be a self-loop.
+func (s *Service) refuseBoundLoop(ctx context.Context, from, to string) error {
+	ident, dev := from, to
+	if graph.KindOf(ident) != graph.KindIdentity {
+		ident, dev = to, from
+	}
+	if graph.KindOf(ident) != graph.KindIdentity || graph.KindOf(dev) != graph.KindDevice {
+		return nil
+	}
+	d, err := s.store.FindDeviceByID(ctx, dev)
+	if err != nil || d.IdentityID != ident {
+		return nil
+	}
+	return graph.FieldErrorf(graph.EINVALID, "to", "%s is bound to %s, so they are one thing and the relation would be a self-loop; relate the identity to something else", dev, ident)
 }
 
 // UpdateRelation changes a declared relation's attrs or ports.

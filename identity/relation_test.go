@@ -325,6 +325,11 @@ func TestRelations_ClientsTypesAndRefusals(t *testing.T) {
 	}
 	_, err = s.svc.Relate(s.ctx, graph.RelationCreate{From: "Bitwig Studio", Type: "controls", To: "jdxi"})
 	wantCode(t, err, graph.EINVALID, "live endpoints cannot be declared")
+	// An identity and its bound device are one thing: relating them is a self-loop.
+	_, err = s.svc.Relate(s.ctx, graph.RelationCreate{From: "jdxi", Type: "controls", To: s.jdxiRef})
+	wantCode(t, err, graph.EINVALID, "self-loop", "bound to identity:jdxi")
+	_, err = s.svc.Relate(s.ctx, graph.RelationCreate{From: s.jdxiDev, Type: "part_of", To: "jdxi"})
+	wantCode(t, err, graph.EINVALID, "self-loop")
 	_, err = s.svc.Relate(s.ctx, graph.RelationCreate{From: "jdx1", Type: "controls", To: "keystep"})
 	wantCode(t, err, graph.ENOTFOUND, "identity:jdxi")
 	if graph.ErrorField(err) != "from" {

@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -19,10 +20,26 @@ type browseNode struct {
 	Depth  int      `json:"depth"`
 }
 
+// browseEdge is one link from a browsed node. For a relation it keeps the relation's
+// own direction (from → to, whichever end was browsed) with its id, ports and kind;
+// next is the end the walk goes on to.
 type browseEdge struct {
-	From string `json:"from"`
-	Rel  string `json:"rel"`
-	To   string `json:"to"`
+	From     string `json:"from"`
+	Rel      string `json:"rel"`
+	To       string `json:"to"`
+	Relation string `json:"relation,omitempty"`
+	FromPort string `json:"from_port,omitempty"`
+	ToPort   string `json:"to_port,omitempty"`
+	Observed bool   `json:"observed,omitempty"`
+	next     string
+}
+
+// neighbour is the node an edge leads the walk to.
+func (e browseEdge) neighbour() string {
+	if e.next != "" {
+		return e.next
+	}
+	return e.To
 }
 
 const maxBrowseNodes = 200
@@ -31,8 +48,11 @@ func (s *Server) browseTool() *toolDef {
 	return &toolDef{
 		name:  "graph_browse",
 		title: "Browse a node and its neighbours",
-		desc: "Show one node and its neighbours to a depth: an identity's hints, tags, notes and bound devices; a device's identity, " +
-			"tags and notes; a tag's nodes. Use after graph_find to understand a thing before changing it. " + idForms +
+		desc: "Show one node and its neighbours to a depth: an identity's hints, tags, notes, bound devices and relations; a device's " +
+			"identity, tags, notes and relations; a client's relations; a tag's nodes; a relation's two ends. Relations are edges named by " +
+			"their type (cable, controls, via, linked, subscribed …) with their id and ports, declared ones and those the sources observe " +
+			"live (observed: true) alike, in their own direction whichever end you browse. Use after graph_find to understand a thing " +
+			"before changing it; graph_trace follows a signal further. " + idForms + " Clients: client:<source>:<name>. Relations: rel:…, obs:…." +
 			fmt.Sprintf(" depth 1-3 (default 1); limit caps neighbours per node; at most %d nodes per call — when a limit cuts the walk, truncated is true and counts say how much was left out.", maxBrowseNodes),
 		params: []param{
 			{name: "id", typ: "string", required: true, maxLen: 300, desc: "the node to start from", example: `"identity:roland-jd-xi"`},
@@ -42,7 +62,7 @@ func (s *Server) browseTool() *toolDef {
 		out: outputSchema(
 			outProp{"root", "object", "the starting node with its full record", true},
 			outProp{"nodes", "array", "nodes reached: id, kind, name, detail, tags, depth", true},
-			outProp{"edges", "array", "edges: from, rel, to", true},
+			outProp{"edges", "array", "edges: from, rel, to; relations also relation (id), from_port, to_port, observed", true},
 			outProp{"truncated", "boolean", "true when a limit cut the walk", true},
 			outProp{"counts", "object", "nodes, edges, omitted (neighbours left out)", true},
 		),
@@ -52,7 +72,7 @@ func (s *Server) browseTool() *toolDef {
 }
 
 func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	rootID, err := s.svc.ResolveID(ctx, strings.TrimSpace(c.str("id")))
+	rootID, err := s.resolveNode(ctx, strings.TrimSpace(c.str("id")))
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +119,8 @@ func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 			}
 			for _, e := range nbrs {
 				edges = append(edges, e)
-				if seen[e.To] == nil {
-					next = append(next, e.To)
+				if seen[e.neighbour()] == nil {
+					next = append(next, e.neighbour())
 				}
 			}
 		}
@@ -115,10 +135,28 @@ func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 	b.WriteByte('\n')
 	for _, e := range edges {
 		name := ""
-		if n := seen[e.To]; n != nil && n.Name != "" {
+		if n := seen[e.neighbour()]; n != nil && n.Name != "" {
 			name = fmt.Sprintf(" %q", n.Name)
 		}
-		fmt.Fprintf(&b, "  %s -%s-> %s%s\n", e.From, e.Rel, e.To, name)
+		if e.Relation == "" {
+			fmt.Fprintf(&b, "  %s -%s-> %s%s\n", e.From, e.Rel, e.To, name)
+			continue
+		}
+		named := func(id string) string {
+			if n := seen[id]; n != nil && n.Name != "" {
+				return fmt.Sprintf("%s %q", id, n.Name)
+			}
+			return id
+		}
+		var hop strings.Builder
+		writeHop(&hop, e.FromPort, e.Rel, e.ToPort, e.Observed, false)
+		fmt.Fprintf(&b, "  %s%s%s (%s)\n", named(e.From), hop.String(), named(e.To), e.Relation)
+	}
+	for _, e := range edges {
+		if e.Observed {
+			b.WriteString("  (* observed live by a source, not declared)\n")
+			break
+		}
 	}
 	if truncated {
 		fmt.Fprintf(&b, "(truncated: %d neighbour(s) left out; raise limit, lower depth, or browse from a neighbour)\n", omitted)
@@ -142,6 +180,30 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		}
 		edges = append(edges, browseEdge{From: id, Rel: rel, To: to})
 	}
+	// addRelations lists the node's relations (its vertex's: an identity's and its
+	// present bound devices'), each leading on to the end that is not one of own.
+	addRelations := func(own ...string) error {
+		rels, total, _, err := s.svc.FindRelations(ctx, graph.RelationFilter{Node: id, First: limit})
+		if err != nil {
+			return err
+		}
+		for _, r := range rels {
+			if len(edges) >= limit {
+				more++
+				continue
+			}
+			next := r.To
+			if slices.Contains(own, r.To) {
+				next = r.From
+			}
+			edges = append(edges, browseEdge{From: r.From, Rel: r.Type, To: r.To, Relation: r.ID,
+				FromPort: r.FromPort, ToPort: r.ToPort, Observed: r.Observed, next: next})
+		}
+		if total > len(rels) {
+			more += total - len(rels)
+		}
+		return nil
+	}
 	switch graph.KindOf(id) {
 	case graph.KindIdentity:
 		ident, err := s.svc.FindIdentityByID(ctx, id, graph.IdentityParts{Notes: true, Devices: true})
@@ -158,6 +220,13 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		}
 		for _, nt := range ident.Notes {
 			addEdge("note", nt.ID)
+		}
+		own := []string{id}
+		for _, d := range ident.Devices {
+			own = append(own, d.ID)
+		}
+		if err := addRelations(own...); err != nil {
+			return nil, nil, nil, 0, err
 		}
 		return n, ident, edges, more, nil
 	case graph.KindDevice:
@@ -188,7 +257,30 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 				more += total - len(notes)
 			}
 		}
+		if err := addRelations(id, dv.BoundTo); err != nil {
+			return nil, nil, nil, 0, err
+		}
 		return n, dv, edges, more, nil
+	case graph.KindClient:
+		cl, err := s.svc.Client(ctx, id)
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		n := &browseNode{ID: id, Kind: "client", Name: cl.Name, Detail: fmt.Sprintf("an application the %s source sees; live only", cl.Source)}
+		if err := addRelations(id); err != nil {
+			return nil, nil, nil, 0, err
+		}
+		return n, cl, edges, more, nil
+	case graph.KindRelation, graph.KindObserved:
+		r, err := s.svc.FindRelationByID(ctx, id)
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		v := viewRelation(r, s.nodeNames(ctx))
+		n := &browseNode{ID: id, Kind: "relation", Name: r.Type, Detail: renderRelation(v)}
+		addEdge("from", r.From)
+		addEdge("to", r.To)
+		return n, v, edges, more, nil
 	case graph.KindTag:
 		tag := strings.TrimPrefix(id, "tag:")
 		ids, total, _, err := s.svc.FindTagged(ctx, tag, limit, "")
@@ -208,5 +300,25 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		// look up by id, so show the id.
 		return &browseNode{ID: id, Kind: "note"}, map[string]any{"id": id}, nil, 0, nil
 	}
-	return nil, nil, nil, 0, graph.FieldErrorf(graph.EINVALID, "id", "cannot browse %q; give an identity, device, tag or note id. %s", id, idForms)
+	return nil, nil, nil, 0, graph.FieldErrorf(graph.EINVALID, "id", "cannot browse %q; give an identity, device, client, relation, tag or note id. %s", id, idForms)
+}
+
+// resolveNode resolves what a model typed into a node id. Clients and relations are not
+// stored nodes the resolver knows: a client id is checked against the live clients, a
+// relation id by finding the relation.
+func (s *Server) resolveNode(ctx context.Context, raw string) (string, error) {
+	switch graph.KindOf(raw) {
+	case graph.KindClient:
+		if _, err := s.svc.Client(ctx, raw); err != nil {
+			return "", err
+		}
+		return raw, nil
+	case graph.KindRelation, graph.KindObserved:
+		r, err := s.svc.FindRelationByID(ctx, raw)
+		if err != nil {
+			return "", err
+		}
+		return r.ID, nil
+	}
+	return s.svc.ResolveID(ctx, raw)
 }

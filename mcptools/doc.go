@@ -1,7 +1,7 @@
 // Package mcptools serves devgraph over the Model Context Protocol (mark3labs/mcp-go):
 // graph tools (graph_query, graph_find, graph_browse, graph_bind, graph_unbind,
 // graph_unbound, graph_tag, graph_note, graph_identity, graph_suggest_tags,
-// graph_changelog), robot tools (robot_status, robot_navigate, robot_stop, robot_arm,
+// graph_changelog, graph_relate, graph_trace), robot tools (robot_status, robot_navigate, robot_stop, robot_arm,
 // robot_disarm, robot_detect, robot_grasp, robot_release, robot_parameters), resources
 // (devgraph://schema, devgraph://node/{+id}, devgraph://robot/{+id}/state,
 // devgraph://changelog/recent) and prompts for the common journeys.

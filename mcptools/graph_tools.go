@@ -11,8 +11,9 @@ var whyParam = param{name: "why", typ: "string", maxLen: graph.MaxMsgLen,
 
 // graphTools lists the graph_* tools, each in its own file by noun: find_tool.go,
 // browse_tool.go, bind_tool.go (graph_unbound, graph_bind, graph_unbind), tag_tool.go
-// (graph_tag, graph_suggest_tags), note_tool.go, identity_tool.go, changelog_tool.go and
-// query_tool.go; paging.go holds the cursors and list helpers they share.
+// (graph_tag, graph_suggest_tags), note_tool.go, identity_tool.go, changelog_tool.go,
+// query_tool.go, relate_tool.go and trace_tool.go; paging.go holds the cursors and list
+// helpers they share, schema.go the output schemas derived from result types.
 func (s *Server) graphTools() []*toolDef {
 	return []*toolDef{
 		s.findTool(),
@@ -26,5 +27,7 @@ func (s *Server) graphTools() []*toolDef {
 		s.suggestTagsTool(),
 		s.changelogTool(),
 		s.queryTool(),
+		s.relateTool(),
+		s.traceTool(),
 	}
 }

@@ -21,8 +21,8 @@ func (s *Server) identityTool() *toolDef {
 		title: "Create, change, merge or delete identities and their hints",
 		desc: "Manage identities (the stable names of physical things, id identity:<slug>) and their hints (fingerprints kind=value). " +
 			"Actions: create {name, slug?, hints?, data?}; rename {id, name}; update {id, data and/or name}; delete {id} (its hints, tags, " +
-			"notes and bindings go with it, all recorded; restore brings it back); merge {id, into} (moves id's hints, tags, notes and " +
-			"bindings into into, then deletes id); restore {id}; hint_add {id, hints, move?}; hint_remove {id, hints}. " +
+			"notes, bindings and relations go with it, all recorded; restore brings them back); merge {id, into} (moves id's hints, tags, " +
+			"notes, bindings and relations into into, then deletes id); restore {id}; hint_add {id, hints, move?}; hint_remove {id, hints}. " +
 			"Hints are kind=value strings; kinds: usb_serial (vid:pid:serial), mac, robot_serial (unit: one physical unit, never on two " +
 			"identities — pass move: true to take one over), usb_id (vid:pid), usb_path (3-3.1.2), alsa_card_id, alsa_longname, " +
 			"midi_client, pipewire_device. To bind a plugged-in device prefer graph_bind, which copies its fingerprints for you.",
@@ -101,7 +101,7 @@ func (s *Server) identity(ctx context.Context, c *call) (*mcp.CallToolResult, er
 	case "delete":
 		if err = s.svc.DeleteIdentity(ctx, id); err == nil {
 			return result(map[string]any{"action": action, "deleted": id, "request_id": c.requestID},
-				fmt.Sprintf("Deleted %s with its hints, tags, notes and bindings (graph_identity restore brings it back).", id))
+				fmt.Sprintf("Deleted %s with its hints, tags, notes, bindings and relations (graph_identity restore brings them back).", id))
 		}
 	case "merge":
 		into := strings.TrimSpace(c.str("into"))

@@ -66,8 +66,9 @@ func (s *Server) promptDescribe(ctx context.Context, req mcp.GetPromptRequest) (
 	}
 	b.WriteString("Steps:\n" +
 		"1. Call graph_find (no text) to list identities and devices, and graph_unbound for devices devgraph does not know yet.\n" +
-		"2. For anything interesting call graph_browse to see its hints, tags, notes and bound devices.\n" +
-		"3. Summarise by role (synths, audio interfaces, controllers, robots…), say which are offline, and list unbound devices with their best candidate.\n" +
+		"2. For anything interesting call graph_browse to see its hints, tags, notes, bound devices and relations (cables, links, subscriptions, which hub it hangs off).\n" +
+		"3. Where signals flow (controllers, synths, audio interfaces) call graph_trace to follow them to where they end.\n" +
+		"4. Summarise by role (synths, audio interfaces, controllers, robots…) and how they are connected, say which are offline, and list unbound devices with their best candidate.\n" +
 		"Do not change anything; this is a read-only tour.\n")
 	if focus != "" {
 		fmt.Fprintf(&b, "Focus on %q (as a tag, pass it to graph_find tags; otherwise as text).\n", focus)

@@ -40,8 +40,9 @@ func (s *Server) addResources() {
 		mcp.WithMIMEType("application/json")),
 		s.readChangelog)
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(nodePrefix+"{+id}", "Node",
-		mcp.WithTemplateDescription("One node with everything attached: an identity (hints, tags, notes, bound devices), a device "+
-			"(ref, fingerprints, match, binding, tags, notes) or a tag (the nodes carrying it). Ids contain colons: "+
+		mcp.WithTemplateDescription("One node with everything attached: an identity (hints, tags, notes, bound devices, relations), a device "+
+			"(ref, fingerprints, match, binding, tags, notes, relations), a client (its observed relations), a relation, a note or a tag "+
+			"(the nodes carrying it). Relations are declared first, then observed (observed: true), up to a page, with relations_total. Ids contain colons: "+
 			"devgraph://node/identity:roland-jd-xi, devgraph://node/usb:3-3.2. Subscribe to hear when it changes, hot-plug included."),
 		mcp.WithTemplateMIMEType("application/json")),
 		s.readNode)
@@ -66,7 +67,7 @@ func (s *Server) resourceError(uri string, err error) error {
 		s.log.Error("resource read failed", "uri", uri, "err", err)
 		return errors.New("devgraph internal error reading " + uri + "; the server log has the details")
 	}
-	return errors.New(graph.ErrorMessage(err))
+	return errors.New(relationVocabulary(graph.ErrorMessage(err)))
 }
 
 func (s *Server) readSchema(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
@@ -111,7 +112,7 @@ func (s *Server) nodeDoc(ctx context.Context, raw string) (any, error) {
 		}
 		return map[string]any{"id": raw, "kind": "tag", "tag": tag, "count": total, "nodes": nonNil(ids)}, nil
 	}
-	id, err := s.svc.ResolveID(ctx, raw)
+	id, err := s.resolveNode(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func (s *Server) nodeDoc(ctx context.Context, raw string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"kind": "identity", "identity": ident}, nil
+		return s.withRelations(ctx, id, map[string]any{"kind": "identity", "identity": ident})
 	case graph.KindDevice:
 		dv, err := s.svc.Device(ctx, id)
 		if err != nil {
@@ -131,7 +132,19 @@ func (s *Server) nodeDoc(ctx context.Context, raw string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"kind": "device", "device": dv, "notes": nonNil(notes)}, nil
+		return s.withRelations(ctx, id, map[string]any{"kind": "device", "device": dv, "notes": nonNil(notes)})
+	case graph.KindClient:
+		cl, err := s.svc.Client(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return s.withRelations(ctx, id, map[string]any{"kind": "client", "client": cl})
+	case graph.KindRelation, graph.KindObserved:
+		r, err := s.svc.FindRelationByID(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"kind": "relation", "relation": viewRelation(r, s.nodeNames(ctx))}, nil
 	case graph.KindNote:
 		n, err := s.svc.FindNoteByID(ctx, id)
 		if err != nil {
@@ -140,6 +153,23 @@ func (s *Server) nodeDoc(ctx context.Context, raw string) (any, error) {
 		return map[string]any{"kind": "note", "note": n}, nil
 	}
 	return map[string]any{"id": id, "kind": string(graph.KindOf(id))}, nil
+}
+
+// withRelations adds a node's relations (its vertex's, declared first, then observed;
+// one page) and their total to doc.
+func (s *Server) withRelations(ctx context.Context, id string, doc map[string]any) (any, error) {
+	rels, total, _, err := s.svc.FindRelations(ctx, graph.RelationFilter{Node: id, First: s.opts.MaxPage})
+	if err != nil {
+		return nil, err
+	}
+	names := s.nodeNames(ctx)
+	views := make([]relationView, len(rels))
+	for i, r := range rels {
+		views[i] = viewRelation(r, names)
+	}
+	doc["relations"] = views
+	doc["relations_total"] = total
+	return doc, nil
 }
 
 func (s *Server) readRobot(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

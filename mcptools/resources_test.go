@@ -183,7 +183,7 @@ func TestPrompts(t *testing.T) {
 				args map[string]string
 				want []string
 			}{
-				{PromptDescribeSetup, map[string]string{"focus": "role:synth"}, []string{"graph_find", "graph_unbound", "usb:3-3.2", "role:synth"}},
+				{PromptDescribeSetup, map[string]string{"focus": "role:synth"}, []string{"graph_find", "graph_unbound", "graph_trace", "usb:3-3.2", "role:synth"}},
 				{PromptBindNewDevice, map[string]string{"name": "Roland JD-Xi"}, []string{"graph_unbound", "graph_bind", "graph_suggest_tags", "Roland JD-Xi"}},
 				{PromptReviewChanges, map[string]string{"since": "7d", "actor": "mcp:*"}, []string{`graph_changelog {since: "7d", actor: "mcp:*"}`}},
 				{PromptRobotMission, map[string]string{"robot": "robot:scout", "object": "crate"}, []string{"robot_arm", "robot_navigate", "robot_grasp", "robot_release", "robot:scout", "crate"}},

@@ -173,7 +173,8 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 const instructions = `devgraph keeps a graph of the hardware around you: devices as the sources see them (usb:3-3.2, alsa:card:PCH, robot:scout), stable identities for them (identity:<slug>), tags (namespace:value), notes, and an audit changelog.
 Start with graph_find or graph_unbound; graph_browse shows a node and its neighbours; graph_query runs any GraphQL read (schema: resource devgraph://schema).
-Before tagging, call graph_suggest_tags and reuse existing terms. Robots: robot_status, then robot_arm before robot_navigate.`
+Before tagging, call graph_suggest_tags and reuse existing terms. Robots: robot_status, then robot_arm before robot_navigate.
+Connections: graph_relate declares how things are wired (a cable from the KeyStep's MIDI OUT to the JD-Xi's MIDI IN; reuse the types graph_suggest_tags lists under namespace relation); graph_trace follows a signal hop by hop, or finds the path between two things (which hub and controller a device hangs off).`
 
 // listenChanges subscribes to committed changes. When the store drops the subscription
 // (this server fell too far behind its writes; graph.Notifier), the subscribers are told:
@@ -338,11 +339,42 @@ func (s *Server) toolError(tool string, c *call, err error) (*mcp.CallToolResult
 		s.log.Error("tool call failed", "tool", tool, "request_id", c.requestID, "err", err)
 		return nil, fmt.Errorf("devgraph internal error in %s (request %s); the server log has the details", tool, c.requestID)
 	}
-	msg := graph.ErrorMessage(err)
+	// Messages shared by every interface may name a CLI verb; say it in tool names.
+	msg := relationVocabulary(graph.ErrorMessage(err))
+	if tool == "graph_relate" || tool == "graph_trace" {
+		// The service names the offending field; a model needs it in the sentence.
+		if f := graph.ErrorField(err); f != "" && !namesField(msg, f) {
+			msg = f + ": " + msg
+		}
+		return mcp.NewToolResultError(sentences(msg, relationNextStep(tool, code, graph.ErrorField(err), msg))), nil
+	}
 	if next := nextStep(tool, code, msg); next != "" {
 		msg += " " + next
 	}
 	return mcp.NewToolResultError(msg), nil
+}
+
+// namesField reports whether msg already names the argument field: it starts with it,
+// quotes it, or (for a name too long to be an ordinary word, like from_port or attrs)
+// contains it.
+func namesField(msg, f string) bool {
+	for _, sep := range []string{" ", ":", "."} {
+		if strings.HasPrefix(msg, f+sep) {
+			return true
+		}
+	}
+	return strings.Contains(msg, `"`+f+`"`) || (len(f) > 4 && strings.Contains(msg, f))
+}
+
+// sentences joins a message and its next step as two sentences.
+func sentences(msg, next string) string {
+	if next == "" {
+		return msg
+	}
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "?") && !strings.HasSuffix(msg, "!") && !strings.HasSuffix(msg, ")") {
+		msg += "."
+	}
+	return msg + " " + next
 }
 
 func nextStep(tool, code, msg string) string {

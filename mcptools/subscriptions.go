@@ -167,7 +167,7 @@ func (su *subscriptions) markAll() {
 }
 
 // relatedIDs pulls the ids a node's JSON body points at (a note's target, a device's
-// identity, a tag's node).
+// identity, a tag's node, a relation's two ends).
 func relatedIDs(body json.RawMessage) []string {
 	if len(body) == 0 {
 		return nil
@@ -179,12 +179,14 @@ func relatedIDs(body json.RawMessage) []string {
 		ID         string   `json:"id"`
 		Ref        string   `json:"ref"`
 		Aliases    []string `json:"aliases"`
+		From       string   `json:"from"`
+		To         string   `json:"to"`
 	}
 	if json.Unmarshal(body, &d) != nil {
 		return nil
 	}
 	var out []string
-	for _, id := range append([]string{d.Target, d.IdentityID, d.Node, d.ID, d.Ref}, d.Aliases...) {
+	for _, id := range append([]string{d.Target, d.IdentityID, d.Node, d.ID, d.Ref, d.From, d.To}, d.Aliases...) {
 		if id != "" {
 			out = append(out, id)
 		}

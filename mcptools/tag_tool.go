@@ -68,9 +68,12 @@ func (s *Server) suggestTagsTool() *toolDef {
 		title: "Suggest tags to reuse",
 		desc: "List the tag vocabulary: the seeded tags (role, capability, manufacturer, form-factor, location, status, project) and " +
 			"every tag in use with how many nodes carry it, most used first. Call it before graph_tag so you reuse existing terms " +
-			"instead of inventing synonyms. Filter by namespace and/or a text fragment.",
+			"instead of inventing synonyms. Filter by namespace and/or a text fragment. The relation types graph_relate takes are listed " +
+			"too, in relation_types (namespace relation lists only them): the seeded ones (cable, controls, mounted_on, part_of, " +
+			"located_in, powered_by), every type in use with its count, and the reserved observed ones (via, linked, subscribed) — " +
+			"reuse them before minting a new type with new_type: true.",
 		params: []param{
-			{name: "namespace", typ: "string", maxLen: 32, desc: "only this namespace, e.g. role", example: `"role"`},
+			{name: "namespace", typ: "string", maxLen: 32, desc: "only this namespace, e.g. role; relation lists the relation types", example: `"role"`},
 			{name: "text", typ: "string", maxLen: 64, desc: "only tags containing this text", example: `"synth"`},
 			s.limitParam(50), cursorParam,
 		},
@@ -79,6 +82,7 @@ func (s *Server) suggestTagsTool() *toolDef {
 			outProp{"namespaces", "array", "the seeded namespaces", true},
 			outProp{"total", "integer", "tags in all pages", true},
 			outProp{"next_cursor", "string", "pass as cursor for the next page", false},
+			outProp{"relation_types", "array", "the relation types graph_relate takes: type, count (declared relations using it), seeded, reserved (observed only); without a namespace or with namespace relation", false},
 		),
 		readOnly: true, idempotent: true,
 		handler: s.suggestTags,
@@ -87,11 +91,36 @@ func (s *Server) suggestTagsTool() *toolDef {
 
 func (s *Server) suggestTags(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	ns := strings.ToLower(strings.TrimSpace(c.str("namespace")))
+	text := strings.ToLower(strings.TrimSpace(c.str("text")))
+	var relTypes []graph.RelationTypeCount
+	if ns == "" || ns == relationNamespace {
+		all, err := s.svc.RelationTypes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, rt := range all {
+			if text == "" || strings.Contains(rt.Type, text) {
+				relTypes = append(relTypes, rt)
+			}
+		}
+		sort.SliceStable(relTypes, func(i, j int) bool {
+			if relTypes[i].Reserved != relTypes[j].Reserved {
+				return !relTypes[i].Reserved // declarable types first
+			}
+			if relTypes[i].Count != relTypes[j].Count {
+				return relTypes[i].Count > relTypes[j].Count
+			}
+			return relTypes[i].Type < relTypes[j].Type
+		})
+		if ns == relationNamespace {
+			out := map[string]any{"tags": []graph.TagCount{}, "namespaces": graph.SeedNamespaces, "total": 0, "next_cursor": "", "relation_types": nonNil(relTypes)}
+			return result(out, relationTypesText(relTypes))
+		}
+	}
 	tags, err := s.svc.FindTags(ctx, graph.TagFilter{Namespace: ns})
 	if err != nil {
 		return nil, err
 	}
-	text := strings.ToLower(strings.TrimSpace(c.str("text")))
 	var list []graph.TagCount
 	for _, t := range tags {
 		if text == "" || strings.Contains(t.Tag, text) {
@@ -118,5 +147,31 @@ func (s *Server) suggestTags(ctx context.Context, c *call) (*mcp.CallToolResult,
 	if next != "" {
 		b.WriteString("More: call again with cursor=" + next + "\n")
 	}
-	return result(map[string]any{"tags": nonNil(page), "namespaces": graph.SeedNamespaces, "total": len(list), "next_cursor": next}, b.String())
+	out := map[string]any{"tags": nonNil(page), "namespaces": graph.SeedNamespaces, "total": len(list), "next_cursor": next}
+	if ns == "" {
+		out["relation_types"] = nonNil(relTypes)
+		b.WriteString(relationTypesText(relTypes))
+	}
+	return result(out, b.String())
+}
+
+// relationNamespace is the graph_suggest_tags namespace that lists relation types.
+const relationNamespace = "relation"
+
+func relationTypesText(types []graph.RelationTypeCount) string {
+	var b strings.Builder
+	b.WriteString("Relation types for graph_relate:")
+	var reserved []string
+	for _, rt := range types {
+		if rt.Reserved {
+			reserved = append(reserved, rt.Type)
+			continue
+		}
+		fmt.Fprintf(&b, " %s(%d)", rt.Type, rt.Count)
+	}
+	b.WriteByte('\n')
+	if len(reserved) > 0 {
+		fmt.Fprintf(&b, "Observed only (never declared): %s.\n", strings.Join(reserved, ", "))
+	}
+	return b.String()
 }

@@ -14,12 +14,12 @@ import (
 var (
 	allTools = []string{
 		"graph_bind", "graph_browse", "graph_changelog", "graph_find", "graph_identity", "graph_note", "graph_query",
-		"graph_suggest_tags", "graph_tag", "graph_unbind", "graph_unbound",
+		"graph_relate", "graph_suggest_tags", "graph_tag", "graph_trace", "graph_unbind", "graph_unbound",
 		"robot_arm", "robot_detect", "robot_disarm", "robot_grasp", "robot_navigate", "robot_parameters",
 		"robot_release", "robot_status", "robot_stop",
 	}
 	readOnlyTools = []string{
-		"graph_browse", "graph_changelog", "graph_find", "graph_query", "graph_suggest_tags", "graph_unbound",
+		"graph_browse", "graph_changelog", "graph_find", "graph_query", "graph_suggest_tags", "graph_trace", "graph_unbound",
 		"robot_detect", "robot_parameters", "robot_status",
 	}
 )

@@ -1,0 +1,392 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/devgraph/devgraph/graph"
+)
+
+// relationView is a relation as the MCP tools show it: the graph.Relation with its
+// times as RFC 3339 strings and the names of its ends, so a model reads "KeyStep" and
+// not only identity:keystep.
+type relationView struct {
+	ID        string            `json:"id" jsonschema:"rel:<uuid> for a declared relation, obs:<hash> for an observed one"`
+	Type      string            `json:"type" jsonschema:"the relation type (cable, controls, mounted_on, … ; via, linked, subscribed are observed)"`
+	From      string            `json:"from" jsonschema:"the node the relation leaves"`
+	FromName  string            `json:"from_name,omitempty" jsonschema:"its display name"`
+	FromPort  string            `json:"from_port,omitempty"`
+	To        string            `json:"to" jsonschema:"the node the relation enters"`
+	ToName    string            `json:"to_name,omitempty" jsonschema:"its display name"`
+	ToPort    string            `json:"to_port,omitempty"`
+	Attrs     map[string]string `json:"attrs,omitempty" jsonschema:"small string attributes (kind, length, colour, channel …)"`
+	Observed  bool              `json:"observed" jsonschema:"true: a source sees it right now (never stored); false: declared"`
+	Source    string            `json:"source,omitempty" jsonschema:"observed: usb, alsa or pipewire"`
+	Author    string            `json:"author,omitempty" jsonschema:"declared: the actor who added it"`
+	CreatedAt string            `json:"created_at,omitempty"`
+	UpdatedAt string            `json:"updated_at,omitempty"`
+}
+
+func viewRelation(r *graph.Relation, names func(string) string) relationView {
+	v := relationView{ID: r.ID, Type: r.Type, From: r.From, FromPort: r.FromPort, To: r.To, ToPort: r.ToPort,
+		Attrs: r.Attrs, Observed: r.Observed, Source: r.Source, Author: r.Author}
+	if names != nil {
+		v.FromName, v.ToName = names(r.From), names(r.To)
+	}
+	if !r.Created.IsZero() {
+		v.CreatedAt = r.Created.UTC().Format(time.RFC3339)
+	}
+	if !r.Updated.IsZero() {
+		v.UpdatedAt = r.Updated.UTC().Format(time.RFC3339)
+	}
+	return v
+}
+
+// renderRelation is one relation on one line: "KeyStep [MIDI OUT] —cable→ [MIDI IN] JD-Xi {kind=midi-din}".
+func renderRelation(v relationView) string {
+	var b strings.Builder
+	b.WriteString(orID(v.FromName, v.From))
+	writeHop(&b, v.FromPort, v.Type, v.ToPort, v.Observed, false)
+	b.WriteString(orID(v.ToName, v.To))
+	if len(v.Attrs) > 0 {
+		b.WriteString(" {" + formatAttrs(v.Attrs) + "}")
+	}
+	return b.String()
+}
+
+// writeHop writes " [from port] —type→ [to port] " (reversed: "←type—"); an observed
+// relation's type carries a star.
+func writeHop(b *strings.Builder, fromPort, typ, toPort string, observed, reverse bool) {
+	if fromPort != "" {
+		b.WriteString(" [" + fromPort + "]")
+	}
+	if observed {
+		typ += "*"
+	}
+	if reverse {
+		b.WriteString(" ←" + typ + "— ")
+	} else {
+		b.WriteString(" —" + typ + "→ ")
+	}
+	if toPort != "" {
+		b.WriteString("[" + toPort + "] ")
+	}
+}
+
+func orID(name, id string) string {
+	if name != "" {
+		return name
+	}
+	return id
+}
+
+func formatAttrs(a map[string]string) string {
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + a[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// nodeNames looks up display names of nodes (identities, devices, robots, clients),
+// each once per call; a node it cannot find keeps its id.
+func (s *Server) nodeNames(ctx context.Context) func(string) string {
+	cache := map[string]string{}
+	return func(id string) string {
+		if n, ok := cache[id]; ok {
+			return n
+		}
+		name := ""
+		switch graph.KindOf(id) {
+		case graph.KindIdentity:
+			if ident, err := s.svc.FindIdentityByID(ctx, id, graph.IdentityParts{}); err == nil {
+				name = ident.Name
+			}
+		case graph.KindDevice:
+			if d, err := s.opts.Devices.FindDeviceByID(ctx, id); err == nil {
+				name = d.Name
+			}
+		case graph.KindClient:
+			if c, err := s.svc.Client(ctx, id); err == nil {
+				name = c.Name
+			}
+		}
+		cache[id] = name
+		return name
+	}
+}
+
+// relateOut is graph_relate's structured result.
+type relateOut struct {
+	Op        string       `json:"op" jsonschema:"the op asked for: add, update or remove"`
+	Action    string       `json:"action" jsonschema:"what was done (or, dry run, would be): add, update, remove, or none when nothing needed writing"`
+	Existed   bool         `json:"existed" jsonschema:"add: the relation was already there; it is returned and nothing was written"`
+	DryRun    bool         `json:"dry_run" jsonschema:"true: nothing was written"`
+	Relation  relationView `json:"relation" jsonschema:"the relation afterwards (remove: as it was)"`
+	Events    int          `json:"events" jsonschema:"changelog events written (a dry run: that would be written; 0 when nothing changed)"`
+	RequestID string       `json:"request_id" jsonschema:"the request id the call's changelog events share"`
+}
+
+var relateOps = []string{"add", "update", "remove"}
+
+func (s *Server) relateTool() *toolDef {
+	return &toolDef{
+		name:  "graph_relate",
+		title: "Add, update or remove a relation between two things",
+		desc: "Declare how things are connected: a directed, typed relation from one node to another (identities, devices, robots), " +
+			"optionally between named ports, e.g. the KeyStep's MIDI OUT is cabled to the JD-Xi's MIDI IN: " +
+			`{op: "add", from: "identity:keystep", from_port: "MIDI OUT", type: "cable", to: "identity:roland-jd-xi", to_port: "MIDI IN", attrs: {"kind": "midi-din"}}. ` +
+			"Ops: add {from, type, to, from_port?, to_port?, attrs?, new_type?}; update {id, attrs? (replaces them all), from_port?, to_port? " +
+			"(\"\" clears)}; remove {id} or {from, type, to, from_port?, to_port?}. Declare on identities (they outlive re-plugs). " +
+			"Types: cable (attrs.kind one of " + strings.Join(graph.CableKinds, ", ") + "), controls, mounted_on, part_of, located_in, powered_by, " +
+			"and any type in use (graph_suggest_tags namespace relation lists them); a new type needs new_type: true; via, linked and " +
+			"subscribed are observed by the sources and cannot be declared, and clients (client:…) are live endpoints only. " +
+			"Ports ≤ 64 chars, compared case-insensitively; attrs a JSON object of strings (≤ 16 keys, values ≤ 256 bytes). " +
+			"Adding a relation that already exists returns it and writes nothing; dry_run: true reports what would happen. " +
+			"Only remove deletes anything (graph_identity restore of a deleted identity brings its relations back). " +
+			"Follow relations with graph_trace; graph_browse shows them as neighbours. " + idForms,
+		params: []param{
+			{name: "op", typ: "string", required: true, enum: relateOps, desc: "add, update or remove"},
+			{name: "from", typ: "string", maxLen: 300, desc: "add/remove: the node the relation leaves", example: `"identity:keystep"`},
+			{name: "from_port", typ: "string", maxLen: 4 * graph.MaxPort, desc: "the port on from (≤ 64 chars), e.g. MIDI OUT; update: \"\" clears it", example: `"MIDI OUT"`},
+			{name: "type", typ: "string", maxLen: 4 * graph.MaxRelationType, desc: "add/remove: the relation type, e.g. cable, controls, mounted_on", example: `"cable"`},
+			{name: "to", typ: "string", maxLen: 300, desc: "add/remove: the node the relation enters", example: `"identity:roland-jd-xi"`},
+			{name: "to_port", typ: "string", maxLen: 4 * graph.MaxPort, desc: "the port on to (≤ 64 chars), e.g. MIDI IN; update: \"\" clears it", example: `"MIDI IN"`},
+			{name: "attrs", typ: "object", desc: "add/update: string attributes; a cable needs kind; update replaces the whole set ({} clears it)", example: `{"kind": "midi-din", "colour": "red"}`},
+			{name: "id", typ: "string", maxLen: 100, desc: "update/remove: the relation id (rel:…), as graph_relate add, graph_browse or graph_trace return it", example: `"rel:0192…"`},
+			{name: "new_type", typ: "boolean", desc: "add: allow a type that is neither seeded nor in use yet (guards against typos)"},
+			{name: "dry_run", typ: "boolean", desc: "report what would change; write nothing"},
+			whyParam,
+		},
+		out:   typedSchema[relateOut](map[string][]string{"properties.op": relateOps, "properties.action": {"add", "update", "remove", "none"}}),
+		write: true, destructive: true, idempotent: true,
+		handler: s.relate,
+	}
+}
+
+func (s *Server) relate(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	op := c.str("op")
+	need := func(field, what string) error {
+		return graph.FieldErrorf(graph.EINVALID, field, "graph_relate %s needs %s: %s", op, field, what)
+	}
+	notFor := func(field, why string) error {
+		return graph.FieldErrorf(graph.EINVALID, field, "graph_relate %s does not take %s: %s", op, field, why)
+	}
+	attrs, err := relationAttrs(c)
+	if err != nil {
+		return nil, err
+	}
+	from, to, typ, id := strings.TrimSpace(c.str("from")), strings.TrimSpace(c.str("to")), strings.TrimSpace(c.str("type")), strings.TrimSpace(c.str("id"))
+	dry := c.boolean("dry_run")
+	var ch *graph.RelationChange
+	switch op {
+	case "add":
+		switch {
+		case id != "":
+			return nil, notFor("id", "a new relation gets its id when added; to change an existing one use op update with id, to add pass from, type and to")
+		case from == "":
+			return nil, need("from", "the node the relation leaves, e.g. identity:keystep (find ids with graph_find)")
+		case typ == "":
+			return nil, need("type", "the relation type, e.g. cable; graph_suggest_tags with namespace relation lists the types in use")
+		case to == "":
+			return nil, need("to", "the node the relation enters, e.g. identity:roland-jd-xi (find ids with graph_find)")
+		}
+		ch, err = s.svc.Relate(ctx, graph.RelationCreate{From: from, FromPort: c.str("from_port"), Type: typ, To: to,
+			ToPort: c.str("to_port"), Attrs: attrs, NewType: c.boolean("new_type"), DryRun: dry})
+	case "update":
+		for _, f := range []string{"from", "type", "to", "new_type"} {
+			if c.has(f) {
+				return nil, notFor(f, "update changes a relation's attrs or ports; to change from, type or to, remove it (op remove) and add the new one (op add)")
+			}
+		}
+		if id == "" {
+			return nil, need("id", "the relation id (rel:…); graph_browse on either end or graph_trace lists it")
+		}
+		u := graph.RelationUpdate{DryRun: dry}
+		if c.has("attrs") {
+			u.Attrs = attrs
+			if u.Attrs == nil {
+				u.Attrs = map[string]string{}
+			}
+		}
+		if c.has("from_port") {
+			p := c.str("from_port")
+			u.FromPort = &p
+		}
+		if c.has("to_port") {
+			p := c.str("to_port")
+			u.ToPort = &p
+		}
+		if u.Attrs == nil && u.FromPort == nil && u.ToPort == nil {
+			return nil, need("attrs", "what to change: attrs (a JSON object of strings, replacing the old ones), from_port and/or to_port")
+		}
+		ch, err = s.svc.UpdateRelation(ctx, id, u)
+	case "remove":
+		for _, f := range []string{"attrs", "new_type"} {
+			if c.has(f) {
+				return nil, notFor(f, "remove names a relation by id, or by from, type, to and its ports")
+			}
+		}
+		r := graph.RelationRemove{ID: id, DryRun: dry}
+		if id != "" {
+			for _, f := range []string{"from", "from_port", "type", "to", "to_port"} {
+				if c.has(f) {
+					return nil, notFor(f, "give either id or the tuple (from, type, to and ports), not both")
+				}
+			}
+		} else {
+			switch {
+			case from == "" && typ == "" && to == "":
+				return nil, need("id", "the relation id (rel:…), or from, type and to (with the ports if it has them)")
+			case from == "":
+				return nil, need("from", "the node the relation leaves (or pass id instead)")
+			case typ == "":
+				return nil, need("type", "the relation type (or pass id instead)")
+			case to == "":
+				return nil, need("to", "the node the relation enters (or pass id instead)")
+			}
+			r.From, r.FromPort, r.Type, r.To, r.ToPort = from, c.str("from_port"), typ, to, c.str("to_port")
+		}
+		ch, err = s.svc.Unrelate(ctx, r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ch == nil || ch.Relation == nil {
+		return nil, graph.Errorf(graph.EINTERNAL, "graph_relate %s: the service returned no relation", op)
+	}
+	out := relateOut{Op: op, Action: ch.Action, Existed: op == "add" && ch.Action == "none", DryRun: ch.DryRun || dry,
+		Relation: viewRelation(ch.Relation, s.nodeNames(ctx)), Events: ch.Events, RequestID: c.requestID}
+	line := renderRelation(out.Relation)
+	var text string
+	switch {
+	case out.Existed:
+		text = fmt.Sprintf("Already existed: %s %s; nothing written.", ch.Relation.ID, line)
+	case ch.Action == "none":
+		text = fmt.Sprintf("Unchanged: %s %s already has those values; nothing written.", ch.Relation.ID, line)
+	case out.DryRun:
+		text = fmt.Sprintf("Dry run: would %s %s %s; nothing written.", ch.Action, ch.Relation.ID, line)
+	default:
+		verb := map[string]string{"add": "Added", "update": "Updated", "remove": "Removed"}[ch.Action]
+		text = fmt.Sprintf("%s %s %s (%d changelog event(s)).", orID(verb, ch.Action), ch.Relation.ID, line, ch.Events)
+		if ch.Action == "add" {
+			text += " Follow it with graph_trace."
+		}
+	}
+	return result(out, text)
+}
+
+// relationAttrs reads the attrs argument: a JSON object whose values are strings.
+func relationAttrs(c *call) (map[string]string, error) {
+	if !c.has("attrs") {
+		return nil, nil
+	}
+	raw := c.object("attrs")
+	out := make(map[string]string, len(raw))
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s, ok := raw[k].(string)
+		if !ok {
+			return nil, graph.FieldErrorf(graph.EINVALID, "attrs", "attrs.%s is %s; attrs are a JSON object of strings, so quote it: {%q: %q}", k, describeValue(raw[k]), k, plainValue(raw[k]))
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// plainValue is a JSON scalar written the way a model would quote it.
+func plainValue(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return fmt.Sprint(x)
+	case bool:
+		return fmt.Sprint(x)
+	}
+	return "…"
+}
+
+// cliWords are the CLI's phrases the service's shared messages use, each with the tool
+// that takes the same step: a model is told what to call, not what to type in a shell.
+var cliWords = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile("`?devgraph relations --types`?"), `graph_suggest_tags {namespace: "relation"}`},
+	{regexp.MustCompile(`--new-type \(new_type: true\)|--new-type`), "new_type: true"},
+	{regexp.MustCompile("`?devgraph relation update (rel:[0-9a-f-]+)`?"), `graph_relate {op: "update", id: "$1"}`},
+	{regexp.MustCompile("`?devgraph unrelate (rel:[0-9a-f-]+)`?"), `graph_relate {op: "remove", id: "$1"}`},
+	{regexp.MustCompile("`?devgraph unrelate`?"), `graph_relate {op: "remove"}`},
+	{regexp.MustCompile("run `?devgraph relations`? on a device"), "call graph_browse on a device"},
+	{regexp.MustCompile("list them with `?devgraph relations`? ([^ ;,)]+)"), "list them with graph_browse {id: \"$1\"}"},
+	{regexp.MustCompile("list them with `?devgraph relations`?"), "list a node's relations with graph_browse"},
+	{regexp.MustCompile("`devgraph tag`"), "graph_tag"},
+	{regexp.MustCompile("`devgraph (identities|devices --all|devices)` or graph_find"), "graph_find"},
+	{regexp.MustCompile("graph_suggest_tags or `devgraph tags`"), "graph_suggest_tags"},
+	{regexp.MustCompile("run `devgraph unbound`"), "call graph_unbound"},
+	{regexp.MustCompile("run `devgraph (devices --all|devices)`"), "call graph_find with kind device"},
+	{regexp.MustCompile("--from-port"), "from_port"},
+	{regexp.MustCompile("--to-port"), "to_port"},
+}
+
+// relationVocabulary rewrites a shared message (relations' above all) into MCP terms.
+func relationVocabulary(msg string) string {
+	for _, w := range cliWords {
+		msg = w.re.ReplaceAllString(msg, w.with)
+	}
+	return msg
+}
+
+// relationNextStep says what to do about a graph_relate or graph_trace error, in MCP
+// terms; "" when the message already says it or the generic step fits.
+func relationNextStep(tool, code, field, msg string) string {
+	lower := strings.ToLower(msg)
+	mentions := func(w string) bool { return strings.Contains(lower, w) }
+	switch code {
+	case graph.ENOTFOUND:
+		if mentions("graph_") {
+			return ""
+		}
+		if tool == "graph_relate" && (mentions("rel:") || mentions("relation")) {
+			return "List a node's relations with graph_browse {id: <either end>}; remove takes the id, or the exact from, type, to and ports."
+		}
+		return "Find ids with graph_find (identities, devices, robots); clients (client:alsa:…, client:pipewire:…) show up in graph_browse of the device they connect to."
+	case graph.ECONFLICT:
+		if tool == "graph_relate" && !mentions("graph_relate") {
+			return `That relation exists with other attrs or ports: change it with graph_relate {op: "update", id: <its rel: id>, attrs: {…}}, or remove it first.`
+		}
+	case graph.ELIMIT:
+		if tool == "graph_relate" {
+			return fmt.Sprintf("A node holds at most %d relations: remove ones that no longer hold (graph_relate op remove) first.", graph.MaxRelationsPerNode)
+		}
+	case graph.EINVALID:
+		if tool != "graph_relate" || mentions("graph_") {
+			return ""
+		}
+		switch {
+		case field == "type" && (mentions("reserved") || mentions("observed")):
+			return `graph_suggest_tags {namespace: "relation"} lists the types you can declare.`
+		case field == "type" && !mentions("new_type"):
+			return `Reuse a type from graph_suggest_tags {namespace: "relation"}, or pass new_type: true if you mean a new one.`
+		case field == "type":
+			return `graph_suggest_tags {namespace: "relation"} lists the types in use.`
+		case field == "attrs" && mentions("cable") && !mentions("midi-din"):
+			return "A cable's attrs.kind is one of " + strings.Join(graph.CableKinds, ", ") + "."
+		}
+	}
+	return ""
+}

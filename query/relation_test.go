@@ -160,6 +160,7 @@ func TestRelation_Errors(t *testing.T) {
 	for _, c := range []errCase{
 		{"unknown node", graph.ENOTFOUND, "", relate(`from: "jdx", type: "controls", to: "scarlett"`), nil, "jdxi"},
 		{"self-loop", graph.EINVALID, "", relate(`from: "jdxi", type: "controls", to: "identity:jdxi"`), nil, "itself"},
+		{"self-loop through a binding", graph.EINVALID, "", relate(`from: "jdxi", type: "controls", to: "usb:3-3.2"`), nil, "self-loop"},
 		{"unknown type", graph.EINVALID, "type", relate(`from: "jdxi", type: "cabel", to: "scarlett", attrs: {kind: "usb"}`), nil, "cable"},
 		{"malformed type", graph.EINVALID, "type", relate(`from: "jdxi", type: "Bad Type!", to: "scarlett", newType: true`), nil, "type"},
 		{"reserved type", graph.EINVALID, "type", relate(`from: "jdxi", type: "via", to: "scarlett"`), nil, "observed"},

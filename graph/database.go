@@ -10,6 +10,7 @@ type Stats struct {
 	Identities    int    `json:"identities"`
 	Devices       int    `json:"devices"`
 	Notes         int    `json:"notes"`
+	Relations     int    `json:"relations"` // declared
 	Events        uint64 `json:"events"`
 	SchemaVersion int    `json:"schema_version"`
 	FileBytes     int64  `json:"file_bytes"`
@@ -26,6 +27,9 @@ type ImportStats struct {
 type DatabaseService interface {
 	// Stats returns the store's cheap counters.
 	Stats(ctx context.Context) (*Stats, error)
+	// CheckRelations checks the declared relations against their indexes and counters in
+	// one read; it returns the problems found (none when whole), not an error for them.
+	CheckRelations(ctx context.Context) (problems []string, err error)
 	// Backup writes a consistent copy of the whole file to w while others keep working.
 	Backup(ctx context.Context, w io.Writer) (int64, error)
 	// Export writes every record and the changelog as JSON lines.

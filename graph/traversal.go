@@ -44,8 +44,13 @@ func ValidateTraceOptions(o TraceOptions) error {
 	default:
 		return FieldErrorf(EINVALID, "direction", "direction %q: want out (downstream) or in (upstream)", o.Direction)
 	}
-	if len(o.Port) > MaxPort {
-		return FieldErrorf(EINVALID, "port", "port of %d bytes: want at most %d", len(o.Port), MaxPort)
+	// The same rules as a relation's ports (NormalizePort): a port no relation could
+	// hold is refused, not searched for.
+	if n := strings.Join(strings.Fields(o.Port), " "); len(n) > MaxPort {
+		return FieldErrorf(EINVALID, "port", "port of %d bytes: want at most %d", len(n), MaxPort)
+	}
+	if _, err := NormalizePort(o.Port); err != nil {
+		return err
 	}
 	return nil
 }
@@ -390,11 +395,21 @@ func (w *walker) explore(starts []*Vertex, o NeighborOptions) (*Subgraph, error)
 			}
 			// Every listed vertex's nodes are known to w.verts, so a node it does not
 			// hold lies outside the subgraph.
-			fv := w.verts[far]
-			if fv == nil {
-				if _, known := w.verts[far]; !known && lv.Depth == depth && follows(out) {
-					g.cut(TruncDepth)
+			fv, known := w.verts[far]
+			if !known && lv.Depth == depth && follows(out) && !g.Truncated {
+				// A node never looked up lies beyond the last depth, if it exists: ask
+				// (only until the first such node settles it), since a relation to a
+				// node the source does not know leads nowhere.
+				var err error
+				if fv, err = w.vertex(far); err != nil {
+					if err = w.fail(err); err != nil {
+						return nil, err
+					}
+					g.cut(TruncTime)
+					continue
 				}
+			}
+			if fv == nil {
 				continue
 			}
 			if _, ok := listed[fv.ID]; ok {
@@ -642,11 +657,12 @@ func Trace(ctx context.Context, src EdgeSource, from string, o TraceOptions) (*T
 	if dir == "" {
 		dir = DirOut
 	}
+	port, _ := NormalizePort(o.Port) // checked above
 	tr := &traceRun{
 		w:      w,
 		res:    &TraceResult{From: s.ID, Port: o.Port, Direction: dir, Hops: []TraceHop{}, Ends: []string{}, Vertices: []*Vertex{at(s, 0)}},
 		out:    dir == DirOut,
-		port:   o.Port,
+		port:   PortKey(port),
 		depth:  map[string]int{s.ID: 0},
 		branch: []string{s.ID},
 	}
@@ -672,9 +688,12 @@ type traceRun struct {
 	branch []string       // vertex ids from the start to the current vertex
 }
 
-// leaving returns the trace relations leaving v in the trace's direction (on the first
-// hop, only those on the port asked for), and the far end of each.
-func (tr *traceRun) leaving(v *Vertex, first bool, fn func(r *Relation, far string) bool) (bool, error) {
+// leaving calls fn with the trace relations leaving v in the trace's direction (on the
+// first hop, only those on the port asked for) and the vertex each leads to, and reports
+// whether there was any. A relation whose far end the source does not know, or that
+// leads back into v, leads nowhere: the signal ends at v if nothing else leaves it.
+// With fn nil it only reports whether any relation leaves.
+func (tr *traceRun) leaving(v *Vertex, first bool, fn func(r *Relation, nv *Vertex) bool) (bool, error) {
 	es, err := tr.w.edgesOf(v)
 	if err != nil {
 		return false, err
@@ -692,15 +711,36 @@ func (tr *traceRun) leaving(v *Vertex, first bool, fn func(r *Relation, far stri
 		if !tr.out {
 			far, port = r.From, r.ToPort
 		}
-		if first && tr.port != "" && !strings.EqualFold(port, tr.port) {
+		if first && tr.port != "" && !samePort(port, tr.port) {
+			continue
+		}
+		nv, err := tr.w.vertex(far)
+		if err != nil {
+			return any, err
+		}
+		if nv == nil || nv.ID == v.ID {
 			continue
 		}
 		any = true
-		if fn != nil && !fn(r, far) {
+		if fn == nil {
+			return true, nil
+		}
+		if !fn(r, nv) {
 			break
 		}
 	}
 	return any, nil
+}
+
+// samePort compares a relation's port with a trace's (already a PortKey of a normalised
+// port) as relations compare ports: normalised, then by PortKey. A declared relation's
+// port is stored normalised; an observed one is as its source names it.
+func samePort(relPort, key string) bool {
+	if PortKey(relPort) == key {
+		return true
+	}
+	n, err := NormalizePort(relPort)
+	return err == nil && PortKey(n) == key
 }
 
 func isTraceType(t string) bool {
@@ -715,21 +755,13 @@ func (tr *traceRun) walk(v *Vertex, parent, d int) error {
 		return nil
 	}
 	var ferr error
-	_, err := tr.leaving(v, parent < 0, func(r *Relation, far string) bool {
+	_, err := tr.leaving(v, parent < 0, func(r *Relation, nv *Vertex) bool {
 		if res.Truncated {
 			return false
 		}
 		if tr.w.timeUp() {
 			res.cut(TruncTime)
 			return false
-		}
-		nv, err := tr.w.vertex(far)
-		if err != nil {
-			ferr = err
-			return false
-		}
-		if nv == nil || nv.ID == v.ID {
-			return true
 		}
 		if res.Visited >= MaxTraceVertices {
 			res.cut(TruncVertices)

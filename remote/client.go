@@ -405,6 +405,12 @@ func (c *Client) Stats(ctx context.Context) (*graph.Stats, error) {
 	return out, err
 }
 
+func (c *Client) CheckRelations(ctx context.Context) ([]string, error) {
+	var out problemsResult
+	err := c.call(ctx, "CheckRelations", argNone{}, &out)
+	return out.Problems, err
+}
+
 func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	var out countResult
 	err := c.stream(ctx, "Backup", bytes.NewReader([]byte("{}")), w, nil, &out)

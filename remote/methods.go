@@ -219,6 +219,10 @@ var methods = []method{
 	{"Stats", "", unary(func(ctx context.Context, s graph.Service, _ argNone) (any, error) {
 		return s.Stats(ctx)
 	})},
+	{"CheckRelations", "", unary(func(ctx context.Context, s graph.Service, _ argNone) (any, error) {
+		p, err := s.CheckRelations(ctx)
+		return problemsResult{p}, err
+	})},
 	{"Backup", "", func(h *handler) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			st := newStream(h, w)

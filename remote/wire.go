@@ -162,6 +162,9 @@ type (
 	countResult struct {
 		N int64 `json:"n"`
 	}
+	problemsResult struct {
+		Problems []string `json:"problems"`
+	}
 	importProgress struct {
 		Records int `json:"records"`
 	}

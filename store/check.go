@@ -10,7 +10,8 @@ import (
 )
 
 // CheckFile opens the closed database at path read-only and checks bbolt's page
-// consistency and the changelog chain. Tests call it after every test (storetest).
+// consistency, the changelog chain and the relations' indexes and counters
+// (CheckRelations). Tests call it after every test (storetest).
 func CheckFile(path string) error {
 	bdb, err := openBolt(path, Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
@@ -42,5 +43,9 @@ func CheckFile(path string) error {
 	if !r.OK {
 		return fmt.Errorf("changelog: %s", r.Problem)
 	}
-	return nil
+	problems, err := db.CheckRelations(context.Background())
+	if err != nil {
+		return err
+	}
+	return relationProblems(problems)
 }

@@ -427,6 +427,7 @@ type wtx struct {
 	txw
 	db       *DB
 	head     migrations.Head
+	head0    migrations.Head // the head the transaction began with
 	counters map[string]int64
 
 	// tagDelta, while puts are deferred (deferPuts), collects tag count changes.
@@ -453,6 +454,7 @@ func newWtx(db *DB, tx *bolt.Tx) (*wtx, error) {
 	} else if h, ok := migrations.DecodeHead(w.b(migrations.BucketMeta).Get(migrations.KeyCheckpoint)); ok {
 		w.head = h
 	}
+	w.head0 = w.head
 	return w, nil
 }
 
@@ -501,7 +503,9 @@ func (w *wtx) flush() error {
 			return err
 		}
 	}
-	if w.head.Seq > 0 {
+	// Only a transaction that wrote events moves the head: one that changed nothing (a
+	// repeated add) then writes nothing at all.
+	if w.head.Seq > 0 && w.head != w.head0 {
 		return w.put(migrations.BucketMeta, migrations.KeyHead, migrations.EncodeHead(w.head))
 	}
 	return nil
@@ -579,6 +583,7 @@ func (db *DB) Stats(ctx context.Context) (*graph.Stats, error) {
 		s.Identities = int(migrations.ReadU64(meta.Get(migrations.CountIdentities)))
 		s.Devices = int(migrations.ReadU64(meta.Get(migrations.CountDevices)))
 		s.Notes = int(migrations.ReadU64(meta.Get(migrations.CountNotes)))
+		s.Relations = int(migrations.ReadU64(meta.Get(migrations.CountRelations)))
 		s.Events = migrations.ReadU64(meta.Get(migrations.CountEvents))
 		s.FileBytes = tx.Size()
 		if fi, err := os.Stat(db.path); err == nil && fi.Size() > s.FileBytes {

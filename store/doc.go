@@ -8,7 +8,9 @@
 // device key, present devices, target → events; for relations, node → out, node → in,
 // the (from, lower(from_port), type, to, lower(to_port)) tuple and type → relations) is
 // written in the same transaction as its record, and counters (in the meta bucket, per
-// tag, per relation type and per node) give totals without scanning.
+// tag, per relation type and per node) give totals without scanning. CheckRelations
+// (run by CheckFile, so after every test) checks the relation indexes and counters
+// against the records.
 //
 // Changelog. Every write records its events in the same transaction as the change: one
 // event per node changed, all sharing the request id from the context (one is made per
@@ -22,8 +24,9 @@
 //     and carry the hint ({"kind","value"}) or tag ({"tag"}) as before/after. hint.move
 //     (a unit hint taken from another identity) targets the new holder and is also indexed
 //     under the old one; its before/after name the holder ("identity").
-//   - identity.delete carries the whole identity (hints and tags included, and under
-//     "notes" the notes it deletes) as before, after one hint.remove, tag.remove,
+//   - identity.delete carries the whole identity (hints and tags included, under
+//     "notes" the notes it deletes and under "removed_relations" the ids of the relations
+//     it removes) as before, after one hint.remove, tag.remove,
 //     note.delete and device.unbind per item it takes along; identity.restore brings back
 //     that before: identity.restore, hint.add and tag.add per item, note.add per note (same
 //     ids, authors and times), and device.bind per device the delete's request unbound
@@ -38,9 +41,10 @@
 //     target the relation (rel:<uuid>) and are indexed under both ends and the identity a
 //     device end is bound to. A repeated add writes nothing. identity.delete removes the
 //     identity's relations first (relation.remove each; a relation on its bound devices
-//     stays); identity.restore brings back those its delete's request removed (found
-//     through those events; one whose other end is gone or whose tuple is taken again is
-//     skipped and logged); merge rewrites the merged-away identity's relations onto the
+//     stays) and lists their ids in its before under "removed_relations";
+//     identity.restore brings back exactly those (their records from the relation.remove
+//     events of the delete's request; one whose other end is gone or whose tuple is taken
+//     again is skipped and logged), and after a merge none; merge rewrites the merged-away identity's relations onto the
 //     survivor as relation.update keeping their ids, removing (relation.remove) one that
 //     would become a self-loop or a duplicate of the survivor's. A node holds at most
 //     graph.MaxRelationsPerNode relations and graph.MaxNotesPerNode notes, so each of

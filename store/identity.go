@@ -232,14 +232,23 @@ func (db *DB) DeleteIdentity(ctx context.Context, text string) error {
 	return err
 }
 
+// deletedIdentity is an identity.delete event's before when the delete removed
+// relations: the identity (with its notes) and the ids of those relations.
+type deletedIdentity struct {
+	*graph.Identity
+	RemovedRelations []string `json:"removed_relations,omitempty"`
+}
+
 // deleteIdentity removes id and everything hanging off it, each recorded. With cascade
 // false (merge) the hints, tags, notes and bindings must already have been moved.
 func (w *wtx) deleteIdentity(id *graph.Identity, cascade bool) error {
 	before := identityJSON(id)
 	if cascade {
-		// The delete's before carries the notes it deletes (oldest first), so a restore
-		// brings them back too.
-		if ids := noteIDs(w.tx, id.ID); len(ids) > 0 {
+		// The delete's before carries the notes it deletes (oldest first) and the ids of
+		// the relations it removes, so a restore brings back those and nothing else (not
+		// a relation an earlier write of the same request removed).
+		rels := relIDsBoth(w.tx, id.ID)
+		if ids := noteIDs(w.tx, id.ID); len(ids) > 0 || len(rels) > 0 {
 			c := *id
 			c.Devices, c.Notes = nil, make([]*graph.Note, 0, len(ids))
 			for _, nid := range ids {
@@ -257,7 +266,15 @@ func (w *wtx) deleteIdentity(id *graph.Identity, cascade bool) error {
 			if c.Tags == nil {
 				c.Tags = []string{}
 			}
-			b, err := json.Marshal(&c)
+			var body any = &c
+			if len(rels) > 0 {
+				full := make([]string, len(rels))
+				for i, l := range rels {
+					full[i] = string(graph.KindRelation) + ":" + l
+				}
+				body = deletedIdentity{Identity: &c, RemovedRelations: full}
+			}
+			b, err := json.Marshal(body)
 			if err != nil {
 				return err
 			}

@@ -213,6 +213,18 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 	noteLine := map[string]int{}
 	relLine := map[string]int{}
 	hintLine := map[graph.Fingerprint]pending{}
+	// Into an empty database relation records are written as they are, so the check
+	// refuses what the store could never hold: a tuple twice, an end the file does not
+	// have, a node past the cap.
+	nodes := map[string]bool{}
+	tupleLine := map[string]int{}
+	perNode := map[string]int{}
+	notesOn := map[string]int{}
+	type relEnds struct {
+		line         int
+		id, from, to string
+	}
+	var ends []relEnds
 	var head m.Head
 	_, err := scanExport(ctx, r, empty, func(line int, l exportLine) error {
 		bad := func(format string, args ...any) error {
@@ -234,6 +246,7 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 			}
 			slugLine[slug] = line
 			if empty {
+				nodes[id.ID] = true
 				return nil
 			}
 			if err := graph.ValidateText("name", strings.TrimSpace(id.Name), 1, graph.MaxNameLen); err != nil {
@@ -265,6 +278,7 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 			if l.Device == nil || l.Device.Key == "" {
 				return bad("a device record without a key")
 			}
+			nodes[graph.DeviceID(l.Device.Key)] = true
 		case "note":
 			n := l.Note
 			if n == nil || graph.KindOf(n.ID) != graph.KindNote {
@@ -277,6 +291,8 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 			noteLine[local] = line
 			if !empty {
 				notes = append(notes, pending{line: line, what: local})
+			} else if notesOn[n.Target]++; notesOn[n.Target] > graph.MaxNotesPerNode {
+				return bad("%s gives %s more than %d notes, the most a node may hold", n.ID, n.Target, graph.MaxNotesPerNode)
 			}
 		case "robot":
 			if l.Robot == nil || l.Robot.Ref == "" {
@@ -294,7 +310,19 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 			relLine[local] = line
 			if !empty {
 				rels = append(rels, pending{line: line, what: local})
+				return nil
 			}
+			tk := string(relTupleKey(r))
+			if prev, dup := tupleLine[tk]; dup {
+				return bad("%s relates %s to %s as %s on the same ports as the relation on line %d; each tuple may appear once", r.ID, r.From, r.To, r.Type, prev)
+			}
+			tupleLine[tk] = line
+			for _, n := range []string{r.From, r.To} {
+				if perNode[n]++; perNode[n] > graph.MaxRelationsPerNode {
+					return bad("%s gives %s more than %d relations, the most a node may hold", r.ID, n, graph.MaxRelationsPerNode)
+				}
+			}
+			ends = append(ends, relEnds{line, r.ID, r.From, r.To})
 		case "event":
 			if !empty {
 				return nil
@@ -328,6 +356,13 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 		return err
 	}
 	if empty {
+		for _, e := range ends {
+			for _, n := range []string{e.from, e.to} {
+				if !nodes[n] {
+					return graph.Errorf(graph.EINVALID, "import line %d: %s relates %s, which the file does not have; nothing was imported", e.line, e.id, n)
+				}
+			}
+		}
 		return nil
 	}
 	// Against the database: the first clash in file order.
@@ -593,6 +628,10 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 		if !raw {
 			if _, err := resolve(w.tx, n.Target); err != nil {
 				return 0, 0, nil // its target was not imported
+			}
+			if len(noteIDs(w.tx, n.Target)) >= graph.MaxNotesPerNode {
+				w.db.log.Warn("import: note skipped; its node holds the most notes it may", "note", n.ID, "target", n.Target)
+				return 0, 0, nil
 			}
 		}
 		if err := w.putNote(n); err != nil {

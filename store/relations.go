@@ -818,17 +818,32 @@ func (w *wtx) moveRelations(from, into string) error {
 	return nil
 }
 
-// restoreRelations brings back the relations the delete event del's request removed (its
-// relation.remove events, indexed under the identity), same ids, authors and times, with
-// relation.add events of the restoring request. One whose other end is gone, whose id or
-// tuple is taken again, or that no longer fits a node's cap is skipped and logged.
+// restoreRelations brings back the relations the delete event del removed (named in its
+// before, their records in the relation.remove events of its request, indexed under the
+// identity), same ids, authors and times, with relation.add events of the restoring
+// request. A merge's delete removed none (the merge moved them). One whose other end is
+// gone, whose id or tuple is taken again, or that no longer fits a node's cap is skipped
+// and logged.
 func (w *wtx) restoreRelations(del *graph.Event) error {
+	var named struct {
+		RemovedRelations []string `json:"removed_relations"`
+	}
+	if err := json.Unmarshal(del.Before, &named); err != nil {
+		return internal("decode deleted identity", err)
+	}
+	want := make(map[string]bool, len(named.RemovedRelations))
+	for _, id := range named.RemovedRelations {
+		want[id] = true
+	}
+	if len(want) == 0 {
+		return nil
+	}
 	var rels []*graph.Relation
 	err := eachTargetEvent(w.tx, del.Target, del.Seq, func(h *m.EventHeader) (bool, error) {
-		if h.RequestID != del.RequestID {
+		if h.RequestID != del.RequestID || len(rels) == len(want) {
 			return false, nil
 		}
-		if h.Action != graph.ActRelationRemove || graph.KindOf(h.Target) != graph.KindRelation {
+		if h.Action != graph.ActRelationRemove || !want[h.Target] {
 			return true, nil
 		}
 		e, err := h.Body()

@@ -134,7 +134,11 @@ func notFound(text string, k graph.Kind, local string) error {
 }
 
 func unknownMessage(text string, k graph.Kind, suggestion string) string {
-	msg := fmt.Sprintf("unknown %s %q", k, text)
+	word := string(k)
+	if k == graph.KindRelation {
+		word = "relation"
+	}
+	msg := fmt.Sprintf("unknown %s %q", word, text)
 	if suggestion != "" {
 		msg += fmt.Sprintf("; did you mean %s?", suggestion)
 	}
@@ -143,6 +147,8 @@ func unknownMessage(text string, k graph.Kind, suggestion string) string {
 		msg += " (list devices with `devgraph devices --all` or graph_find)"
 	case graph.KindIdentity:
 		msg += " (list identities with `devgraph identities` or graph_find)"
+	case graph.KindRelation:
+		msg += " (list a node's relations with `devgraph relations NODE` or graph_browse)"
 	}
 	return msg
 }

@@ -22,6 +22,7 @@ type doctorReport struct {
 	SchemaCurrent int                  `json:"schema_current"`
 	Stats         *graph.Stats         `json:"stats,omitempty"`
 	Chain         *graph.VerifyReport  `json:"chain,omitempty"`
+	Relations     []string             `json:"relation_problems"` // the relation indexes and counters: what is wrong, none when whole
 	Sources       []graph.SourceStatus `json:"sources"`
 	Problems      []string             `json:"problems,omitempty"`
 }
@@ -67,6 +68,13 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 			if !rep.Chain.OK {
 				rep.Problems = append(rep.Problems, fmt.Sprintf("changelog broken at seq %d: %s", rep.Chain.BrokenSeq, rep.Chain.Problem))
 			}
+			if rep.Relations, err = svc.CheckRelations(ctx); err != nil {
+				return err
+			}
+			rep.Relations = append([]string{}, rep.Relations...) // [] in --json when whole
+			for _, p := range rep.Relations {
+				rep.Problems = append(rep.Problems, "relations: "+p)
+			}
 			rep.Sources, err = svc.Sources(ctx)
 			return err
 		})
@@ -91,7 +99,12 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	t.row("server", okIf(rep.Server, "running", "none"), server)
 	if rep.Stats != nil {
 		t.row("schema", okIf(rep.SchemaVersion == rep.SchemaCurrent, "ok", "old"), fmt.Sprintf("version %d (this devgraph writes %d)", rep.SchemaVersion, rep.SchemaCurrent))
-		t.row("contents", "ok", fmt.Sprintf("%d identities, %d devices, %d notes, %d events, %d bytes", rep.Stats.Identities, rep.Stats.Devices, rep.Stats.Notes, rep.Stats.Events, rep.Stats.FileBytes))
+		t.row("contents", "ok", fmt.Sprintf("%d identities, %d devices, %d notes, %d relations, %d events, %d bytes", rep.Stats.Identities, rep.Stats.Devices, rep.Stats.Notes, rep.Stats.Relations, rep.Stats.Events, rep.Stats.FileBytes))
+		detail := "indexes and counters agree with the records"
+		if len(rep.Relations) > 0 {
+			detail = fmt.Sprintf("%d problem(s), first: %s; restore a backup, or export and import into a new file", len(rep.Relations), rep.Relations[0])
+		}
+		t.row("relations", okIf(len(rep.Relations) == 0, "ok", "BROKEN"), detail)
 	}
 	if rep.Chain != nil {
 		detail := fmt.Sprintf("%d events verified, head seq %d", rep.Chain.Checked, rep.Chain.HeadSeq)

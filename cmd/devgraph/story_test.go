@@ -107,6 +107,9 @@ func TestCLI_Story(t *testing.T) {
 	if doc.Server || doc.Chain == nil || !doc.Chain.OK || doc.SchemaVersion == 0 || len(doc.Sources) != 3 {
 		t.Errorf("doctor: %+v", doc)
 	}
+	if doc.Relations == nil || len(doc.Relations) != 0 {
+		t.Errorf("doctor: relation problems %v on a fresh database, want [] (checked and whole)", doc.Relations)
+	}
 	for _, s := range doc.Sources {
 		if !s.OK {
 			t.Errorf("doctor: source %s unavailable: %s", s.Name, s.Error)
@@ -122,7 +125,7 @@ func TestCLI_Story(t *testing.T) {
 			t.Errorf("doctor: a broken pipewire took %s down: %s", s.Name, s.Error)
 		}
 	}
-	if table := c.ok(cli("doctor")...); !strings.Contains(table, "source usb") {
+	if table := c.ok(cli("doctor")...); !strings.Contains(table, "source usb") || !strings.Contains(table, "indexes and counters agree") {
 		t.Errorf("doctor table:\n%s", table)
 	}
 

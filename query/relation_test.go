@@ -330,8 +330,8 @@ func TestRelation_Queries(t *testing.T) {
 	})
 
 	t.Run("declared and observed filters", func(t *testing.T) {
-		d := e.ok(`{ declared: relations(filter: {declared: true}){ totalCount nodes { observed } } live: relations(filter: {observed: true}, first: 100){ totalCount nodes { observed type } } }`, nil)
-		if get(d, "declared.totalCount") != float64(1) || get(d, "declared.nodes.0.observed") != false {
+		d := e.ok(`{ stats { relations } declared: relations(filter: {declared: true}){ totalCount nodes { observed } } live: relations(filter: {observed: true}, first: 100){ totalCount nodes { observed type } } }`, nil)
+		if get(d, "declared.totalCount") != float64(1) || get(d, "declared.nodes.0.observed") != false || get(d, "stats.relations") != float64(1) {
 			t.Errorf("declared relations: %v", d)
 		}
 		types := map[any]bool{}

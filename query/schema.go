@@ -803,6 +803,7 @@ var statsType = graphql.NewObject(graphql.ObjectConfig{
 		"identities":    field(nonNull(graphql.Int), "", func(s *graph.Stats) any { return s.Identities }),
 		"devices":       field(nonNull(graphql.Int), "", func(s *graph.Stats) any { return s.Devices }),
 		"notes":         field(nonNull(graphql.Int), "", func(s *graph.Stats) any { return s.Notes }),
+		"relations":     field(nonNull(graphql.Int), "Declared relations (observed ones are live: relations(filter: {observed: true}) counts them).", func(s *graph.Stats) any { return s.Relations }),
 		"events":        field(nonNull(Int64Scalar), "", func(s *graph.Stats) any { return s.Events }),
 		"schemaVersion": field(nonNull(graphql.Int), "", func(s *graph.Stats) any { return s.SchemaVersion }),
 		"fileBytes":     field(nonNull(Int64Scalar), "", func(s *graph.Stats) any { return s.FileBytes }),

@@ -19,7 +19,8 @@
 //   - the parsed document: fragment count, fragment cycles (iteratively), and the depth,
 //     field count and alias count of each operation with fragments expanded by memoised
 //     counting, so exponential fan-out costs linear time;
-//   - per request: complexity (fields weighted by first, else 10 per list) and variable size.
+//   - per request: complexity (fields weighted by first, else 10 per list; a traversal by
+//     its bounds, see Relations) and variable size.
 //
 // Parsing, the checks and validation run once per distinct document text (an LRU cache);
 // a rejected document is cached with its error. Each request runs under a deadline.
@@ -31,8 +32,9 @@
 // A query reads one snapshot: when the service is a graph.ReadViewer the executor opens
 // one read view for the whole query and releases it after graphql-go has finished. A
 // document selecting live fields (devices, device, unbound, match, sources, robots, robot,
-// or node/find at the root) refreshes live state (the service's Observe) before the view
-// opens, never inside it. Mutations run without a view: a write waiting on a read
+// the relation and traversal fields, which read observed relations, or node/find at the
+// root) refreshes live state (the service's Observe) before the view opens, never inside
+// it. Mutations run without a view: a write waiting on a read
 // transaction its own request holds would never finish.
 //
 // Errors have the standard shape with extensions.code: graph's codes (INVALID, NOT_FOUND,
@@ -41,8 +43,8 @@
 //
 // # Schema
 //
-// Node (identity, device, note, tag) is the interface behind node(id) and every link to "a
-// node". 64-bit numbers (seq, byte counts) are the Int64 scalar, sent as decimal strings;
+// Node (identity, device, note, tag, relation, client) is the interface behind node(id) and
+// every link to "a node". 64-bit numbers (seq, byte counts) are the Int64 scalar, sent as decimal strings;
 // times are RFC 3339 (Time); free-form JSON is JSON.
 //
 // Lists that can grow are connections (XConnection{edges{cursor node} nodes pageInfo
@@ -67,6 +69,30 @@
 // hints and conflicts, a tag payload's tags. An identity's devices also stay a list: they
 // are the few incarnations of one physical thing (read with a cap of graph.MaxPageSize);
 // devices(filter: {identity: …}) pages them when needed.
+//
+// # Relations
+//
+// Relation (rel:<uuid> declared, obs:<hash> observed) and Client (client:<source>:<name>,
+// live only) are Nodes. Identity, Device, Robot and Client carry relations(direction,
+// type, first, after) — a connection of the node's vertex's relations, declared first (by
+// id) then observed, totalCount counting both — and neighbors(depth, types, direction).
+// The root has relation(id), relations(filter), relationTypes, path, trace and subgraph;
+// the mutations relate, updateRelation and unrelate return a RelationChange (action add,
+// update, remove, or none for a repeated add). Validation is the service's (graph's
+// relation_validate and Validate*Options), so every interface refuses the same input with
+// the same words; query only refuses what the service would read differently (a typed
+// depth or maxDepth of 0, which the service takes as "the default").
+//
+// Traversal results are ready to draw: Subgraph{nodes edges}, where nodes are vertices (a
+// bound identity and its present devices are one) and each SubgraphEdge names its ends by
+// vertex (from, to) beside the nodes the relation hangs off (fromId, toId). PathResult and
+// TraceResult list hops; every traversal says truncated, truncatedBy and visited.
+//
+// A traversal costs by its bounds in the complexity check: its selection counts once per
+// vertex it may return (neighbors and subgraph MaxNeighborsVertices scaled by depth over
+// MaxNeighborsDepth, the whole-graph subgraph and trace their vertex caps, path maxDepth+1)
+// plus one per 10 vertices it may visit (path: MaxPathVisited scaled by maxDepth), so a
+// deep neighbors under a page of 100 identities is refused before it runs.
 //
 // # find
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -101,7 +102,22 @@ func (r errorReporter) wrap(ctx context.Context, where string, err error) error 
 	if code == graph.EINTERNAL {
 		r.log.ErrorContext(ctx, "graphql resolver failed", "field", where, "request_id", graph.RequestIDFrom(ctx), "err", err)
 	}
-	return &resolverError{code: code, field: graph.ErrorField(err), msg: graph.ErrorMessage(err)}
+	return &resolverError{code: code, field: camelField(graph.ErrorField(err)), msg: graph.ErrorMessage(err)}
+}
+
+// camelField names a service error's field as GraphQL spells its arguments: the service
+// says from_port, max_depth, new_name; the schema fromPort, maxDepth, newName.
+func camelField(f string) string {
+	if !strings.Contains(f, "_") {
+		return f
+	}
+	parts := strings.Split(f, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
 }
 
 func invalidArg(field, format string, args ...any) error {

@@ -123,7 +123,7 @@ func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode
 		case graph.GraphQLGet:
 			return errResponse(CodeForbidden, "mutations are not allowed over GET; send them with POST (Content-Type: application/json)"), graph.GraphQLWrongMethod
 		case graph.GraphQLReadOnly:
-			return errResponse(CodeForbidden, "this endpoint is read-only: it runs queries, not mutations; use the tools that change the graph (graph_bind, graph_tag, graph_note…)"), graph.GraphQLForbidden
+			return errResponse(CodeForbidden, "this endpoint is read-only: it runs queries, not mutations; use the tools that change the graph (graph_bind, graph_tag, graph_note, graph_relate…)"), graph.GraphQLForbidden
 		}
 	case ast.OperationTypeSubscription:
 		return errResponse(graph.EINVALID, "subscriptions are not supported; poll with a query"), graph.GraphQLBadRequest
@@ -288,10 +288,13 @@ func (e *Executor) beginRead(ctx context.Context, live bool) (context.Context, f
 }
 
 // liveFields are the fields whose resolvers read live hardware or robots (devices with
-// their matches, sources, robots); root-level node and find may return devices too.
+// their matches, sources, robots, observed relations and clients); root-level node and
+// find may return devices and clients too.
 var liveFields = map[string]bool{
 	"devices": true, "device": true, "unbound": true, "match": true, "sources": true,
 	"robots": true, "robot": true,
+	// observed relations and clients are live too
+	"relation": true, "relations": true, "neighbors": true, "path": true, "trace": true, "subgraph": true,
 }
 
 // touchesLive reports whether any operation or fragment of doc selects a live field, so

@@ -397,12 +397,15 @@ func complexity(schema *graphql.Schema, doc *ast.Document, op *ast.OperationDefi
 			case *ast.Field:
 				def := fieldDef(schema, parent, x.Name.Value)
 				var child graphql.Type
-				mult := 1
+				mult, work := 1, 0
 				if def != nil {
 					child = unwrap(def.Type)
 					mult = multiplier(def, x, parent, vars, l)
+					if m, w, ok := traversalCost(child, x, vars); ok {
+						mult, work = m, w
+					}
 				}
-				total = sat(total + 1 + sat(mult*setCost(x.SelectionSet, child)))
+				total = sat(total + 1 + work + sat(mult*setCost(x.SelectionSet, child)))
 			case *ast.InlineFragment:
 				t := parent
 				if x.TypeCondition != nil {
@@ -504,12 +507,94 @@ func multiplier(def *graphql.FieldDefinition, f *ast.Field, parent graphql.Type,
 		return max(1, min(n, l.MaxPageSize))
 	}
 	if isList(def.Type) {
-		if p, ok := parent.(*graphql.Object); ok && (strings.HasSuffix(p.Name(), "Connection") || strings.HasPrefix(p.Name(), "__")) {
+		if p, ok := parent.(*graphql.Object); ok && (strings.HasSuffix(p.Name(), "Connection") || strings.HasPrefix(p.Name(), "__") || traversalResults[p.Name()]) {
 			// Connection wrappers repeat their field's page; introspection lists are
-			// bounded by the schema and by maxIntrospectionLists.
+			// bounded by the schema and by maxIntrospectionLists; a traversal's lists are
+			// counted by its traversalCost.
 			return 1
 		}
 		return 10
 	}
 	return 1
+}
+
+// traversalResults are the types traversals return; their lists (nodes, edges, hops) are
+// bounded by the traversal that made them.
+var traversalResults = map[string]bool{"Subgraph": true, "PathResult": true, "TraceResult": true}
+
+// traversalCost prices a field returning a traversal by its bounds: its selection counts
+// once per vertex the bounds let it return, and the walk itself adds one per 10 vertices
+// it may visit. neighbors and subgraph scale with depth (MaxNeighborsVertices at the
+// deepest; the whole-graph subgraph at that cap); path returns at most maxDepth+1 vertices
+// but may visit MaxPathVisited; trace has no depth argument and may reach
+// MaxTraceVertices. Arguments out of range are priced at the nearest bound (the service
+// refuses them anyway).
+func traversalCost(result graphql.Type, f *ast.Field, vars map[string]any) (mult, work int, ok bool) {
+	t, isObj := result.(*graphql.Object)
+	if !isObj || !traversalResults[t.Name()] {
+		return 0, 0, false
+	}
+	switch t.Name() {
+	case "Subgraph":
+		d := clampInt(intArg(f, "depth", vars, 1), 1, graph.MaxNeighborsDepth)
+		visits := graph.MaxNeighborsVertices * d / graph.MaxNeighborsDepth
+		if f.Name != nil && f.Name.Value == "subgraph" && !hasArg(f, "around", vars) {
+			visits = graph.MaxNeighborsVertices
+		}
+		return visits, visits / 10, true
+	case "PathResult":
+		m := clampInt(intArg(f, "maxDepth", vars, graph.MaxPathDepth), 1, graph.MaxPathDepth)
+		return m + 1, graph.MaxPathVisited * m / graph.MaxPathDepth / 10, true
+	default: // TraceResult
+		return graph.MaxTraceVertices, graph.MaxTraceVertices / 10, true
+	}
+}
+
+func clampInt(n, lo, hi int) int { return max(lo, min(n, hi)) }
+
+// argValue returns a field argument's value (a literal or a variable's), and whether it
+// was given (and not null).
+func argValue(f *ast.Field, name string, vars map[string]any) (any, bool) {
+	for _, arg := range f.Arguments {
+		if arg.Name == nil || arg.Name.Value != name {
+			continue
+		}
+		switch v := arg.Value.(type) {
+		case *ast.Variable:
+			if v.Name == nil {
+				return nil, false
+			}
+			x, ok := vars[v.Name.Value]
+			return x, ok && x != nil
+		case nil:
+			return nil, false
+		default:
+			return v.GetValue(), true
+		}
+	}
+	return nil, false
+}
+
+func hasArg(f *ast.Field, name string, vars map[string]any) bool {
+	_, ok := argValue(f, name, vars)
+	return ok
+}
+
+// intArg reads an Int argument (literal or variable), def when absent or not a number.
+func intArg(f *ast.Field, name string, vars map[string]any, def int) int {
+	v, ok := argValue(f, name, vars)
+	if !ok {
+		return def
+	}
+	switch x := v.(type) {
+	case string: // a literal's text
+		if n, err := strconv.Atoi(x); err == nil {
+			return n
+		}
+	case float64:
+		return int(max(min(x, 1e9), -1e9))
+	case int:
+		return x
+	}
+	return def
 }

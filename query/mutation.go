@@ -143,7 +143,7 @@ func (b *builder) mutationType() *graphql.Object {
 
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name: "Mutation",
-		Fields: graphql.Fields{
+		Fields: withFields(graphql.Fields{
 			"createIdentity": {Type: b.identity, Description: "Create an identity; the slug is made from the name unless given (CONFLICT when taken).",
 				Args: args(graphql.FieldConfigArgument{
 					"name":  req(graphql.String, "e.g. Roland JD-Xi"),
@@ -333,7 +333,7 @@ func (b *builder) mutationType() *graphql.Object {
 					}
 					return svc.PruneChangelog(ctx, before)
 				})},
-		},
+		}, b.relationMutationFields()),
 	})
 }
 

@@ -65,7 +65,7 @@ func (b *builder) queryType() *graphql.Object {
 
 	return graphql.NewObject(graphql.ObjectConfig{
 		Name: "Query",
-		Fields: graphql.Fields{
+		Fields: withFields(graphql.Fields{
 			"node": {Type: b.nodeIface, Args: idArg, Description: "Any node by id: identity:<slug>, device:<key>, a device ref (usb:3-3.2), tag:<ns>:<value>.",
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					return b.loadNode(ctx, argString(p, "id"))
@@ -200,7 +200,7 @@ func (b *builder) queryType() *graphql.Object {
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					return b.svc.VerifyChangelog(ctx)
 				})},
-		},
+		}, b.relationRootFields()),
 	})
 }
 

@@ -51,6 +51,8 @@ type builder struct {
 
 	identity, device, note, tag, event, robot *graphql.Object
 	nodeIface                                 *graphql.Interface
+
+	rt relationTypes // relations', clients' and traversals' GraphQL types
 }
 
 // run returns the context a resolver should use for service calls, or a LIMIT error when
@@ -205,7 +207,7 @@ var schemaMu sync.Mutex
 func newSchema(b *builder) (graphql.Schema, error) {
 	b.nodeIface = graphql.NewInterface(graphql.InterfaceConfig{
 		Name:        "Node",
-		Description: "Anything with a graph id: identity:<slug>, device:<key>, note:<uuid>, tag:<namespace>:<value>.",
+		Description: "Anything with a graph id: identity:<slug>, device:<key>, note:<uuid>, tag:<namespace>:<value>, rel:<uuid> or obs:<hash> (a relation), client:<source>:<name>.",
 		Fields: graphql.Fields{
 			"id": &graphql.Field{Type: nonNull(graphql.ID)},
 		},
@@ -219,6 +221,10 @@ func newSchema(b *builder) (graphql.Schema, error) {
 				return b.note
 			case *tagNode:
 				return b.tag
+			case *graph.Relation:
+				return b.rt.relation
+			case *graph.Client:
+				return b.rt.client
 			}
 			return nil
 		},
@@ -231,7 +237,7 @@ func newSchema(b *builder) (graphql.Schema, error) {
 	return graphql.NewSchema(graphql.SchemaConfig{
 		Query:    b.queryType(),
 		Mutation: b.mutationType(),
-		Types:    []graphql.Type{b.identity, b.device, b.note, b.tag},
+		Types:    []graphql.Type{b.identity, b.device, b.note, b.tag, b.rt.relation, b.rt.client},
 	})
 }
 
@@ -344,8 +350,12 @@ func (b *builder) loadNode(ctx context.Context, id string) (any, error) {
 		return &tagNode{name: name}, nil
 	case graph.KindNote:
 		return b.loadNote(ctx, id)
+	case graph.KindRelation, graph.KindObserved:
+		return b.svc.FindRelationByID(ctx, id)
+	case graph.KindClient:
+		return b.svc.Client(ctx, id)
 	}
-	return nil, graph.FieldErrorf(graph.EINVALID, "id", "%q is not a node id; want identity:<slug>, device:<key>, a device ref such as usb:3-3.2, or tag:<namespace>:<value>", truncate(id, 80))
+	return nil, graph.FieldErrorf(graph.EINVALID, "id", "%q is not a node id; want identity:<slug>, device:<key>, a device ref such as usb:3-3.2, tag:<namespace>:<value>, rel:<uuid>, obs:<hash> or client:<source>:<name>", truncate(id, 80))
 }
 
 // loadNote finds a note by id (the store's key lookup; ENOTFOUND suggests the closest).
@@ -416,7 +426,7 @@ func (b *builder) buildTypes() {
 		eventConnection *graphql.Object
 	)
 	identityFields := func() graphql.Fields {
-		return graphql.Fields{
+		f := graphql.Fields{
 			"id":        field(nonNull(graphql.ID), "identity:<slug>", func(i *graph.Identity) any { return i.ID }),
 			"slug":      field(nonNull(graphql.String), "", func(i *graph.Identity) any { return strings.TrimPrefix(i.ID, "identity:") }),
 			"name":      field(nonNull(graphql.String), "", func(i *graph.Identity) any { return i.Name }),
@@ -443,6 +453,7 @@ func (b *builder) buildTypes() {
 					return b.eventsConn(ctx, p, graph.EventFilter{Target: p.Source.(*graph.Identity).ID, Action: argString(p, "action"), Actor: argString(p, "actor")})
 				})},
 		}
+		return withFields(f, b.nodeRelationFields(func(src any) string { return src.(*graph.Identity).ID }))
 	}
 	b.identity = graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Identity",
@@ -490,7 +501,7 @@ func (b *builder) buildTypes() {
 		Description: "One physical piece of hardware as the sources see it, present or remembered.",
 		Interfaces:  []*graphql.Interface{b.nodeIface},
 		Fields: graphql.FieldsThunk(func() graphql.Fields {
-			return graphql.Fields{
+			return withFields(graphql.Fields{
 				"id":           field(nonNull(graphql.ID), "device:<key>", func(d *graph.DeviceView) any { return d.ID }),
 				"key":          field(nonNull(graphql.String), "Most stable evidence (serial; else vid:pid + path; …).", func(d *graph.DeviceView) any { return d.Key }),
 				"ref":          field(nonNull(graphql.String), "Where it is now (or was last), e.g. usb:3-3.2.", func(d *graph.DeviceView) any { return d.Ref }),
@@ -536,7 +547,7 @@ func (b *builder) buildTypes() {
 					Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 						return b.eventsConn(ctx, p, graph.EventFilter{Target: p.Source.(*graph.DeviceView).ID, Action: argString(p, "action"), Actor: argString(p, "actor")})
 					})},
-			}
+			}, b.nodeRelationFields(func(src any) string { return src.(*graph.DeviceView).ID }))
 		}),
 	})
 
@@ -635,12 +646,14 @@ func (b *builder) buildTypes() {
 		},
 	})
 	eventConnection = connectionType("Event", b.event, "Events in the whole log (null when a filter is set: not cheap).")
+	b.rt.eventConn = eventConnection
+	b.buildRelationTypes()
 
 	b.robot = graphql.NewObject(graphql.ObjectConfig{
 		Name:        "Robot",
 		Description: "An identity whose device accepts commands.",
 		Fields: graphql.FieldsThunk(func() graphql.Fields {
-			return graphql.Fields{
+			return withFields(graphql.Fields{
 				"ref":        field(nonNull(graphql.String), "robot:<name>", func(r *graph.RobotState) any { return r.Ref }),
 				"deviceId":   field(graphql.ID, "", func(r *graph.RobotState) any { return nilIfEmpty(r.DeviceID) }),
 				"identityId": field(graphql.ID, "", func(r *graph.RobotState) any { return nilIfEmpty(r.IdentityID) }),
@@ -678,9 +691,17 @@ func (b *builder) buildTypes() {
 					Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 						return b.svc.RobotDetect(ctx, p.Source.(*graph.RobotState).Ref)
 					})},
-			}
+			}, b.nodeRelationFields(robotNode))
 		}),
 	})
+}
+
+// withFields adds more fields to f.
+func withFields(f graphql.Fields, more graphql.Fields) graphql.Fields {
+	for k, v := range more {
+		f[k] = v
+	}
+	return f
 }
 
 func nilIfEmpty(s string) any {
@@ -782,6 +803,7 @@ var statsType = graphql.NewObject(graphql.ObjectConfig{
 		"identities":    field(nonNull(graphql.Int), "", func(s *graph.Stats) any { return s.Identities }),
 		"devices":       field(nonNull(graphql.Int), "", func(s *graph.Stats) any { return s.Devices }),
 		"notes":         field(nonNull(graphql.Int), "", func(s *graph.Stats) any { return s.Notes }),
+		"relations":     field(nonNull(graphql.Int), "Declared relations (observed ones are live: relations(filter: {observed: true}) counts them).", func(s *graph.Stats) any { return s.Relations }),
 		"events":        field(nonNull(Int64Scalar), "", func(s *graph.Stats) any { return s.Events }),
 		"schemaVersion": field(nonNull(graphql.Int), "", func(s *graph.Stats) any { return s.SchemaVersion }),
 		"fileBytes":     field(nonNull(Int64Scalar), "", func(s *graph.Stats) any { return s.FileBytes }),

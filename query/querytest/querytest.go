@@ -126,6 +126,23 @@ func (e *Env) Seed() {
 	must(err)
 }
 
+// SeedCable binds the BeatStep (Seed's identity) to its demo device and declares, through
+// GraphQL, a cable from its MIDI OUT to the JD-Xi's MIDI IN, so a trace from the BeatStep
+// crosses the cable and the JD-Xi's observed subscription to Bitwig Studio. It returns the
+// cable's id. Call Seed first.
+func (e *Env) SeedCable() string {
+	e.T.Helper()
+	if _, err := e.Svc.Bind(e.Ctx, graph.BindInput{Ref: "usb:3-4.1", IdentityID: "identity:beatstep"}); err != nil {
+		e.T.Fatal(err)
+	}
+	d := e.OK(`mutation { relate(input: {from: "beatstep", fromPort: "MIDI OUT", type: "cable", to: "jdxi", toPort: "MIDI IN", attrs: {kind: "midi-din", length: "1.5m"}}){ action relation { id } } }`, nil)
+	id, _ := Get(d, "relate.relation.id").(string)
+	if Get(d, "relate.action") != "add" || !strings.HasPrefix(id, "rel:") {
+		e.T.Fatalf("relate: %v", d)
+	}
+	return id
+}
+
 // Do runs a request and fails the test on transport-level surprises; it returns the
 // response decoded as JSON maps.
 func (e *Env) Do(q string, vars map[string]any) map[string]any {

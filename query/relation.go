@@ -73,7 +73,7 @@ func neighborOptions(p graphql.ResolveParams) (graph.NeighborOptions, error) {
 	o.Observed, _ = p.Args["observed"].(bool)
 	if d, ok := p.Args["depth"].(int); ok {
 		if d < 1 {
-			return o, invalidArg("depth", "depth %d: want 1-%d", d, graph.MaxNeighborsDepth)
+			return o, invalidArg("depth", "depth %d: want 1-%d hops around the node (for a longer chain, find the path between two nodes)", d, graph.MaxNeighborsDepth)
 		}
 		o.Depth = d
 	}
@@ -436,7 +436,7 @@ func (b *builder) relationRootFields() graphql.Fields {
 				if m, ok := p.Args["maxDepth"].(int); ok {
 					if m < 1 {
 						// 0 means "the default" to the service; typed, it is out of range.
-						return nil, invalidArg("maxDepth", "maxDepth %d: want 1-%d", m, graph.MaxPathDepth)
+						return nil, invalidArg("maxDepth", "maxDepth %d: want 1-%d hops (omit it for %d)", m, graph.MaxPathDepth, graph.MaxPathDepth)
 					}
 					o.MaxDepth = m
 				}

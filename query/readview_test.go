@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -221,11 +223,36 @@ func TestReadView_ReleasedAfterExecutorOnTimeout(t *testing.T) {
 // a view and a writer waiting to grow the mapping).
 func TestReadView_LiveQueriesWhilePollerWrites(t *testing.T) {
 	db := storetest.MustOpen(t)
-	dir := t.TempDir()
-	live, err := sources.NewDemo(dir)
-	if err != nil {
+	// Each hot-plug writes a whole tree beside the others and swaps a symlink to it, so a
+	// reading never sees a tree half-written (Rig.Write removes and rewrites in place: a
+	// reading in between would miss devices that never left, such as the JD-Xi asked for
+	// below). Old trees stay a while for readings still walking them.
+	base := t.TempDir()
+	root := filepath.Join(base, "rig")
+	plug := func(i int, rig *fixture.Rig) error {
+		tree := filepath.Join(base, fmt.Sprintf("tree-%d", i))
+		if err := os.MkdirAll(tree, 0o755); err != nil {
+			return err
+		}
+		if err := rig.Write(tree); err != nil {
+			return err
+		}
+		tmp := root + ".new"
+		if err := os.Symlink(tree, tmp); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, root); err != nil {
+			return err
+		}
+		if i >= 50 {
+			return os.RemoveAll(filepath.Join(base, fmt.Sprintf("tree-%d", i-50)))
+		}
+		return nil
+	}
+	if err := plug(0, fixture.DemoRig()); err != nil {
 		t.Fatal(err)
 	}
+	live := sources.Demo(root)
 	live.ShareWindow = -1
 	svc := identity.New(db, live, nil)
 	svc.PollInterval = time.Millisecond
@@ -244,7 +271,7 @@ func TestReadView_LiveQueriesWhilePollerWrites(t *testing.T) {
 	wg.Add(2)
 	go func() { // hot-plug: the poller records appear/disappear
 		defer wg.Done()
-		for i := 0; ; i++ {
+		for i := 1; ; i++ {
 			select {
 			case <-stop:
 				return
@@ -254,7 +281,7 @@ func TestReadView_LiveQueriesWhilePollerWrites(t *testing.T) {
 			if i%2 == 0 {
 				rig.Remove("3-4.1")
 			}
-			if err := rig.Write(dir); err != nil {
+			if err := plug(i, rig); err != nil {
 				t.Error(err)
 				return
 			}

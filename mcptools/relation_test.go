@@ -414,6 +414,10 @@ func TestRelationTools_Errors(t *testing.T) {
 		return a
 	}
 	long := strings.Repeat("p", graph.MaxPort+1)
+	missingID := relID[:len(relID)-1] + "0" // a relation id one character off
+	if missingID == relID {
+		missingID = relID[:len(relID)-1] + "1"
+	}
 	for _, tc := range []struct {
 		name string
 		tool string
@@ -448,6 +452,8 @@ func TestRelationTools_Errors(t *testing.T) {
 		{"UpdateObserved", "graph_relate", map[string]any{"op": "update", "id": obsID, "attrs": map[string]any{"a": "b"}}, []string{obsID, "observed"}},
 		{"RemoveObserved", "graph_relate", map[string]any{"op": "remove", "id": obsID}, []string{obsID, "observed"}},
 		{"RemoveMissing", "graph_relate", map[string]any{"op": "remove", "from": "jdxi", "type": "controls", "to": "scarlett"}, []string{"controls", "graph_browse"}},
+		{"RemoveUnknownID", "graph_relate", map[string]any{"op": "remove", "id": missingID}, []string{"unknown relation", "graph_browse"}},
+		{"UpdateUnknownID", "graph_relate", map[string]any{"op": "update", "id": missingID, "attrs": map[string]any{"kind": "audio"}}, []string{"unknown relation", "graph_browse"}},
 		{"RemoveNothing", "graph_relate", map[string]any{"op": "remove"}, []string{"id", "from, type and to"}},
 		{"RemoveBoth", "graph_relate", map[string]any{"op": "remove", "id": relID, "from": "jdxi"}, []string{"from", "not both"}},
 		{"TraceUnknown", "graph_trace", map[string]any{"from": "identity:jdx1"}, []string{"jdx1", "identity:jdxi", "graph_find"}},

@@ -162,6 +162,11 @@ func TestRelation_Errors(t *testing.T) {
 		{"self-loop", graph.EINVALID, "", relate(`from: "jdxi", type: "controls", to: "identity:jdxi"`), nil, "itself"},
 		{"self-loop through a binding", graph.EINVALID, "", relate(`from: "jdxi", type: "controls", to: "usb:3-3.2"`), nil, "self-loop"},
 		{"unknown type", graph.EINVALID, "type", relate(`from: "jdxi", type: "cabel", to: "scarlett", attrs: {kind: "usb"}`), nil, "cable"},
+		{"unknown type says newType", graph.EINVALID, "type", relate(`from: "jdxi", type: "cabel", to: "scarlett", attrs: {kind: "usb"}`), nil, "newType: true"},
+		{"unknown type says relationTypes", graph.EINVALID, "type", relate(`from: "jdxi", type: "cabel", to: "scarlett", attrs: {kind: "usb"}`), nil, "relationTypes"},
+		{"malformed type says relationTypes", graph.EINVALID, "type", relate(`from: "jdxi", type: "Bad Type!", to: "scarlett", newType: true`), nil, "relationTypes"},
+		{"conflict says updateRelation", graph.ECONFLICT, "", relate(`from: "beatstep", fromPort: "MIDI OUT", type: "cable", to: "jdxi", toPort: "MIDI IN", attrs: {kind: "usb"}`), nil, `updateRelation(id: "` + id + `"`},
+		{"unrelate unknown id", graph.ENOTFOUND, "id", `mutation { unrelate(id: "rel:01890000-0000-7000-8000-000000000000"){ action } }`, nil, "relations(filter: {node:"},
 		{"malformed type", graph.EINVALID, "type", relate(`from: "jdxi", type: "Bad Type!", to: "scarlett", newType: true`), nil, "type"},
 		{"reserved type", graph.EINVALID, "type", relate(`from: "jdxi", type: "via", to: "scarlett"`), nil, "observed"},
 		{"attrs not an object", graph.EINVALID, "attrs", relate(`from: "jdxi", type: "controls", to: "scarlett", attrs: ["kind"]`), nil, "object"},
@@ -212,6 +217,11 @@ func TestRelation_Errors(t *testing.T) {
 			}
 			if strings.Contains(msg, "internal") {
 				t.Errorf("internal error shown: %q", msg)
+			}
+			for _, other := range []string{"devgraph ", "--new-type", "--from-port", "graph_", "new_type", "max_depth"} {
+				if strings.Contains(msg, other) {
+					t.Errorf("message %q speaks another interface's words (%q), not GraphQL's", msg, other)
+				}
 			}
 		})
 	}

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/graphql-go/graphql/language/ast"
+
 	"github.com/devgraph/devgraph/graph"
 )
 
@@ -38,6 +40,8 @@ type Response struct {
 	Errors []Error `json:"errors,omitempty"`
 	// executed is false when the request never reached execution.
 	executed bool
+	// sel orders Data's fields as the query selected them when the response is written.
+	sel *selection
 }
 
 // MarshalJSON writes "data" (null when execution nulled it) whenever the request was
@@ -51,7 +55,11 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 		Errors []Error `json:"errors,omitempty"`
 	}
 	if r.executed || r.Data != nil {
-		return json.Marshal(wire{Data: r.Data, Errors: r.Errors})
+		data := r.Data
+		if r.sel != nil && data != nil {
+			data = r.sel.order(data, []*ast.SelectionSet{r.sel.set})
+		}
+		return json.Marshal(wire{Data: data, Errors: r.Errors})
 	}
 	return json.Marshal(noData{Errors: r.Errors})
 }

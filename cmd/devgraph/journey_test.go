@@ -364,6 +364,8 @@ func relationJourney(t *testing.T, j *journey) {
 	j.fail([]string{"key=value"}, "relate", "keystep", "controls", "jdxi", "--attr", "novalue")
 	j.fail([]string{"depth"}, "export", "--format", "dot", "--around", "keystep", "--depth", "9")
 	j.fail([]string{"depth"}, "path", "keystep", "jdxi", "--max-depth", "99")
+	j.fail([]string{"--depth 0", "1-4"}, "export", "--format", "dot", "--around", "keystep", "--depth", "0")
+	j.fail([]string{"--max-depth 0", "1-8"}, "path", "keystep", "jdxi", "--max-depth", "0")
 	j.fail([]string{"direction"}, "relations", "keystep", "--direction", "sideways")
 	j.fail([]string{"nosuch"}, "trace", "nosuch")
 	j.fail([]string{"rel:0190"}, "unrelate", "rel:01900000-0000-7000-8000-000000000000")

@@ -274,6 +274,26 @@ func TestRelationTools_Journey(t *testing.T) {
 			if !reached {
 				t.Errorf("graph_browse jdxi did not reach the KeyStep through the cable: %v", br["nodes"])
 			}
+			// Deeper, each relation is listed once, though its ends (and the JD-Xi's
+			// bound device, the same vertex) are all browsed.
+			deep := sc.ok(cn, "graph_browse", map[string]any{"id": "jdxi", "depth": 2})
+			listed := map[string]int{}
+			for _, ed := range deep["edges"].([]any) {
+				if id := str(ed.(map[string]any)["relation"]); id != "" {
+					listed[id]++
+				}
+			}
+			for id, n := range listed {
+				if n > 1 {
+					t.Errorf("graph_browse jdxi depth 2 lists %s %d times", id, n)
+				}
+			}
+			if listed[relID] != 1 {
+				t.Errorf("graph_browse jdxi depth 2 lists the cable %d times", listed[relID])
+			}
+			if txt := text(cn.call("graph_browse", map[string]any{"id": "jdxi", "depth": 2})); strings.Count(txt, "("+relID+")") != 1 {
+				t.Errorf("graph_browse jdxi depth 2 text shows the cable %d times:\n%s", strings.Count(txt, "("+relID+")"), txt)
+			}
 			// The node resource carries the relations.
 			var doc struct {
 				Relations []relationView `json:"relations"`

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,7 +58,11 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 	if r.executed || r.Data != nil {
 		data := r.Data
 		if r.sel != nil && data != nil {
-			data = r.sel.order(data, []*ast.SelectionSet{r.sel.set})
+			var b bytes.Buffer
+			if err := r.sel.write(&b, data, []*ast.SelectionSet{r.sel.set}); err != nil {
+				return nil, err
+			}
+			data = json.RawMessage(b.Bytes())
 		}
 		return json.Marshal(wire{Data: data, Errors: r.Errors})
 	}

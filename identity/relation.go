@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 
@@ -271,8 +272,30 @@ func (s *Service) declaredEndpoint(ctx context.Context, field, text string) (str
 				}
 			}
 		}
+		// A tag typed as tags are written ("role:synth") is refused as a tag, not
+		// reported as an unknown identity.
+		if s.looksLikeTag(ctx, t) {
+			return "", graph.ValidateRelationEndpoint(field, "tag:"+t)
+		}
 	}
 	return "", withField(err, field)
+}
+
+// looksLikeTag reports whether text that names no node is a tag: namespace:value with a
+// seeded namespace, or a tag some node carries.
+func (s *Service) looksLikeTag(ctx context.Context, text string) bool {
+	if graph.KindOf(text) != "" || !strings.Contains(text, ":") {
+		return false
+	}
+	tag, err := graph.NormalizeTag(text)
+	if err != nil {
+		return false
+	}
+	if slices.Contains(graph.SeedNamespaces, tag[:strings.IndexByte(tag, ':')]) {
+		return true
+	}
+	_, total, _, err := s.store.FindTagged(ctx, tag, 1, "")
+	return err == nil && total > 0
 }
 
 func liveEndpoint(field, id string) error {

@@ -335,6 +335,13 @@ func TestRelations_ClientsTypesAndRefusals(t *testing.T) {
 	if graph.ErrorField(err) != "from" {
 		t.Errorf("field %q, want from", graph.ErrorField(err))
 	}
+	// A tag typed as tags are written ("role:synth", no tag: prefix) is a tag, not an
+	// unknown identity.
+	_, err = s.svc.Relate(s.ctx, graph.RelationCreate{From: "jdxi", Type: "part_of", To: "role:synth"})
+	wantCode(t, err, graph.EINVALID, "role:synth", "tag", "not relation endpoints")
+	if graph.ErrorField(err) != "to" {
+		t.Errorf("field %q, want to", graph.ErrorField(err))
+	}
 	sub := findRel(relations(t, s.ctx, s.svc, graph.RelationFilter{Node: "jdxi", Observed: true}), func(r *graph.Relation) bool { return r.Type == graph.RelSubscribed })
 	_, err = s.svc.UpdateRelation(s.ctx, sub.ID, graph.RelationUpdate{Attrs: map[string]string{"channel": "1"}})
 	wantCode(t, err, graph.EINVALID, "observed")

@@ -81,6 +81,7 @@ func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 	seen := map[string]*browseNode{}
 	var nodes []*browseNode
 	var edges []browseEdge
+	listed := map[string]bool{} // relation ids already among edges: a relation is met from both ends, and from an identity's bound devices
 	omitted := 0
 	truncated := false
 	var root any
@@ -118,6 +119,12 @@ func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 				omitted += more
 			}
 			for _, e := range nbrs {
+				if e.Relation != "" {
+					if listed[e.Relation] {
+						continue
+					}
+					listed[e.Relation] = true
+				}
 				edges = append(edges, e)
 				if seen[e.neighbour()] == nil {
 					next = append(next, e.neighbour())

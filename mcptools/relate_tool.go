@@ -334,6 +334,7 @@ var cliWords = []struct {
 	{regexp.MustCompile("run `?devgraph relations`? on a device"), "call graph_browse on a device"},
 	{regexp.MustCompile("list them with `?devgraph relations`? ([^ ;,)]+)"), "list them with graph_browse {id: \"$1\"}"},
 	{regexp.MustCompile("list them with `?devgraph relations`?"), "list a node's relations with graph_browse"},
+	{regexp.MustCompile("`devgraph relations NODE` or graph_browse"), "graph_browse {id: <either end>}"},
 	{regexp.MustCompile("`devgraph tag`"), "graph_tag"},
 	{regexp.MustCompile("`devgraph (identities|devices --all|devices)` or graph_find"), "graph_find"},
 	{regexp.MustCompile("graph_suggest_tags or `devgraph tags`"), "graph_suggest_tags"},

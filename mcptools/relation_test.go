@@ -274,6 +274,26 @@ func TestRelationTools_Journey(t *testing.T) {
 			if !reached {
 				t.Errorf("graph_browse jdxi did not reach the KeyStep through the cable: %v", br["nodes"])
 			}
+			// Deeper, each relation is listed once, though its ends (and the JD-Xi's
+			// bound device, the same vertex) are all browsed.
+			deep := sc.ok(cn, "graph_browse", map[string]any{"id": "jdxi", "depth": 2})
+			listed := map[string]int{}
+			for _, ed := range deep["edges"].([]any) {
+				if id := str(ed.(map[string]any)["relation"]); id != "" {
+					listed[id]++
+				}
+			}
+			for id, n := range listed {
+				if n > 1 {
+					t.Errorf("graph_browse jdxi depth 2 lists %s %d times", id, n)
+				}
+			}
+			if listed[relID] != 1 {
+				t.Errorf("graph_browse jdxi depth 2 lists the cable %d times", listed[relID])
+			}
+			if txt := text(cn.call("graph_browse", map[string]any{"id": "jdxi", "depth": 2})); strings.Count(txt, "("+relID+")") != 1 {
+				t.Errorf("graph_browse jdxi depth 2 text shows the cable %d times:\n%s", strings.Count(txt, "("+relID+")"), txt)
+			}
 			// The node resource carries the relations.
 			var doc struct {
 				Relations []relationView `json:"relations"`
@@ -414,6 +434,10 @@ func TestRelationTools_Errors(t *testing.T) {
 		return a
 	}
 	long := strings.Repeat("p", graph.MaxPort+1)
+	missingID := relID[:len(relID)-1] + "0" // a relation id one character off
+	if missingID == relID {
+		missingID = relID[:len(relID)-1] + "1"
+	}
 	for _, tc := range []struct {
 		name string
 		tool string
@@ -448,6 +472,8 @@ func TestRelationTools_Errors(t *testing.T) {
 		{"UpdateObserved", "graph_relate", map[string]any{"op": "update", "id": obsID, "attrs": map[string]any{"a": "b"}}, []string{obsID, "observed"}},
 		{"RemoveObserved", "graph_relate", map[string]any{"op": "remove", "id": obsID}, []string{obsID, "observed"}},
 		{"RemoveMissing", "graph_relate", map[string]any{"op": "remove", "from": "jdxi", "type": "controls", "to": "scarlett"}, []string{"controls", "graph_browse"}},
+		{"RemoveUnknownID", "graph_relate", map[string]any{"op": "remove", "id": missingID}, []string{"unknown relation", "graph_browse"}},
+		{"UpdateUnknownID", "graph_relate", map[string]any{"op": "update", "id": missingID, "attrs": map[string]any{"kind": "audio"}}, []string{"unknown relation", "graph_browse"}},
 		{"RemoveNothing", "graph_relate", map[string]any{"op": "remove"}, []string{"id", "from, type and to"}},
 		{"RemoveBoth", "graph_relate", map[string]any{"op": "remove", "id": relID, "from": "jdxi"}, []string{"from", "not both"}},
 		{"TraceUnknown", "graph_trace", map[string]any{"from": "identity:jdx1"}, []string{"jdx1", "identity:jdxi", "graph_find"}},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -24,8 +25,23 @@ const (
 )
 
 // NodeURI returns the resource URI of a node (ids keep their colons: the template is
-// devgraph://node/{+id}).
-func NodeURI(id string) string { return nodePrefix + id }
+// devgraph://node/{+id}). A client's id may hold spaces ("client:alsa:Bitwig Studio"),
+// which a URI cannot carry: they are percent-encoded, and nodeID decodes them.
+func NodeURI(id string) string { return nodePrefix + uriEscaper.Replace(id) }
+
+var uriEscaper = strings.NewReplacer("%", "%25", " ", "%20")
+
+// nodeID is the id in a node URI, percent-decoded (ids themselves hold no '%'); a URI
+// whose escapes do not decode is taken as written.
+func nodeID(uri string) string {
+	raw := strings.TrimPrefix(uri, nodePrefix)
+	if strings.Contains(raw, "%") {
+		if id, err := url.PathUnescape(raw); err == nil {
+			return id
+		}
+	}
+	return raw
+}
 
 // RobotStateURI returns the resource URI of a robot's live state.
 func RobotStateURI(robot string) string { return robotPrefix + robot + robotSuffix }
@@ -92,8 +108,7 @@ func (s *Server) readChangelog(ctx context.Context, req mcp.ReadResourceRequest)
 
 func (s *Server) readNode(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
-	raw := strings.TrimPrefix(uri, nodePrefix)
-	v, err := s.nodeDoc(ctx, raw)
+	v, err := s.nodeDoc(ctx, nodeID(uri))
 	if err != nil {
 		return nil, s.resourceError(uri, err)
 	}
@@ -199,7 +214,7 @@ func (s *Server) resourceKey(ctx context.Context, uri string) string {
 		}
 		return robotKey(robot)
 	case strings.HasPrefix(uri, nodePrefix):
-		raw := strings.TrimPrefix(uri, nodePrefix)
+		raw := nodeID(uri)
 		if graph.KindOf(raw) == graph.KindTag {
 			return nodeKey(raw)
 		}

@@ -249,3 +249,35 @@ func TestResources_NoteNode(t *testing.T) {
 		t.Fatalf("deleted note: %v", err)
 	}
 }
+
+// TestResources_ClientNode: a client's id may hold spaces ("Bitwig Studio"); its node
+// resource is read through NodeURI (spaces percent-encoded, as a URI must carry them) and
+// through a URI a model writes by hand with %20.
+func TestResources_ClientNode(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	cn := e.dial("inprocess", false, "reader")
+	cn.ok("graph_unbound", nil) // the sources have been read
+	const id = "client:alsa:Bitwig Studio"
+	for _, uri := range []string{NodeURI(id), "devgraph://node/client:alsa:Bitwig%20Studio"} {
+		var doc struct {
+			Kind   string `json:"kind"`
+			Client struct {
+				ID   string `json:"id"`
+				Name string `json:"name"`
+			} `json:"client"`
+			Relations []struct {
+				Type string `json:"type"`
+			} `json:"relations"`
+		}
+		if err := json.Unmarshal([]byte(readText(t, cn, uri)), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Kind != "client" || doc.Client.ID != id || doc.Client.Name != "Bitwig Studio" || len(doc.Relations) == 0 {
+			t.Fatalf("%s: %+v", uri, doc)
+		}
+	}
+	if got, want := NodeURI(id), "devgraph://node/client:alsa:Bitwig%20Studio"; got != want {
+		t.Fatalf("NodeURI=%q, want %q", got, want)
+	}
+}

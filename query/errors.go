@@ -1,12 +1,16 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
+
+	"github.com/graphql-go/graphql/language/ast"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -37,6 +41,8 @@ type Response struct {
 	Errors []Error `json:"errors,omitempty"`
 	// executed is false when the request never reached execution.
 	executed bool
+	// sel orders Data's fields as the query selected them when the response is written.
+	sel *selection
 }
 
 // MarshalJSON writes "data" (null when execution nulled it) whenever the request was
@@ -50,7 +56,15 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 		Errors []Error `json:"errors,omitempty"`
 	}
 	if r.executed || r.Data != nil {
-		return json.Marshal(wire{Data: r.Data, Errors: r.Errors})
+		data := r.Data
+		if r.sel != nil && data != nil {
+			var b bytes.Buffer
+			if err := r.sel.write(&b, data, []*ast.SelectionSet{r.sel.set}); err != nil {
+				return nil, err
+			}
+			data = json.RawMessage(b.Bytes())
+		}
+		return json.Marshal(wire{Data: data, Errors: r.Errors})
 	}
 	return json.Marshal(noData{Errors: r.Errors})
 }
@@ -102,7 +116,37 @@ func (r errorReporter) wrap(ctx context.Context, where string, err error) error 
 	if code == graph.EINTERNAL {
 		r.log.ErrorContext(ctx, "graphql resolver failed", "field", where, "request_id", graph.RequestIDFrom(ctx), "err", err)
 	}
-	return &resolverError{code: code, field: camelField(graph.ErrorField(err)), msg: graph.ErrorMessage(err)}
+	return &resolverError{code: code, field: camelField(graph.ErrorField(err)), msg: graphqlVocabulary(graph.ErrorMessage(err))}
+}
+
+// cliWords are the CLI verbs, flags and MCP tools the service's shared messages name, each
+// with the GraphQL field or argument that takes the same step: a GraphQL caller is told
+// what to query, not what to type in a shell or which tool a model calls.
+var cliWords = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile("`?devgraph relations --types`?"), "`relationTypes`"},
+	{regexp.MustCompile(`--new-type \(new_type: true\)|--new-type`), "newType: true"},
+	{regexp.MustCompile("`?devgraph relation update (rel:[0-9a-f-]+)`?"), "`updateRelation(id: \"$1\", …)`"},
+	{regexp.MustCompile("`?devgraph unrelate (rel:[0-9a-f-]+)`?"), "`unrelate(id: \"$1\")`"},
+	{regexp.MustCompile("`?devgraph unrelate`?"), "`unrelate`"},
+	{regexp.MustCompile("`devgraph relations NODE` or graph_browse"), "`relations(filter: {node: …})`"},
+	{regexp.MustCompile("run `?devgraph relations`? on a device"), "query a device's `relations`"},
+	{regexp.MustCompile("list them with `?devgraph relations`? ([^ ;,)`]+)`?"), "list them with `relations(filter: {node: \"$1\"})`"},
+	{regexp.MustCompile("`devgraph tag`"), "the `tag` mutation"},
+	{regexp.MustCompile("`devgraph identities` or graph_find"), "`identities` or `find`"},
+	{regexp.MustCompile("`devgraph (devices --all|devices)` or graph_find"), "`devices` or `find`"},
+	{regexp.MustCompile("^max_depth (-?[0-9]+): want 1-([0-9]+) hops \\(0 means [0-9]+\\)"), "maxDepth $1: want 1-$2 hops (omit it for $2)"},
+	{regexp.MustCompile(`^(from|to)_port is`), "${1}Port is"},
+}
+
+// graphqlVocabulary rewrites a shared message into GraphQL terms.
+func graphqlVocabulary(msg string) string {
+	for _, w := range cliWords {
+		msg = w.re.ReplaceAllString(msg, w.with)
+	}
+	return msg
 }
 
 // camelField names a service error's field as GraphQL spells its arguments: the service

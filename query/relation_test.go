@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -162,6 +163,11 @@ func TestRelation_Errors(t *testing.T) {
 		{"self-loop", graph.EINVALID, "", relate(`from: "jdxi", type: "controls", to: "identity:jdxi"`), nil, "itself"},
 		{"self-loop through a binding", graph.EINVALID, "", relate(`from: "jdxi", type: "controls", to: "usb:3-3.2"`), nil, "self-loop"},
 		{"unknown type", graph.EINVALID, "type", relate(`from: "jdxi", type: "cabel", to: "scarlett", attrs: {kind: "usb"}`), nil, "cable"},
+		{"unknown type says newType", graph.EINVALID, "type", relate(`from: "jdxi", type: "cabel", to: "scarlett", attrs: {kind: "usb"}`), nil, "newType: true"},
+		{"unknown type says relationTypes", graph.EINVALID, "type", relate(`from: "jdxi", type: "cabel", to: "scarlett", attrs: {kind: "usb"}`), nil, "relationTypes"},
+		{"malformed type says relationTypes", graph.EINVALID, "type", relate(`from: "jdxi", type: "Bad Type!", to: "scarlett", newType: true`), nil, "relationTypes"},
+		{"conflict says updateRelation", graph.ECONFLICT, "", relate(`from: "beatstep", fromPort: "MIDI OUT", type: "cable", to: "jdxi", toPort: "MIDI IN", attrs: {kind: "usb"}`), nil, `updateRelation(id: "` + id + `"`},
+		{"unrelate unknown id", graph.ENOTFOUND, "id", `mutation { unrelate(id: "rel:01890000-0000-7000-8000-000000000000"){ action } }`, nil, "relations(filter: {node:"},
 		{"malformed type", graph.EINVALID, "type", relate(`from: "jdxi", type: "Bad Type!", to: "scarlett", newType: true`), nil, "type"},
 		{"reserved type", graph.EINVALID, "type", relate(`from: "jdxi", type: "via", to: "scarlett"`), nil, "observed"},
 		{"attrs not an object", graph.EINVALID, "attrs", relate(`from: "jdxi", type: "controls", to: "scarlett", attrs: ["kind"]`), nil, "object"},
@@ -212,6 +218,11 @@ func TestRelation_Errors(t *testing.T) {
 			}
 			if strings.Contains(msg, "internal") {
 				t.Errorf("internal error shown: %q", msg)
+			}
+			for _, other := range []string{"devgraph ", "--new-type", "--from-port", "graph_", "new_type", "max_depth"} {
+				if strings.Contains(msg, other) {
+					t.Errorf("message %q speaks another interface's words (%q), not GraphQL's", msg, other)
+				}
 			}
 		})
 	}
@@ -535,4 +546,41 @@ func TestRelation_Golden(t *testing.T) {
 	golden(t, "path_beatstep_bitwig.json", e.do(`{ path(from: "beatstep", to: "`+bitwig+`"){ found length hops { `+hop+` } nodes { id kind name } } }`, nil))
 	golden(t, "trace_beatstep.json", e.do(`{ trace(from: "beatstep", port: "MIDI OUT"){ from port direction ends hops { `+hop+` depth parent cycle end } nodes { id kind name depth } truncated truncatedBy visited } }`, nil))
 	golden(t, "subgraph_jdxi.json", e.do(`{ subgraph(around: "jdxi", depth: 2){ around depth nodes { id kind name depth devices } edges { id type from to fromId toId fromPort toPort observed source attrs } truncated truncatedBy visited } }`, nil))
+}
+
+// TestRelation_FieldOrder: response fields come in the order the query asked for them
+// (spec: serialized map ordering), through aliases, fragments and inline fragments, in
+// lists and nested objects alike — not in graphql-go's map order (alphabetical).
+func TestRelation_FieldOrder(t *testing.T) {
+	e, id := relEnv(t)
+	q := `query($id: ID!) {
+	  rel: relation(id: $id) { type id ...Ends toPort fromPort }
+	  identity(id: "jdxi") { name ... on Identity { id relations(first: 2) { totalCount pageInfo { hasNextPage } edges { node { type id } cursor } } } }
+	}
+	fragment Ends on Relation { to { id } from { id } }`
+	resp := e.exec.Execute(context.Background(), query.Request{Query: q, Variables: map[string]any{"id": id}}, false)
+	if len(resp.Errors) > 0 {
+		t.Fatalf("errors: %+v", resp.Errors)
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, seq := range [][]string{
+		{`"rel":`, `"identity":`},
+		{`"type":"cable"`, `"id":"` + id + `"`, `"to":`, `"from":`, `"toPort":`, `"fromPort":`},
+		{`"name":`, `"id":"identity:jdxi"`, `"relations":`},
+		{`"totalCount":`, `"pageInfo":`, `"edges":`},
+		{`{"node":{"type":`, `"cursor":`},
+	} {
+		at := 0
+		for _, k := range seq {
+			i := strings.Index(got[at:], k)
+			if i < 0 {
+				t.Fatalf("%s missing or out of order (want %v) in\n%s", k, seq, got)
+			}
+			at += i + len(k)
+		}
+	}
 }

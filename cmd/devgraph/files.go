@@ -111,6 +111,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if set["depth"] && *around == "" {
 		return usagef("export: --depth goes with --around NODE (without it the whole graph is drawn)")
 	}
+	if set["depth"] && *depth < 1 {
+		// 0 would mean the default; given, it is out of range on every interface.
+		return graph.FieldErrorf(graph.EINVALID, "depth", "--depth %d: want 1-%d hops around the node (leave it out for 1)", *depth, graph.MaxSubgraphDepth)
+	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		write := func(w io.Writer) error { return svc.Export(ctx, w) }
 		if draw != nil {

@@ -64,6 +64,11 @@ func (j *journey) fail(wants []string, args ...string) {
 			j.t.Errorf("devgraph %s: stderr %q lacks %q", strings.Join(args, " "), errs, w)
 		}
 	}
+	for _, other := range []string{"graph_", "new_type"} { // MCP's words, not the CLI's
+		if strings.Contains(errs, other) {
+			j.t.Errorf("devgraph %s: stderr %q speaks MCP (%q) to a person at a terminal", strings.Join(args, " "), errs, other)
+		}
+	}
 	if after := j.head(); after != before {
 		j.t.Errorf("devgraph %s failed but wrote: changelog head %d → %d", strings.Join(args, " "), before, after)
 	}
@@ -359,9 +364,13 @@ func relationJourney(t *testing.T, j *journey) {
 	j.fail([]string{"key=value"}, "relate", "keystep", "controls", "jdxi", "--attr", "novalue")
 	j.fail([]string{"depth"}, "export", "--format", "dot", "--around", "keystep", "--depth", "9")
 	j.fail([]string{"depth"}, "path", "keystep", "jdxi", "--max-depth", "99")
+	j.fail([]string{"--depth 0", "1-4"}, "export", "--format", "dot", "--around", "keystep", "--depth", "0")
+	j.fail([]string{"--max-depth 0", "1-8"}, "path", "keystep", "jdxi", "--max-depth", "0")
 	j.fail([]string{"direction"}, "relations", "keystep", "--direction", "sideways")
 	j.fail([]string{"nosuch"}, "trace", "nosuch")
 	j.fail([]string{"rel:0190"}, "unrelate", "rel:01900000-0000-7000-8000-000000000000")
+	j.fail([]string{"rel:0190", "devgraph relations NODE"}, "relation", "update", "rel:01900000-0000-7000-8000-000000000000", "--attr", "x=y")
+	j.fail([]string{"tag", "devgraph tag"}, "relate", "keystep", "controls", "tag:role:synth")
 	j.fail([]string{"jdxi"}, "unrelate", "jdxi", "controls", "keystep")
 	j.fail([]string{"already relates", "relation update " + rel.ID}, "relate", "keystep", "cable", "jdxi", "--from-port", "MIDI OUT", "--to-port", "MIDI IN", "--attr", "kind=trs-midi")
 

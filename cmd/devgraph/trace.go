@@ -49,6 +49,12 @@ func runPath(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flagT) { set[f.Name] = true })
+	if set["max-depth"] && *maxDepth < 1 {
+		// 0 would mean the default; given, it is out of range on every interface.
+		return graph.FieldErrorf(graph.EINVALID, "max_depth", "--max-depth %d: want 1-%d hops (leave it out for %d)", *maxDepth, graph.MaxPathDepth, graph.MaxPathDepth)
+	}
 	o := graph.PathOptions{Types: types, MaxDepth: *maxDepth, Directed: *directed}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		from, err := resolveNode(ctx, svc, pos[0])

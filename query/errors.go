@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,11 +57,7 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 	if r.executed || r.Data != nil {
 		data := r.Data
 		if r.sel != nil && data != nil {
-			var b bytes.Buffer
-			if err := r.sel.write(&b, data, []*ast.SelectionSet{r.sel.set}); err != nil {
-				return nil, err
-			}
-			data = json.RawMessage(b.Bytes())
+			data = r.sel.order(data, []*ast.SelectionSet{r.sel.set})
 		}
 		return json.Marshal(wire{Data: data, Errors: r.Errors})
 	}

@@ -29,40 +29,50 @@ func newSelection(doc *ast.Document, op *ast.OperationDefinition) *selection {
 	return &selection{set: op.SelectionSet, frags: frags}
 }
 
-// write appends v to b as JSON, every object's keys in the order sets select them. It
-// writes one buffer in one pass (leaves through json.Marshal), so a deep response costs
-// no more than encoding it plainly.
-func (s *selection) write(b *bytes.Buffer, v any, sets []*ast.SelectionSet) error {
+// orderedObject is a JSON object written with its keys in the order given.
+type orderedObject struct {
+	keys []string
+	vals []any
+}
+
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		vb, err := json.Marshal(o.vals[i])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// order returns v with every object's keys in the order sets select them.
+func (s *selection) order(v any, sets []*ast.SelectionSet) any {
 	switch x := v.(type) {
 	case map[string]any:
 		keys, subs := s.responseKeys(sets)
+		o := orderedObject{keys: make([]string, 0, len(x)), vals: make([]any, 0, len(x))}
 		seen := make(map[string]bool, len(x))
-		b.WriteByte('{')
-		n := 0
-		field := func(k string, val any, sub []*ast.SelectionSet) error {
-			if n > 0 {
-				b.WriteByte(',')
-			}
-			n++
-			kb, err := json.Marshal(k)
-			if err != nil {
-				return err
-			}
-			b.Write(kb)
-			b.WriteByte(':')
-			return s.write(b, val, sub)
-		}
 		for _, k := range keys {
-			if val, ok := x[k]; ok && !seen[k] {
+			if val, ok := x[k]; ok {
+				o.keys = append(o.keys, k)
+				o.vals = append(o.vals, s.order(val, subs[k]))
 				seen[k] = true
-				if err := field(k, val, subs[k]); err != nil {
-					return err
-				}
 			}
 		}
-		// Keys no selection names: a JSON scalar's own object (attrs), in sorted order as
-		// encoding/json writes them.
-		var rest []string
+		var rest []string // none in practice; kept rather than dropped
 		for k := range x {
 			if !seen[k] {
 				rest = append(rest, k)
@@ -70,31 +80,18 @@ func (s *selection) write(b *bytes.Buffer, v any, sets []*ast.SelectionSet) erro
 		}
 		sort.Strings(rest)
 		for _, k := range rest {
-			if err := field(k, x[k], nil); err != nil {
-				return err
-			}
+			o.keys = append(o.keys, k)
+			o.vals = append(o.vals, x[k])
 		}
-		b.WriteByte('}')
-		return nil
+		return o
 	case []any:
-		b.WriteByte('[')
+		out := make([]any, len(x))
 		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := s.write(b, e, sets); err != nil {
-				return err
-			}
+			out[i] = s.order(e, sets)
 		}
-		b.WriteByte(']')
-		return nil
+		return out
 	}
-	vb, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b.Write(vb)
-	return nil
+	return v
 }
 
 // responseKeys lists the response keys sets select, first occurrence first, with the

@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/graphql-go/graphql/language/ast"
-
 	"github.com/devgraph/devgraph/graph"
 )
 
@@ -40,8 +38,6 @@ type Response struct {
 	Errors []Error `json:"errors,omitempty"`
 	// executed is false when the request never reached execution.
 	executed bool
-	// sel orders Data's fields as the query selected them when the response is written.
-	sel *selection
 }
 
 // MarshalJSON writes "data" (null when execution nulled it) whenever the request was
@@ -55,11 +51,7 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 		Errors []Error `json:"errors,omitempty"`
 	}
 	if r.executed || r.Data != nil {
-		data := r.Data
-		if r.sel != nil && data != nil {
-			data = r.sel.order(data, []*ast.SelectionSet{r.sel.set})
-		}
-		return json.Marshal(wire{Data: data, Errors: r.Errors})
+		return json.Marshal(wire{Data: r.Data, Errors: r.Errors})
 	}
 	return json.Marshal(noData{Errors: r.Errors})
 }

@@ -167,7 +167,7 @@ func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode
 		Args:          req.Variables,
 		Context:       execCtx,
 	})
-	out := &Response{executed: true, sel: newSelection(ent.doc, op)}
+	out := &Response{executed: true}
 	if res.Data != nil {
 		out.Data = res.Data
 	}

@@ -124,11 +124,12 @@ func (s *Service) readLive(ctx context.Context) (context.Context, *liveView, fun
 	return vctx, w, release, nil
 }
 
-// vertexNodes are the nodes whose relations are node's: an identity's own and its present
-// bound devices', a present bound device's own and its identity's.
+// vertexNodes are the nodes whose relations are node's: those of its vertex, an identity
+// and its present bound devices (a present bound device stands for its identity's vertex,
+// its fellow devices included, as in a traversal).
 func (w *liveView) vertexNodes(node string) []string {
 	if id := w.boundOf[node]; id != "" {
-		return []string{node, id}
+		node = id
 	}
 	return append([]string{node}, w.members[node]...)
 }

@@ -390,3 +390,28 @@ func TestRelations_UnpluggedDeviceSplits(t *testing.T) {
 		t.Errorf("plugged back in, the JD-Xi's subscription to %s is not on its identity", s.bitwig.ID)
 	}
 }
+
+// An identity with two present devices is one vertex: each device lists what the other
+// holds, as the identity and a traversal from either do.
+func TestRelations_VertexOfTwoDevices(t *testing.T) {
+	s := newStudio(t)
+	power := mustRelate(t, s.ctx, s.svc, graph.RelationCreate{From: s.robot, Type: "powered_by", To: s.scarlett})
+	mustBind(t, s.ctx, s.svc, graph.BindInput{Ref: "usb:3-7", IdentityID: "identity:keystep"})
+	onIdent := relations(t, s.ctx, s.svc, graph.RelationFilter{Node: "keystep"})
+	if findRel(onIdent, func(r *graph.Relation) bool { return r.ID == power.ID }) == nil {
+		t.Fatalf("the KeyStep's identity does not list %s declared on its second device: %v", power.ID, relIDs(onIdent))
+	}
+	for _, node := range []string{s.keyRef, "usb:3-7"} {
+		onDev := relations(t, s.ctx, s.svc, graph.RelationFilter{Node: node})
+		if !slices.Equal(relIDs(onDev), relIDs(onIdent)) {
+			t.Errorf("device %s lists %v, its identity %v: one vertex, one list", node, relIDs(onDev), relIDs(onIdent))
+		}
+	}
+	g, err := s.svc.Neighbors(s.ctx, s.keyRef, graph.NeighborOptions{Types: []string{"powered_by"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Vertices) != 2 || g.Vertices[0].ID != "identity:keystep" {
+		t.Fatalf("neighbours of %s by powered_by: %+v", s.keyRef, g.Vertices)
+	}
+}

@@ -40,6 +40,13 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.liveOf(ctx, snap)
+}
+
+// liveOf reads the bindings against snap (nil: no hardware in this process), without
+// reading the hardware again.
+func (s *Service) liveOf(ctx context.Context, snap *graph.Snapshot) (*liveView, error) {
+	var err error
 	w := &liveView{
 		snap:    snap,
 		clients: map[string]*graph.Client{},
@@ -71,16 +78,11 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 			}
 		}
 	}
-	var sc *Scene
-	if snap != nil {
-		sc = NewScene(snap)
-	} else if sc, err = s.scene(ctx); err != nil {
-		return nil, err
-	}
 	devs, err := s.allDevices(ctx, graph.DeviceFilter{})
 	if err != nil {
 		return nil, err
 	}
+	sc := sceneOf(snap, devs)
 	views, err := s.views(ctx, sc, devs)
 	if err != nil {
 		return nil, err
@@ -109,14 +111,21 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 // inside it: the store, the snapshot and the bindings read through the returned context
 // are one consistent state. Call release when done.
 func (s *Service) readLive(ctx context.Context) (context.Context, *liveView, func(), error) {
-	if _, err := s.sync(ctx); err != nil {
+	snap, err := s.sync(ctx)
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	vctx, release, err := s.BeginRead(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	w, err := s.live(vctx)
+	// The reading the view's store state records, else (the store could not record it)
+	// the one just taken; never another: the sources are not read while the view holds
+	// its read transaction open.
+	if v, ok := vctx.Value(svcViewKey{s}).(*svcView); ok && v.snap != nil {
+		snap = v.snap
+	}
+	w, err := s.liveOf(vctx, snap)
 	if err != nil {
 		release()
 		return nil, nil, nil, err

@@ -95,7 +95,9 @@ type RelationCreate struct {
 // alone; Attrs replaces the whole map (an empty map clears it); an empty port string
 // clears the port.
 type RelationUpdate struct {
-	Attrs    map[string]string `json:"attrs,omitempty"`
+	// No omitempty: an empty map (clear them) must not travel as an absent one (leave
+	// them alone); nil travels as null.
+	Attrs    map[string]string `json:"attrs"`
 	FromPort *string           `json:"from_port,omitempty"`
 	ToPort   *string           `json:"to_port,omitempty"`
 	DryRun   bool              `json:"dry_run,omitempty"`

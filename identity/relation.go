@@ -307,8 +307,9 @@ func (s *Service) Relate(ctx context.Context, c graph.RelationCreate) (*graph.Re
 	return rs.Relate(ctx, c)
 }
 
-// refuseBoundLoop refuses a relation between an identity and a device bound to it: the
-// two are one vertex, so the relation would be a self-loop.
+// refuseBoundLoop refuses a relation between an identity and a device bound to it
+// (explicitly or by a high, unambiguous match: DeviceView.BoundTo): the two are one
+// vertex, so the relation would be a self-loop.
 func (s *Service) refuseBoundLoop(ctx context.Context, from, to string) error {
 	ident, dev := from, to
 	if graph.KindOf(ident) != graph.KindIdentity {
@@ -317,8 +318,8 @@ func (s *Service) refuseBoundLoop(ctx context.Context, from, to string) error {
 	if graph.KindOf(ident) != graph.KindIdentity || graph.KindOf(dev) != graph.KindDevice {
 		return nil
 	}
-	d, err := s.store.FindDeviceByID(ctx, dev)
-	if err != nil || d.IdentityID != ident {
+	d, err := s.Device(ctx, dev)
+	if err != nil || d.BoundTo != ident {
 		return nil
 	}
 	return graph.FieldErrorf(graph.EINVALID, "to", "%s is bound to %s, so they are one thing and the relation would be a self-loop; relate the identity to something else", dev, ident)

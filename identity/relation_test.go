@@ -415,3 +415,22 @@ func TestRelations_VertexOfTwoDevices(t *testing.T) {
 		t.Fatalf("neighbours of %s by powered_by: %+v", s.keyRef, g.Vertices)
 	}
 }
+
+// A device bound by a high match (DeviceView.BoundTo, no explicit binding) is one vertex
+// with its identity too: a relation between the two is a self-loop, refused as for an
+// explicit binding.
+func TestRelations_MatchBoundLoopRefused(t *testing.T) {
+	svc, _, ctx := newService(t)
+	if _, err := svc.CreateIdentity(ctx, graph.IdentityCreate{Name: "Scarlett", Hints: []graph.Fingerprint{{Kind: graph.FPUSBSerial, Value: "1235:8210:Y8KG3J11B6F7D0"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if v := device(t, ctx, svc, "usb:3-3.1"); v.BoundTo != "identity:scarlett" || v.BoundBy != "match" {
+		t.Fatalf("the Scarlett reads bound to %q by %q, want identity:scarlett by match", v.BoundTo, v.BoundBy)
+	}
+	_, err := svc.Relate(ctx, graph.RelationCreate{From: "scarlett", Type: "controls", To: "usb:3-3.1"})
+	wantCode(t, err, graph.EINVALID, "self-loop")
+	rels, total, _, err := svc.FindRelations(ctx, graph.RelationFilter{Declared: true})
+	if err != nil || total != 0 {
+		t.Fatalf("relations after a refused self-loop: %v (%d) %v", relIDs(rels), total, err)
+	}
+}

@@ -77,3 +77,50 @@ func TestRelations_OneSnapshotPerCall(t *testing.T) {
 		})
 	}
 }
+
+// deadlineStore records whether the declared relations were paged under a deadline.
+type deadlineStore struct {
+	*store.DB
+	pages, bounded *atomic.Int32
+}
+
+func (s deadlineStore) FindRelations(ctx context.Context, f graph.RelationFilter) ([]*graph.Relation, int, string, error) {
+	s.pages.Add(1)
+	if _, ok := ctx.Deadline(); ok {
+		s.bounded.Add(1)
+	}
+	return s.DB.FindRelations(ctx, f)
+}
+
+// The whole-graph subgraph lists the related nodes within the traversal's time bound, not
+// before it starts.
+func TestSubgraph_WholeGraphBoundInTime(t *testing.T) {
+	r := newRig(t)
+	ds := deadlineStore{DB: storetest.MustOpen(t), pages: &atomic.Int32{}, bounded: &atomic.Int32{}}
+	svc := identity.New(ds, r.live, nil)
+	if err := svc.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	ctx := graph.WithActor(context.Background(), "cli:tester")
+	for _, name := range []string{"Desk", "Lamp"} {
+		if _, err := svc.CreateIdentity(ctx, graph.IdentityCreate{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.Relate(ctx, graph.RelationCreate{From: "lamp", Type: "located_in", To: "desk"}); err != nil {
+		t.Fatal(err)
+	}
+	ds.pages.Store(0)
+	ds.bounded.Store(0)
+	g, err := svc.Subgraph(ctx, "", graph.NeighborOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Vertices) < 2 {
+		t.Fatalf("whole graph: %d vertices", len(g.Vertices))
+	}
+	if p, b := ds.pages.Load(), ds.bounded.Load(); p == 0 || b != p {
+		t.Fatalf("%d of %d pages of declared relations read under the traversal's deadline", b, p)
+	}
+}

@@ -95,7 +95,9 @@ type RelationCreate struct {
 // alone; Attrs replaces the whole map (an empty map clears it); an empty port string
 // clears the port.
 type RelationUpdate struct {
-	Attrs    map[string]string `json:"attrs,omitempty"`
+	// No omitempty: an empty map (clear them) must not travel as an absent one (leave
+	// them alone); nil travels as null.
+	Attrs    map[string]string `json:"attrs"`
 	FromPort *string           `json:"from_port,omitempty"`
 	ToPort   *string           `json:"to_port,omitempty"`
 	DryRun   bool              `json:"dry_run,omitempty"`
@@ -176,8 +178,8 @@ type RelationService interface {
 	FindRelationByID(ctx context.Context, id string) (*Relation, error)
 	// FindRelations lists relations, declared first (sorted by id) then observed, a page
 	// at a time, with the total of both and the next cursor. On a node, the relations of
-	// its vertex: an identity's own and those of its present bound devices, a bound
-	// device's own and its identity's. ENOTFOUND for an unknown node.
+	// its vertex: an identity's own and those of its present bound devices, a present
+	// bound device's identity's and its fellow devices' as well as its own. ENOTFOUND for an unknown node.
 	FindRelations(ctx context.Context, f RelationFilter) (rels []*Relation, total int, next string, err error)
 	// RelationTypes lists the seeded and reserved types and every type in use, with counts.
 	RelationTypes(ctx context.Context) ([]RelationTypeCount, error)

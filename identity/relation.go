@@ -41,6 +41,13 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.liveOf(ctx, snap)
+}
+
+// liveOf reads the bindings against snap (nil: no hardware in this process), without
+// reading the hardware again.
+func (s *Service) liveOf(ctx context.Context, snap *graph.Snapshot) (*liveView, error) {
+	var err error
 	w := &liveView{
 		snap:    snap,
 		clients: map[string]*graph.Client{},
@@ -72,16 +79,11 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 			}
 		}
 	}
-	var sc *Scene
-	if snap != nil {
-		sc = NewScene(snap)
-	} else if sc, err = s.scene(ctx); err != nil {
-		return nil, err
-	}
 	devs, err := s.allDevices(ctx, graph.DeviceFilter{})
 	if err != nil {
 		return nil, err
 	}
+	sc := sceneOf(snap, devs)
 	views, err := s.views(ctx, sc, devs)
 	if err != nil {
 		return nil, err
@@ -110,14 +112,21 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 // inside it: the store, the snapshot and the bindings read through the returned context
 // are one consistent state. Call release when done.
 func (s *Service) readLive(ctx context.Context) (context.Context, *liveView, func(), error) {
-	if _, err := s.sync(ctx); err != nil {
+	snap, err := s.sync(ctx)
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	vctx, release, err := s.BeginRead(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	w, err := s.live(vctx)
+	// The reading the view's store state records, else (the store could not record it)
+	// the one just taken; never another: the sources are not read while the view holds
+	// its read transaction open.
+	if v, ok := vctx.Value(svcViewKey{s}).(*svcView); ok && v.snap != nil {
+		snap = v.snap
+	}
+	w, err := s.liveOf(vctx, snap)
 	if err != nil {
 		release()
 		return nil, nil, nil, err
@@ -125,11 +134,12 @@ func (s *Service) readLive(ctx context.Context) (context.Context, *liveView, fun
 	return vctx, w, release, nil
 }
 
-// vertexNodes are the nodes whose relations are node's: an identity's own and its present
-// bound devices', a present bound device's own and its identity's.
+// vertexNodes are the nodes whose relations are node's: those of its vertex, an identity
+// and its present bound devices (a present bound device stands for its identity's vertex,
+// its fellow devices included, as in a traversal).
 func (w *liveView) vertexNodes(node string) []string {
 	if id := w.boundOf[node]; id != "" {
-		return []string{node, id}
+		node = id
 	}
 	return append([]string{node}, w.members[node]...)
 }
@@ -320,8 +330,9 @@ func (s *Service) Relate(ctx context.Context, c graph.RelationCreate) (*graph.Re
 	return rs.Relate(ctx, c)
 }
 
-// refuseBoundLoop refuses a relation between an identity and a device bound to it: the
-// two are one vertex, so the relation would be a self-loop.
+// refuseBoundLoop refuses a relation between an identity and a device bound to it
+// (explicitly or by a high, unambiguous match: DeviceView.BoundTo): the two are one
+// vertex, so the relation would be a self-loop.
 func (s *Service) refuseBoundLoop(ctx context.Context, from, to string) error {
 	ident, dev := from, to
 	if graph.KindOf(ident) != graph.KindIdentity {
@@ -330,8 +341,8 @@ func (s *Service) refuseBoundLoop(ctx context.Context, from, to string) error {
 	if graph.KindOf(ident) != graph.KindIdentity || graph.KindOf(dev) != graph.KindDevice {
 		return nil
 	}
-	d, err := s.store.FindDeviceByID(ctx, dev)
-	if err != nil || d.IdentityID != ident {
+	d, err := s.Device(ctx, dev)
+	if err != nil || d.BoundTo != ident {
 		return nil
 	}
 	return graph.FieldErrorf(graph.EINVALID, "to", "%s is bound to %s, so they are one thing and the relation would be a self-loop; relate the identity to something else", dev, ident)

@@ -397,3 +397,47 @@ func TestRelations_UnpluggedDeviceSplits(t *testing.T) {
 		t.Errorf("plugged back in, the JD-Xi's subscription to %s is not on its identity", s.bitwig.ID)
 	}
 }
+
+// An identity with two present devices is one vertex: each device lists what the other
+// holds, as the identity and a traversal from either do.
+func TestRelations_VertexOfTwoDevices(t *testing.T) {
+	s := newStudio(t)
+	power := mustRelate(t, s.ctx, s.svc, graph.RelationCreate{From: s.robot, Type: "powered_by", To: s.scarlett})
+	mustBind(t, s.ctx, s.svc, graph.BindInput{Ref: "usb:3-7", IdentityID: "identity:keystep"})
+	onIdent := relations(t, s.ctx, s.svc, graph.RelationFilter{Node: "keystep"})
+	if findRel(onIdent, func(r *graph.Relation) bool { return r.ID == power.ID }) == nil {
+		t.Fatalf("the KeyStep's identity does not list %s declared on its second device: %v", power.ID, relIDs(onIdent))
+	}
+	for _, node := range []string{s.keyRef, "usb:3-7"} {
+		onDev := relations(t, s.ctx, s.svc, graph.RelationFilter{Node: node})
+		if !slices.Equal(relIDs(onDev), relIDs(onIdent)) {
+			t.Errorf("device %s lists %v, its identity %v: one vertex, one list", node, relIDs(onDev), relIDs(onIdent))
+		}
+	}
+	g, err := s.svc.Neighbors(s.ctx, s.keyRef, graph.NeighborOptions{Types: []string{"powered_by"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Vertices) != 2 || g.Vertices[0].ID != "identity:keystep" {
+		t.Fatalf("neighbours of %s by powered_by: %+v", s.keyRef, g.Vertices)
+	}
+}
+
+// A device bound by a high match (DeviceView.BoundTo, no explicit binding) is one vertex
+// with its identity too: a relation between the two is a self-loop, refused as for an
+// explicit binding.
+func TestRelations_MatchBoundLoopRefused(t *testing.T) {
+	svc, _, ctx := newService(t)
+	if _, err := svc.CreateIdentity(ctx, graph.IdentityCreate{Name: "Scarlett", Hints: []graph.Fingerprint{{Kind: graph.FPUSBSerial, Value: "1235:8210:Y8KG3J11B6F7D0"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if v := device(t, ctx, svc, "usb:3-3.1"); v.BoundTo != "identity:scarlett" || v.BoundBy != "match" {
+		t.Fatalf("the Scarlett reads bound to %q by %q, want identity:scarlett by match", v.BoundTo, v.BoundBy)
+	}
+	_, err := svc.Relate(ctx, graph.RelationCreate{From: "scarlett", Type: "controls", To: "usb:3-3.1"})
+	wantCode(t, err, graph.EINVALID, "self-loop")
+	rels, total, _, err := svc.FindRelations(ctx, graph.RelationFilter{Declared: true})
+	if err != nil || total != 0 {
+		t.Fatalf("relations after a refused self-loop: %v (%d) %v", relIDs(rels), total, err)
+	}
+}

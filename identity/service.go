@@ -349,18 +349,26 @@ func (s *Service) scene(ctx context.Context) (*Scene, error) {
 	if err != nil {
 		return nil, err
 	}
+	if snap != nil {
+		return NewScene(snap), nil
+	}
+	devs, err := s.allDevices(ctx, graph.DeviceFilter{})
+	if err != nil {
+		return nil, err
+	}
+	return sceneOf(nil, devs), nil
+}
+
+// sceneOf is the scene of snap, or with no hardware in this process (snap nil) the
+// store's devices.
+func sceneOf(snap *graph.Snapshot, devs []*graph.Device) *Scene {
 	if snap == nil {
-		// No hardware in this process: the store's present devices are the scene.
-		devs, err := s.allDevices(ctx, graph.DeviceFilter{})
-		if err != nil {
-			return nil, err
-		}
 		snap = &graph.Snapshot{}
 		for _, d := range devs {
 			snap.Devices = append(snap.Devices, &graph.ObservedDevice{Key: d.Key, Ref: d.Ref, Source: d.Source, Fingerprints: d.Fingerprints, Infra: d.Infra})
 		}
 	}
-	return NewScene(snap), nil
+	return NewScene(snap)
 }
 
 // Devices lists devices with their match (present only unless f.All). With

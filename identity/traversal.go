@@ -182,16 +182,24 @@ func (s *Service) Subgraph(ctx context.Context, around string, o graph.NeighborO
 		}
 		return graph.Neighbors(vctx, e, id, o)
 	}
-	starts, err := e.related(vctx)
+	// Listing the related nodes is part of the walk: it runs within the walk's time
+	// bound, and a walk whose time ran out while listing says so (truncated by time).
+	tctx, cancel := context.WithTimeout(vctx, graph.TraversalTimeout)
+	defer cancel()
+	starts, err := e.related(tctx)
 	if err != nil {
 		return nil, err
 	}
-	return graph.Explore(vctx, e, starts, o)
+	g, err := graph.Explore(tctx, e, starts, o)
+	if err == nil && tctx.Err() != nil && !g.Truncated {
+		g.Truncated, g.TruncatedBy = true, graph.TruncTime // cut while listing
+	}
+	return g, err
 }
 
 // related lists the vertices of every node with a relation, declared then observed, in
 // the order their relations' ids come, stopping once there are more than a subgraph may
-// hold (the walk then says it was truncated).
+// hold or ctx ends (the walk then says it was truncated).
 func (e *edges) related(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
@@ -209,19 +217,26 @@ func (e *edges) related(ctx context.Context) ([]string, error) {
 		}
 		return nil
 	}
-	enough := func() bool { return len(out) > graph.MaxNeighborsVertices }
+	// cut keeps what was listed when the time bound made a read fail.
+	cut := func(err error) ([]string, error) {
+		if ctx.Err() != nil {
+			return out, nil
+		}
+		return nil, err
+	}
+	enough := func() bool { return len(out) > graph.MaxNeighborsVertices || ctx.Err() != nil }
 	f := graph.RelationFilter{Declared: true, First: graph.MaxPageSize}
 	for !enough() {
 		page, _, next, err := e.rs.FindRelations(ctx, f)
 		if err != nil {
-			return nil, err
+			return cut(err)
 		}
 		for _, r := range page {
 			if err := add(r.From); err != nil {
-				return nil, err
+				return cut(err)
 			}
 			if err := add(r.To); err != nil {
-				return nil, err
+				return cut(err)
 			}
 		}
 		if next == "" || len(page) == 0 {
@@ -234,10 +249,10 @@ func (e *edges) related(ctx context.Context) ([]string, error) {
 			break
 		}
 		if err := add(r.From); err != nil {
-			return nil, err
+			return cut(err)
 		}
 		if err := add(r.To); err != nil {
-			return nil, err
+			return cut(err)
 		}
 	}
 	return out, nil

@@ -264,7 +264,20 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 				more += total - len(notes)
 			}
 		}
-		if err := addRelations(id, dv.BoundTo); err != nil {
+		own := []string{id}
+		if dv.BoundTo != "" {
+			// Its vertex: the identity and every device bound to it, so a relation on a
+			// fellow device leads on to its far end, not to that device.
+			own = append(own, dv.BoundTo)
+			fellows, _, _, err := s.svc.Devices(ctx, graph.DeviceFilter{IdentityID: dv.BoundTo, First: graph.MaxPageSize})
+			if err != nil {
+				return nil, nil, nil, 0, err
+			}
+			for _, f := range fellows {
+				own = append(own, f.ID)
+			}
+		}
+		if err := addRelations(own...); err != nil {
 			return nil, nil, nil, 0, err
 		}
 		return n, dv, edges, more, nil

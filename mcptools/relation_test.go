@@ -644,3 +644,26 @@ func TestRelationTools_NodeSubscribers(t *testing.T) {
 		})
 	}
 }
+
+// TestRelationTools_BrowseFellowDevice: browsing one of an identity's two devices walks a
+// relation on the other device on to its far end, not to that fellow device (the two are
+// one vertex with the identity).
+func TestRelationTools_BrowseFellowDevice(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	cn := e.dial("inprocess", false, "browser")
+	sc := newSchemaChecker(t, cn)
+	keystepRef := demoDevice(t, cn, "keystep")
+	sc.ok(cn, "graph_bind", map[string]any{"ref": keystepRef, "new_name": "KeyStep", "slug": "keystep"})
+	sc.ok(cn, "graph_bind", map[string]any{"ref": "usb:3-7", "identity": "keystep"})
+	sc.ok(cn, "graph_identity", map[string]any{"action": "create", "name": "Power strip", "slug": "strip"})
+	sc.ok(cn, "graph_relate", map[string]any{"op": "add", "from": "strip", "type": "controls", "to": "usb:3-7"})
+	br := sc.ok(cn, "graph_browse", map[string]any{"id": keystepRef})
+	var ids []string
+	for _, n := range br["nodes"].([]any) {
+		ids = append(ids, str(path(n.(map[string]any), "id")))
+	}
+	if !slices.Contains(ids, "identity:strip") {
+		t.Errorf("graph_browse %s did not reach the power strip through its fellow device's relation: %v", keystepRef, ids)
+	}
+}

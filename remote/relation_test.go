@@ -132,3 +132,31 @@ func TestHandler_ReadOnlyRelations(t *testing.T) {
 		t.Fatalf("clients without hardware: %v %v", cs, err)
 	}
 }
+
+// An update with an empty attrs map clears the attrs through the socket as it does
+// in-process (relation update --clear-attrs), rather than leaving them alone.
+func TestClient_UpdateRelationClearsAttrs(t *testing.T) {
+	t.Parallel()
+	s := newServed(t)
+	ctx := caller("cli:alice", "", "")
+	for _, name := range []string{"Desk", "Lamp"} {
+		if _, err := s.client.CreateIdentity(ctx, graph.IdentityCreate{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add, err := s.client.Relate(ctx, graph.RelationCreate{From: "lamp", Type: "located_in", To: "desk", Attrs: map[string]string{"shelf": "top"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upd, err := s.client.UpdateRelation(ctx, add.Relation.ID, graph.RelationUpdate{Attrs: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upd.Action != "update" || len(upd.Relation.Attrs) != 0 {
+		t.Fatalf("clearing attrs through the socket: %s", mustJSON(t, upd))
+	}
+	got, err := s.svc.FindRelationByID(context.Background(), add.Relation.ID)
+	if err != nil || len(got.Attrs) != 0 {
+		t.Fatalf("the stored relation after clearing its attrs: %s %v", mustJSON(t, got), err)
+	}
+}

@@ -208,7 +208,10 @@ func TestParsePWDump(t *testing.T) {
 		}
 	})
 	t.Run("Coerce", func(t *testing.T) {
-		for in, want := range map[string]string{`"a"`: "a", `12`: "12", `1.5`: "1.5", `true`: "true", `null`: "", `{}`: "", `[1]`: "", `"\u0000x"`: `\x00x`, ``: ""} {
+		for in, want := range map[string]string{`"a"`: "a", `12`: "12", `1.5`: "1.5", `true`: "true", `null`: "", `{}`: "", `[1]`: "", `"\u0000x"`: `\x00x`, ``: "",
+			// Bytes that are not UTF-8 (an application's name as PipeWire passed it on) are
+			// escaped, not replaced; escapes and valid text are read as JSON reads them.
+			"\"Fire\xfffox\"": `Fire\xfffox`, `"a\"b\\c\/d"`: `a"b\c/d`, `"\u00e9t\u00e9 \ud83c\udfb9"`: "été 🎹", "\"\xc3\"": `\xc3`} {
 			if got := coerceString(json.RawMessage(in)); got != want {
 				t.Errorf("coerceString(%s)=%q, want %q", in, got, want)
 			}

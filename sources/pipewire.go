@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -366,7 +367,7 @@ func coerceString(r json.RawMessage) string {
 	switch r[0] {
 	case '"':
 		var s string
-		if json.Unmarshal(r, &s) != nil {
+		if json.Unmarshal(keepInvalidBytes(r), &s) != nil {
 			return ""
 		}
 		return strings.TrimSpace(graph.EscapeHardwareText([]byte(s)))
@@ -374,6 +375,27 @@ func coerceString(r json.RawMessage) string {
 		return ""
 	}
 	return string(r) // a number or true/false
+}
+
+// keepInvalidBytes writes each byte of a JSON string that is not UTF-8 as the text \xNN
+// (a JSON-escaped backslash, then xNN), as graph.EscapeHardwareText writes it: Go's
+// decoder would turn it into U+FFFD, and hardware text is escaped, never replaced.
+func keepInvalidBytes(r []byte) []byte {
+	if utf8.Valid(r) {
+		return r
+	}
+	out := make([]byte, 0, len(r)+16)
+	for len(r) > 0 {
+		c, size := utf8.DecodeRune(r)
+		if c == utf8.RuneError && size <= 1 {
+			out = fmt.Appendf(out, `\\x%02x`, r[0])
+			r = r[1:]
+			continue
+		}
+		out = append(out, r[:size]...)
+		r = r[size:]
+	}
+	return out
 }
 
 // coerceInt reads a JSON number or a string holding one.

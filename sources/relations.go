@@ -401,7 +401,8 @@ func (o *observation) pwClient(n *pwNode) *clientRec {
 }
 
 // numberClients gives every client kept (listed, or an end of a relation) its id: the
-// first of a source and name by per-boot number is client:<source>:<name>, the next #2.
+// first of a source and name by per-boot number is client:<source>:<name>, the next #2
+// (or the next number no other client's id holds).
 func (o *observation) numberClients() []*graph.Client {
 	var keep []*clientRec
 	for _, c := range o.clients {
@@ -420,11 +421,19 @@ func (o *observation) numberClients() []*graph.Client {
 		return a.num < b.num
 	})
 	seen := map[string]int{}
+	taken := map[string]bool{}
 	out := make([]*graph.Client, 0, len(keep))
 	for _, c := range keep {
 		k := c.source + "\x00" + c.name
-		seen[k]++
-		c.id = graph.ClientID(c.source, c.name, seen[k])
+		// An application may name itself like another's second ("Bitwig Studio#2"): the
+		// next number free keeps every id its own.
+		for {
+			seen[k]++
+			if c.id = graph.ClientID(c.source, c.name, seen[k]); !taken[c.id] {
+				break
+			}
+		}
+		taken[c.id] = true
 		out = append(out, &graph.Client{ID: c.id, Source: c.source, Name: c.name, Attrs: c.attrs})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

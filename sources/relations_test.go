@@ -334,3 +334,28 @@ func TestObserved_Unplugging(t *testing.T) {
 		t.Error("Firefox is no longer a client")
 	}
 }
+
+// TestObserved_ClientNamedLikeASecond: an application may call itself "Bitwig Studio#2";
+// with two real Bitwigs beside it every client still gets an id of its own.
+func TestObserved_ClientNamedLikeASecond(t *testing.T) {
+	t.Parallel()
+	rig := fixture.DemoRig()
+	rig.UserClients = append(rig.UserClients,
+		fixture.SeqClient{Number: 131, Name: "Bitwig Studio#2", Ports: []string{"in"}},
+		fixture.SeqClient{Number: 132, Name: "Bitwig Studio", Ports: []string{"MIDI In 1"}})
+	snap := scanRig(t, rig)
+	seen := map[string]string{}
+	bitwigs := 0
+	for _, c := range snap.Clients {
+		if other, dup := seen[c.ID]; dup {
+			t.Errorf("clients %s and %s share id %s", other, c.Attrs["seq_client"], c.ID)
+		}
+		seen[c.ID] = c.Attrs["seq_client"]
+		if strings.HasPrefix(c.Name, "Bitwig Studio") {
+			bitwigs++
+		}
+	}
+	if bitwigs != 3 {
+		t.Errorf("%d Bitwig clients listed, want 3: %v", bitwigs, seen)
+	}
+}

@@ -232,10 +232,27 @@ func (s *Service) resolveNode(ctx context.Context, w *liveView, field, text stri
 		return "", graph.FieldErrorf(graph.EINVALID, field, "%s is a %s; relations hang off identities, devices, robots and clients", t, kindWord(k))
 	}
 	id, err := s.store.ResolveID(ctx, t, graph.KindIdentity, graph.KindDevice)
-	if err != nil {
-		return "", withField(err, field)
+	if err == nil {
+		return id, nil
 	}
-	return id, nil
+	if graph.ErrorCode(err) == graph.ENOTFOUND {
+		// A client typed by its name ("Bitwig Studio") is that client when one has it.
+		var named []string
+		for _, c := range w.clients {
+			if strings.EqualFold(c.Name, t) {
+				named = append(named, c.ID)
+			}
+		}
+		if len(named) == 1 {
+			return named[0], nil
+		}
+		// A tag typed as tags are written ("role:synth") is refused as a tag, not
+		// reported as an unknown identity.
+		if s.looksLikeTag(ctx, t) {
+			return "", graph.FieldErrorf(graph.EINVALID, field, "%s is a tag; relations hang off identities, devices, robots and clients", t)
+		}
+	}
+	return "", withField(err, field)
 }
 
 func kindWord(k graph.Kind) string {

@@ -357,6 +357,17 @@ func TestRelations_ClientsTypesAndRefusals(t *testing.T) {
 		t.Errorf("refused writes recorded %d events", after-before)
 	}
 
+	// A traversal may start from a client typed by its name; a tag is refused as a tag.
+	tr, err := s.svc.Trace(s.ctx, "bitwig studio", graph.TraceOptions{Direction: graph.DirIn})
+	if err != nil || tr.From != s.bitwig.ID || len(tr.Hops) == 0 || tr.Hops[0].To != "identity:jdxi" {
+		t.Fatalf("trace upstream from Bitwig Studio by name: %+v, %v", tr, err)
+	}
+	_, err = s.svc.Path(s.ctx, "role:synth", "jdxi", graph.PathOptions{})
+	wantCode(t, err, graph.EINVALID, "role:synth is a tag")
+	if graph.ErrorField(err) != "from" {
+		t.Errorf("field %q, want from", graph.ErrorField(err))
+	}
+
 	// Typed forms resolve: the tuple by refs, ports in any case, removes the audio cable.
 	ch, err := s.svc.Unrelate(s.ctx, graph.RelationRemove{From: s.jdxiRef, FromPort: "main out", Type: "cable", To: "usb:3-3.1", ToPort: "INPUT 1"})
 	if err != nil || ch.Action != "remove" || ch.Relation.ID != s.audio.ID {

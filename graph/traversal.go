@@ -211,6 +211,34 @@ func ends(v *Vertex, r *Relation) (out, ok bool) {
 	return fromIn, true
 }
 
+// farEnd is ends with the node at r's other end from v.
+func farEnd(v *Vertex, r *Relation) (far string, out, ok bool) {
+	out, ok = ends(v, r)
+	if out {
+		return r.To, out, ok
+	}
+	return r.From, out, ok
+}
+
+// across returns the vertex a hop over r from v leads to when r is a hop from v (see
+// ends) that keep accepts (out: r leaves v); nv is nil when it is not, or when the source
+// does not know the far end. stop is true when the source failed because time ran out
+// (the walk is cut by time); err is the source's error otherwise. The breadth-first
+// walks of Explore and Path share it.
+func (w *walker) across(v *Vertex, r *Relation, keep func(r *Relation, out bool) bool) (nv *Vertex, stop bool, err error) {
+	far, out, ok := farEnd(v, r)
+	if !ok || !keep(r, out) {
+		return nil, false, nil
+	}
+	if nv, err = w.vertex(far); err != nil {
+		if err = w.fail(err); err != nil {
+			return nil, false, err
+		}
+		return nil, true, nil
+	}
+	return nv, false, nil
+}
+
 // hop describes crossing r from vertex a to vertex b, out when along r's direction.
 func hop(r *Relation, a, b *Vertex, out bool) Hop {
 	h := Hop{Relation: r.ID, Type: r.Type, From: a.ID, To: b.ID, Observed: r.Observed, Source: r.Source, Reverse: !out}
@@ -320,6 +348,7 @@ func (w *walker) explore(starts []*Vertex, o NeighborOptions) (*Subgraph, error)
 		}
 	}
 	follows := func(out bool) bool { return dir == DirBoth || (dir == DirOut) == out }
+	keep := func(r *Relation, out bool) bool { return f.ok(r) && follows(out) }
 	// Breadth first: g.Vertices doubles as the queue.
 	for i := 0; i < len(g.Vertices) && !g.Truncated; i++ {
 		cur := g.Vertices[i]
@@ -339,19 +368,11 @@ func (w *walker) explore(starts []*Vertex, o NeighborOptions) (*Subgraph, error)
 			break
 		}
 		for _, r := range es {
-			out, ok := ends(cur, r)
-			if !ok || !f.ok(r) || !follows(out) {
-				continue
-			}
-			far := r.To
-			if !out {
-				far = r.From
-			}
-			nv, err := w.vertex(far)
+			nv, stop, err := w.across(cur, r, keep)
 			if err != nil {
-				if err = w.fail(err); err != nil {
-					return nil, err
-				}
+				return nil, err
+			}
+			if stop {
 				g.cut(TruncTime)
 				break
 			}
@@ -385,13 +406,9 @@ func (w *walker) explore(starts []*Vertex, o NeighborOptions) (*Subgraph, error)
 			}
 		}
 		for _, r := range es {
-			out, ok := ends(v, r)
+			far, out, ok := farEnd(v, r)
 			if !ok || !f.ok(r) {
 				continue
-			}
-			far := r.To
-			if !out {
-				far = r.From
 			}
 			// Every listed vertex's nodes are known to w.verts, so a node it does not
 			// hold lies outside the subgraph.
@@ -490,6 +507,7 @@ func Path(ctx context.Context, src EdgeSource, from, to string, o PathOptions) (
 			break // that side has nowhere left to go: no path
 		}
 		d := len(cur.levels)
+		keep := func(r *Relation, out bool) bool { return f.ok(r) && follows(out, forward) }
 		var next []*Vertex
 	level:
 		for _, v := range front {
@@ -506,19 +524,11 @@ func Path(ctx context.Context, src EdgeSource, from, to string, o PathOptions) (
 				break
 			}
 			for _, r := range es {
-				out, ok := ends(v, r)
-				if !ok || !f.ok(r) || !follows(out, forward) {
-					continue
-				}
-				far := r.To
-				if !out {
-					far = r.From
-				}
-				nv, err := w.vertex(far)
+				nv, stop, err := w.across(v, r, keep)
 				if err != nil {
-					if err = w.fail(err); err != nil {
-						return nil, err
-					}
+					return nil, err
+				}
+				if stop {
 					p.cut(TruncTime)
 					break level
 				}
@@ -565,13 +575,9 @@ func Path(ctx context.Context, src EdgeSource, from, to string, o PathOptions) (
 		for _, v := range fw.levels[k] {
 			es := w.edges[v.ID]
 			for _, r := range es {
-				out, ok := ends(v, r)
+				far, out, ok := farEnd(v, r)
 				if !ok || !f.ok(r) || !follows(out, true) {
 					continue
-				}
-				far := r.To
-				if !out {
-					far = r.From
 				}
 				if nv := w.verts[far]; nv != nil && on[nv.ID] && fw.dist[nv.ID] == k+1 {
 					on[v.ID] = true
@@ -595,13 +601,9 @@ func Path(ctx context.Context, src EdgeSource, from, to string, o PathOptions) (
 		}
 		var next *Vertex
 		for _, r := range es {
-			out, ok := ends(cur, r)
+			far, out, ok := farEnd(cur, r)
 			if !ok || !f.ok(r) || !follows(out, true) {
 				continue
-			}
-			far := r.To
-			if !out {
-				far = r.From
 			}
 			nv, err := w.vertex(far)
 			if err != nil || nv == nil {
@@ -703,13 +705,13 @@ func (tr *traceRun) leaving(v *Vertex, first bool, fn func(r *Relation, nv *Vert
 		if !isTraceType(r.Type) {
 			continue
 		}
-		out, ok := ends(v, r)
+		far, out, ok := farEnd(v, r)
 		if !ok || out != tr.out {
 			continue
 		}
-		far, port := r.To, r.FromPort
-		if !tr.out {
-			far, port = r.From, r.ToPort
+		port := r.FromPort
+		if !out {
+			port = r.ToPort
 		}
 		if first && tr.port != "" && !samePort(port, tr.port) {
 			continue

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,11 +16,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/internal/headless"
 )
 
 // hostileGraph is a small studio whose names hold everything the two formats treat as
@@ -431,7 +430,6 @@ func needTool(t *testing.T, name, pkg string) string {
 // error, so the parser really ran.
 func TestWriteMermaid_Chromium(t *testing.T) {
 	t.Parallel()
-	chromium := needTool(t, "chromium", "chromium")
 	g := hostileGraph()
 	var text bytes.Buffer
 	if err := writeMermaid(&text, g); err != nil {
@@ -444,15 +442,15 @@ func TestWriteMermaid_Chromium(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	b := startBrowser(ctx, t, chromium)
-	b.poll("Mermaid to load", `typeof mermaid === "object" && typeof mermaid.parse === "function"`)
-	if _, err := b.eval(`mermaid.initialize({startOnLoad: false, securityLevel: "strict"}); true`); err != nil {
+	b, origin := startBrowser(ctx, t)
+	b.Poll("Mermaid to load", `typeof mermaid === "object" && typeof mermaid.parse === "function"`)
+	if _, err := b.Eval(`mermaid.initialize({startOnLoad: false, securityLevel: "strict"}); true`); err != nil {
 		t.Fatal(err)
 	}
 
 	parse := func(src string) (ok bool, msg string) {
 		t.Helper()
-		v, err := b.eval(fmt.Sprintf(`mermaid.parse(%s).then(() => "ok", e => "error: " + (e && e.message || e))`, jsString(src)))
+		v, err := b.Eval(fmt.Sprintf(`mermaid.parse(%s).then(() => "ok", e => "error: " + (e && e.message || e))`, jsString(src)))
 		if err != nil {
 			t.Fatalf("running mermaid.parse: %v", err)
 		}
@@ -478,7 +476,7 @@ func TestWriteMermaid_Chromium(t *testing.T) {
 	// Render it and read the labels back as Mermaid shows them.
 	render := func(src string) (nodes, edges []string) {
 		t.Helper()
-		v, err := b.eval(fmt.Sprintf(`mermaid.render("drawtest", %s).then(r => {
+		v, err := b.Eval(fmt.Sprintf(`mermaid.render("drawtest", %s).then(r => {
 			const doc = document.createElement("div");
 			doc.innerHTML = r.svg;
 			doc.querySelectorAll("br").forEach(br => br.replaceWith(" "));
@@ -541,7 +539,7 @@ func TestWriteMermaid_Chromium(t *testing.T) {
 	if ok, msg := parse(most.String() + "  n1 --> n2\n"); ok || !strings.Contains(msg, "Edge limit exceeded") {
 		t.Fatalf("Mermaid took %d edges (%s): its limit is not writeMermaid's", mermaidMaxEdges+1, msg)
 	}
-	b.noStrayRequests()
+	noStrayRequests(t, b, origin)
 }
 
 func jsString(s string) string {
@@ -549,23 +547,11 @@ func jsString(s string) string {
 	return string(b)
 }
 
-// browser is headless Chromium driven over the DevTools protocol (as http's GraphiQL
-// test drives it), showing a page that loads the vendored Mermaid from a loopback server.
-type browser struct {
-	t       *testing.T
-	ctx     context.Context
-	c       *cdp
-	session string
-	origin  string
-	stderr  *strings.Builder
-
-	mu       sync.Mutex
-	requests []string
-	console  []string
-}
-
-func startBrowser(ctx context.Context, t *testing.T, chromium string) *browser {
+// startBrowser launches headless Chromium on a page that loads the vendored Mermaid
+// from a loopback server, and returns the browser and that server's origin.
+func startBrowser(ctx context.Context, t *testing.T) (*headless.Browser, string) {
 	t.Helper()
+	b := headless.Launch(ctx, t)
 	root := t.TempDir()
 	js, err := os.ReadFile(filepath.Join("testdata", "mermaid", "mermaid.min.js"))
 	if err != nil {
@@ -585,214 +571,23 @@ func startBrowser(ctx context.Context, t *testing.T, chromium string) *browser {
 	srv := &http.Server{Handler: http.FileServer(http.Dir(root))}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-
-	toBrowserR, toBrowserW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromBrowserR, fromBrowserW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, chromium,
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(),
-		// Networking off: every host but the test server's is unresolvable.
-		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-		"--remote-debugging-pipe", "about:blank")
-	cmd.ExtraFiles = []*os.File{toBrowserR, fromBrowserW} // fd 3, fd 4
-	b := &browser{t: t, ctx: ctx, origin: "http://" + ln.Addr().String(), stderr: &strings.Builder{}}
-	cmd.Stderr = b.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	toBrowserR.Close()
-	fromBrowserW.Close()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		toBrowserW.Close()
-		fromBrowserR.Close()
-	})
-	b.c = newCDP(toBrowserW, fromBrowserR)
-
-	var target struct{ TargetID string }
-	if err := b.c.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &target); err != nil {
-		t.Fatalf("%v\nchromium stderr:\n%s", err, b.stderr.String())
-	}
-	var attach struct{ SessionID string }
-	if err := b.c.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attach); err != nil {
-		t.Fatal(err)
-	}
-	b.session = attach.SessionID
-	go func() {
-		for m := range b.c.events {
-			switch m.Method {
-			case "Network.requestWillBeSent":
-				var p struct{ Request struct{ URL string } }
-				json.Unmarshal(m.Params, &p)
-				b.mu.Lock()
-				b.requests = append(b.requests, p.Request.URL)
-				b.mu.Unlock()
-			case "Runtime.exceptionThrown", "Runtime.consoleAPICalled":
-				b.mu.Lock()
-				b.console = append(b.console, string(m.Params))
-				b.mu.Unlock()
-			}
-		}
-	}()
-	for _, m := range []string{"Network.enable", "Page.enable", "Runtime.enable"} {
-		if err := b.c.call(ctx, b.session, m, map[string]any{}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.c.call(ctx, b.session, "Page.navigate", map[string]any{"url": b.origin + "/index.html"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func (b *browser) eval(expr string) (any, error) { return b.c.eval(b.ctx, b.session, expr) }
-
-// poll evaluates expr until it is truthy.
-func (b *browser) poll(what, expr string) any {
-	b.t.Helper()
-	for {
-		v, err := b.eval(expr)
-		if err == nil && v != nil && v != false && v != "" {
-			return v
-		}
-		select {
-		case <-b.ctx.Done():
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			b.t.Fatalf("waiting for %s: %v (last error %v)\nrequests: %v\nconsole: %v\nchromium stderr:\n%s", what, b.ctx.Err(), err, b.requests, b.console, b.stderr.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	origin := "http://" + ln.Addr().String()
+	b.Navigate(origin + "/index.html")
+	return b, origin
 }
 
 // noStrayRequests checks the page asked nothing of any host but the test server.
-func (b *browser) noStrayRequests() {
-	b.t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.requests) == 0 {
-		b.t.Fatal("no network requests seen")
+func noStrayRequests(t *testing.T, b *headless.Browser, origin string) {
+	t.Helper()
+	requests := b.Requests()
+	if len(requests) == 0 {
+		t.Fatal("no network requests seen")
 	}
-	for _, u := range b.requests {
+	for _, u := range requests {
 		switch {
-		case strings.HasPrefix(u, b.origin+"/"), strings.HasPrefix(u, "data:"), strings.HasPrefix(u, "blob:"), u == "about:blank":
+		case strings.HasPrefix(u, origin+"/"), strings.HasPrefix(u, "data:"), strings.HasPrefix(u, "blob:"), u == "about:blank":
 		default:
-			b.t.Errorf("the page requested %s, outside the test server", u)
+			t.Errorf("the page requested %s, outside the test server", u)
 		}
 	}
-}
-
-// cdp speaks the Chrome DevTools Protocol over --remote-debugging-pipe: JSON messages
-// separated by NUL bytes, written to the browser's fd 3 and read from its fd 4. (The
-// same as http's GraphiQL test; test code cannot be shared across packages.)
-type cdp struct {
-	w      *os.File
-	mu     sync.Mutex
-	nextID int
-	wait   map[int]chan cdpMsg
-	events chan cdpMsg
-}
-
-type cdpMsg struct {
-	ID        int                       `json:"id,omitempty"`
-	Method    string                    `json:"method,omitempty"`
-	Params    json.RawMessage           `json:"params,omitempty"`
-	Result    json.RawMessage           `json:"result,omitempty"`
-	Error     *struct{ Message string } `json:"error,omitempty"`
-	SessionID string                    `json:"sessionId,omitempty"`
-}
-
-func newCDP(w, r *os.File) *cdp {
-	c := &cdp{w: w, wait: map[int]chan cdpMsg{}, events: make(chan cdpMsg, 4096)}
-	go func() {
-		br := bufio.NewReaderSize(r, 1<<20)
-		for {
-			b, err := br.ReadBytes(0)
-			if err != nil {
-				close(c.events)
-				return
-			}
-			var m cdpMsg
-			if json.Unmarshal(b[:len(b)-1], &m) != nil {
-				continue
-			}
-			if m.ID != 0 {
-				c.mu.Lock()
-				ch := c.wait[m.ID]
-				delete(c.wait, m.ID)
-				c.mu.Unlock()
-				if ch != nil {
-					ch <- m
-				}
-				continue
-			}
-			select {
-			case c.events <- m:
-			default:
-			}
-		}
-	}()
-	return c
-}
-
-func (c *cdp) call(ctx context.Context, session, method string, params any, out any) error {
-	c.mu.Lock()
-	c.nextID++
-	id := c.nextID
-	ch := make(chan cdpMsg, 1)
-	c.wait[id] = ch
-	c.mu.Unlock()
-	msg := map[string]any{"id": id, "method": method, "params": params}
-	if session != "" {
-		msg["sessionId"] = session
-	}
-	b, _ := json.Marshal(msg)
-	if _, err := c.w.Write(append(b, 0)); err != nil {
-		return err
-	}
-	select {
-	case m := <-ch:
-		if m.Error != nil {
-			return fmt.Errorf("%s: %s", method, m.Error.Message)
-		}
-		if out != nil {
-			return json.Unmarshal(m.Result, out)
-		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("%s: %w", method, ctx.Err())
-	}
-}
-
-// eval runs JavaScript in the page and returns its value (awaiting a promise).
-func (c *cdp) eval(ctx context.Context, session, expr string) (any, error) {
-	var res struct {
-		Result struct {
-			Value any `json:"value"`
-		} `json:"result"`
-		ExceptionDetails *struct {
-			Text      string `json:"text"`
-			Exception *struct {
-				Description string `json:"description"`
-			} `json:"exception"`
-		} `json:"exceptionDetails"`
-	}
-	if err := c.call(ctx, session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true}, &res); err != nil {
-		return nil, err
-	}
-	if d := res.ExceptionDetails; d != nil {
-		if d.Exception != nil {
-			return nil, fmt.Errorf("js: %s: %s", d.Text, d.Exception.Description)
-		}
-		return nil, fmt.Errorf("js: %s", d.Text)
-	}
-	return res.Result.Value, nil
 }

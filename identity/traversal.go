@@ -109,21 +109,33 @@ func (s *Service) traversal(ctx context.Context) (context.Context, *edges, func(
 	return vctx, &edges{s: s, rs: rs, w: w, vertices: map[string]*graph.Vertex{}}, release, nil
 }
 
+// walk opens the one read view a traversal sees and its edge source, resolves the named
+// nodes in it (field and typed text, in order) and runs fn with their ids; the view is
+// released when fn returns.
+func walk[T any](ctx context.Context, s *Service, fn func(vctx context.Context, e *edges, ids []string) (T, error), nodes ...[2]string) (T, error) {
+	var zero T
+	vctx, e, release, err := s.traversal(ctx)
+	if err != nil {
+		return zero, err
+	}
+	defer release()
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		if ids[i], err = s.resolveNode(vctx, e.w, n[0], n[1]); err != nil {
+			return zero, err
+		}
+	}
+	return fn(vctx, e, ids)
+}
+
 // Neighbors returns the vertices within o.Depth of node and the relations between them.
 func (s *Service) Neighbors(ctx context.Context, node string, o graph.NeighborOptions) (*graph.Subgraph, error) {
 	if err := graph.ValidateNeighborOptions(o); err != nil {
 		return nil, err
 	}
-	vctx, e, release, err := s.traversal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	id, err := s.resolveNode(vctx, e.w, "node", node)
-	if err != nil {
-		return nil, err
-	}
-	return graph.Neighbors(vctx, e, id, o)
+	return walk(ctx, s, func(vctx context.Context, e *edges, ids []string) (*graph.Subgraph, error) {
+		return graph.Neighbors(vctx, e, ids[0], o)
+	}, [2]string{"node", node})
 }
 
 // Path finds the fewest hops between two nodes.
@@ -131,20 +143,9 @@ func (s *Service) Path(ctx context.Context, from, to string, o graph.PathOptions
 	if err := graph.ValidatePathOptions(o); err != nil {
 		return nil, err
 	}
-	vctx, e, release, err := s.traversal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	a, err := s.resolveNode(vctx, e.w, "from", from)
-	if err != nil {
-		return nil, err
-	}
-	b, err := s.resolveNode(vctx, e.w, "to", to)
-	if err != nil {
-		return nil, err
-	}
-	return graph.Path(vctx, e, a, b, o)
+	return walk(ctx, s, func(vctx context.Context, e *edges, ids []string) (*graph.PathResult, error) {
+		return graph.Path(vctx, e, ids[0], ids[1], o)
+	}, [2]string{"from", from}, [2]string{"to", to})
 }
 
 // Trace follows the signal relations from a node (or one of its ports) to where they end.
@@ -152,16 +153,9 @@ func (s *Service) Trace(ctx context.Context, from string, o graph.TraceOptions) 
 	if err := graph.ValidateTraceOptions(o); err != nil {
 		return nil, err
 	}
-	vctx, e, release, err := s.traversal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	id, err := s.resolveNode(vctx, e.w, "from", from)
-	if err != nil {
-		return nil, err
-	}
-	return graph.Trace(vctx, e, id, o)
+	return walk(ctx, s, func(vctx context.Context, e *edges, ids []string) (*graph.TraceResult, error) {
+		return graph.Trace(vctx, e, ids[0], o)
+	}, [2]string{"from", from})
 }
 
 // Subgraph returns the vertices within o.Depth of around, or with around "" the whole
@@ -170,31 +164,26 @@ func (s *Service) Subgraph(ctx context.Context, around string, o graph.NeighborO
 	if err := graph.ValidateNeighborOptions(o); err != nil {
 		return nil, err
 	}
-	vctx, e, release, err := s.traversal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	if around != "" {
-		id, err := s.resolveNode(vctx, e.w, "around", around)
+		return walk(ctx, s, func(vctx context.Context, e *edges, ids []string) (*graph.Subgraph, error) {
+			return graph.Neighbors(vctx, e, ids[0], o)
+		}, [2]string{"around", around})
+	}
+	return walk(ctx, s, func(vctx context.Context, e *edges, _ []string) (*graph.Subgraph, error) {
+		// Listing the related nodes is part of the walk: it runs within the walk's time
+		// bound, and a walk whose time ran out while listing says so (truncated by time).
+		tctx, cancel := context.WithTimeout(vctx, graph.TraversalTimeout)
+		defer cancel()
+		starts, err := e.related(tctx)
 		if err != nil {
 			return nil, err
 		}
-		return graph.Neighbors(vctx, e, id, o)
-	}
-	// Listing the related nodes is part of the walk: it runs within the walk's time
-	// bound, and a walk whose time ran out while listing says so (truncated by time).
-	tctx, cancel := context.WithTimeout(vctx, graph.TraversalTimeout)
-	defer cancel()
-	starts, err := e.related(tctx)
-	if err != nil {
-		return nil, err
-	}
-	g, err := graph.Explore(tctx, e, starts, o)
-	if err == nil && tctx.Err() != nil && !g.Truncated {
-		g.Truncated, g.TruncatedBy = true, graph.TruncTime // cut while listing
-	}
-	return g, err
+		g, err := graph.Explore(tctx, e, starts, o)
+		if err == nil && tctx.Err() != nil && !g.Truncated {
+			g.Truncated, g.TruncatedBy = true, graph.TruncTime // cut while listing
+		}
+		return g, err
+	})
 }
 
 // related lists the vertices of every node with a relation, declared then observed, in

@@ -120,19 +120,29 @@ func (w *wtx) removeHint(id *graph.Identity, f graph.Fingerprint) error {
 	return w.emit(graph.ActHintRemove, id.ID, hintBody{Kind: f.Kind, Value: f.Value}, nil)
 }
 
+// identityHints finds the identity a hint change is for and normalises the hints it
+// names: at least one.
+func (w *wtx) identityHints(text string, fps []graph.Fingerprint) (*graph.Identity, []graph.Fingerprint, error) {
+	id, err := w.mustIdentity(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	hints, err := normalizeHints(fps)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(hints) == 0 {
+		return nil, nil, graph.FieldErrorf(graph.EINVALID, "hints", "no hints given; pass at least one kind=value")
+	}
+	return id, hints, nil
+}
+
 func (db *DB) AddHints(ctx context.Context, text string, fps []graph.Fingerprint, move bool) (*graph.Identity, error) {
 	var out *graph.Identity
 	_, err := db.update(ctx, func(w *wtx) error {
-		id, err := w.mustIdentity(text)
+		id, hints, err := w.identityHints(text, fps)
 		if err != nil {
 			return err
-		}
-		hints, err := normalizeHints(fps)
-		if err != nil {
-			return err
-		}
-		if len(hints) == 0 {
-			return graph.FieldErrorf(graph.EINVALID, "hints", "no hints given; pass at least one kind=value")
 		}
 		if _, _, err := w.addHints(id, hints, move, false); err != nil {
 			return err
@@ -146,16 +156,9 @@ func (db *DB) AddHints(ctx context.Context, text string, fps []graph.Fingerprint
 func (db *DB) RemoveHints(ctx context.Context, text string, fps []graph.Fingerprint) (*graph.Identity, error) {
 	var out *graph.Identity
 	_, err := db.update(ctx, func(w *wtx) error {
-		id, err := w.mustIdentity(text)
+		id, hints, err := w.identityHints(text, fps)
 		if err != nil {
 			return err
-		}
-		hints, err := normalizeHints(fps)
-		if err != nil {
-			return err
-		}
-		if len(hints) == 0 {
-			return graph.FieldErrorf(graph.EINVALID, "hints", "no hints given; pass at least one kind=value")
 		}
 		for _, f := range hints {
 			if !graph.ContainsFingerprint(id.Hints, f) {

@@ -161,7 +161,9 @@ func badInputs(fx badFixture) []badInput {
 		traceQ    = `query($from: ID!, $port: String, $direction: String) { trace(from: $from, port: $port, direction: $direction) { ends } }`
 		matchQ    = `query($fingerprints: [FingerprintInput!]!) { match(fingerprints: $fingerprints) { confidence } }`
 	)
-	fp := func(kind, value string) string { return `{"kind":` + rawJSON(kind) + `,"value":` + rawJSON(value) + `}` }
+	fp := func(kind, value string) string {
+		return `{"kind":` + rawJSON(kind) + `,"value":` + rawJSON(value) + `}`
+	}
 	o := func(kv ...string) string { // a JSON object from key, raw-JSON-value pairs
 		var parts []string
 		for i := 0; i < len(kv); i += 2 {
@@ -172,26 +174,26 @@ func badInputs(fx badFixture) []badInput {
 	s := rawJSON
 	tagRow := func(name, field string, add []string, want ...string) badInput {
 		return badInput{name: name, code: graph.EINVALID, field: field, want: want,
-			cli:  append([]string{"tag", "jdxi"}, plusAll("+", add)...),
-			gql:  tagQ, vars: o("target", s("jdxi"), "add", rawList(add)),
+			cli: append([]string{"tag", "jdxi"}, plusAll("+", add)...),
+			gql: tagQ, vars: o("target", s("jdxi"), "add", rawList(add)),
 			tool: "graph_tag", args: o("target", s("jdxi"), "add", rawList(add))}
 	}
 	msgRow := func(name, m string, want ...string) badInput {
 		return badInput{name: name, code: graph.EINVALID, field: "message", want: want,
-			cli:  []string{"tag", "jdxi", "+status:msg", "-m", m},
-			gql:  tagQ, vars: o("target", s("jdxi"), "add", `["status:msg"]`, "message", s(m)),
+			cli: []string{"tag", "jdxi", "+status:msg", "-m", m},
+			gql: tagQ, vars: o("target", s("jdxi"), "add", `["status:msg"]`, "message", s(m)),
 			tool: "graph_tag", args: o("target", s("jdxi"), "add", `["status:msg"]`, "why", s(m))}
 	}
 	createRow := func(name, field, nm string, want ...string) badInput {
 		return badInput{name: name, code: graph.EINVALID, field: field, want: want,
-			cli:  []string{"identity", "create", nm},
-			gql:  createQ, vars: o("name", s(nm)),
+			cli: []string{"identity", "create", nm},
+			gql: createQ, vars: o("name", s(nm)),
 			tool: "graph_identity", args: o("action", s("create"), "name", s(nm))}
 	}
 	noteRow := func(name, body string, want ...string) badInput {
 		return badInput{name: name, code: graph.EINVALID, field: "body", want: want,
-			cli:  []string{"note", "add", "jdxi", body},
-			gql:  noteQ, vars: o("target", s("jdxi"), "body", s(body)),
+			cli: []string{"note", "add", "jdxi", body},
+			gql: noteQ, vars: o("target", s("jdxi"), "body", s(body)),
 			tool: "graph_note", args: o("target", s("jdxi"), "body", s(body))}
 	}
 	hintRow := func(name, field string, hints []string, want ...string) badInput {
@@ -202,14 +204,14 @@ func badInputs(fx badFixture) []badInput {
 			mfps = append(mfps, s(h))
 		}
 		return badInput{name: name, code: graph.EINVALID, field: field, want: want,
-			cli:  append([]string{"hint", "add", "jdxi"}, hints...),
-			gql:  hintAddQ, vars: o("id", s("jdxi"), "hints", "["+strings.Join(gfps, ",")+"]"),
+			cli: append([]string{"hint", "add", "jdxi"}, hints...),
+			gql: hintAddQ, vars: o("id", s("jdxi"), "hints", "["+strings.Join(gfps, ",")+"]"),
 			tool: "graph_identity", args: o("action", s("hint_add"), "id", s("jdxi"), "hints", "["+strings.Join(mfps, ",")+"]")}
 	}
 	slugRow := func(name, slug string) badInput {
 		return badInput{name: name, code: graph.EINVALID, field: "slug",
-			cli:  []string{"identity", "create", "Slug Test", "--slug", slug},
-			gql:  createQ, vars: o("name", s("Slug Test"), "slug", s(slug)),
+			cli: []string{"identity", "create", "Slug Test", "--slug", slug},
+			gql: createQ, vars: o("name", s("Slug Test"), "slug", s(slug)),
 			tool: "graph_identity", args: o("action", s("create"), "name", s("Slug Test"), "slug", s(slug))}
 	}
 	// relateRow relates keystep → jdxi with the given type, ports, attrs and new-type.
@@ -241,14 +243,14 @@ func badInputs(fx badFixture) []badInput {
 	}
 	navRow := func(name, field, x, y, xJSON, yJSON string) badInput {
 		return badInput{name: name, code: graph.EINVALID, field: field,
-			cli:  []string{"robot", "navigate", "scout", x, y, "--timeout", "1s"},
-			gql:  navQ, vars: o("robot", s("scout"), "x", xJSON, "y", yJSON),
+			cli: []string{"robot", "navigate", "scout", x, y, "--timeout", "1s"},
+			gql: navQ, vars: o("robot", s("scout"), "x", xJSON, "y", yJSON),
 			tool: "robot_navigate", args: o("robot", s("scout"), "x", xJSON, "y", yJSON, "timeout_s", "1")}
 	}
 	logRow := func(name, field, flag, value string) badInput {
 		return badInput{name: name, code: graph.EINVALID, field: field,
-			cli:  []string{"changelog", "--" + flag, value},
-			gql:  logQ, vars: o("filter", o(field, s(value))),
+			cli: []string{"changelog", "--" + flag, value},
+			gql: logQ, vars: o("filter", o(field, s(value))),
 			tool: "graph_changelog", args: o(field, s(value))}
 	}
 
@@ -372,8 +374,8 @@ func badInputs(fx badFixture) []badInput {
 
 		// Identity data: a JSON object ≤ 64 KiB.
 		{name: "data/over-64KiB", code: graph.EINVALID, field: "data", want: []string{"65536"},
-			cli:  []string{"identity", "update", "jdxi", "--data", `{"k":"` + long(graph.MaxDataLen) + `"}`},
-			gql:  updateQ, vars: o("id", s("jdxi"), "data", `{"k":"`+long(graph.MaxDataLen)+`"}`),
+			cli: []string{"identity", "update", "jdxi", "--data", `{"k":"` + long(graph.MaxDataLen) + `"}`},
+			gql: updateQ, vars: o("id", s("jdxi"), "data", `{"k":"`+long(graph.MaxDataLen)+`"}`),
 			tool: "graph_identity", args: o("action", s("update"), "id", s("jdxi"), "data", `{"k":"`+long(graph.MaxDataLen)+`"}`)},
 		{name: "data/not-an-object", code: graph.EINVALID, field: "data",
 			cli: []string{"identity", "create", "Data Test", "--data", `[1,2]`}, gql: createQ, vars: o("name", s("Data Test"), "data", `[1,2]`),

@@ -299,6 +299,9 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := checkCaller(ctx); err != nil {
+		return nil, err
+	}
 	if db.viewOf(ctx) != nil {
 		return nil, errInView()
 	}
@@ -312,6 +315,13 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	db.mu.RUnlock()
 	<-r.done
 	return r.events, db.finish(ctx, r.err)
+}
+
+// checkCaller checks what the context brings into every event a write records, before
+// the write is queued: the change message (graph.ValidateMessage), so no interface, nor
+// discovery or a robot, can put a raw byte or an oversized "why" into the hash chain.
+func checkCaller(ctx context.Context) error {
+	return graph.ValidateMessage(graph.MessageFrom(ctx))
 }
 
 func (db *DB) commitLoop() {
@@ -400,6 +410,9 @@ var errDryRun = errors.New("dry run")
 func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 	if db.opts.ReadOnly {
 		return graph.Errorf(graph.EINVALID, "database %s is open read-only", db.path)
+	}
+	if err := checkCaller(ctx); err != nil {
+		return err
 	}
 	if db.viewOf(ctx) != nil {
 		return errInView()

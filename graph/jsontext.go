@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -236,6 +238,101 @@ func hex4(doc []byte, i int) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// CheckValueText is CheckJSONText for a Go value about to be sent as JSON: json.Marshal
+// would silently write each invalid UTF-8 byte as U+FFFD, so the value is refused before
+// it is encoded, naming the first bad string (value or map key) by the JSON path it
+// would have. Raw JSON and byte slices inside v are left to the receiver's
+// CheckJSONText.
+func CheckValueText(v any) error {
+	var w valueWalk
+	if w.walk(reflect.ValueOf(v), 0) {
+		return w.fault.Refusal(w.fault.Path)
+	}
+	return nil
+}
+
+// valueWalk finds the first bad string in a Go value; path holds the frames above it.
+type valueWalk struct {
+	path  []jsonFrame
+	fault JSONTextFault
+}
+
+func (w *valueWalk) bad(s string) bool {
+	nul := strings.IndexByte(s, 0)
+	switch {
+	case nul < 0 && utf8.ValidString(s):
+		return false
+	case nul >= 0 && utf8.ValidString(s[:nul]):
+		w.fault = JSONTextFault{Path: jsonPath(w.path), NUL: true}
+	default:
+		w.fault = JSONTextFault{Path: jsonPath(w.path)}
+	}
+	return true
+}
+
+func (w *valueWalk) walk(v reflect.Value, depth int) bool {
+	if !v.IsValid() || depth > maxJSONTextDepth {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return w.bad(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && w.walk(v.Elem(), depth+1)
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return false // base64, or raw JSON
+		}
+		w.path = append(w.path, jsonFrame{})
+		for i := range v.Len() {
+			w.path[len(w.path)-1].index = i
+			if w.walk(v.Index(i), depth+1) {
+				return true
+			}
+		}
+		w.path = w.path[:len(w.path)-1]
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			return false
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		w.path = append(w.path, jsonFrame{object: true})
+		for _, k := range keys {
+			w.path[len(w.path)-1].key = []byte(k.String())
+			if w.bad(k.String()) || w.walk(v.MapIndex(k), depth+1) {
+				return true
+			}
+		}
+		w.path = w.path[:len(w.path)-1]
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			name, _, _ := strings.Cut(tag, ",")
+			if !f.IsExported() && !f.Anonymous || tag == "-" {
+				continue
+			}
+			if f.Anonymous && name == "" {
+				if w.walk(v.Field(i), depth+1) { // embedded: its fields are ours
+					return true
+				}
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			w.path = append(w.path, jsonFrame{object: true, key: []byte(name)})
+			if w.walk(v.Field(i), depth+1) {
+				return true
+			}
+			w.path = w.path[:len(w.path)-1]
+		}
+	}
+	return false
 }
 
 // jsonPath names the value the stack points at: members by key (".key", or `["key"]`

@@ -126,3 +126,49 @@ func FuzzJSONText(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckValueText(t *testing.T) {
+	t.Parallel()
+	type inner struct {
+		Why  string            `json:"why"`
+		Tags []string          `json:"tags,omitempty"`
+		Attr map[string]string `json:"attrs"`
+		Raw  json.RawMessage   `json:"data"`
+	}
+	type Embedded struct {
+		Note string `json:"note"`
+	}
+	type outer struct {
+		Embedded
+		Arguments *inner `json:"arguments"`
+		Skip      string `json:"-"`
+		Plain     string
+	}
+	for _, tc := range []struct {
+		v     any
+		field string
+		nul   bool
+	}{
+		{outer{Arguments: &inner{Why: "a\xffb"}}, "arguments.why", false},
+		{outer{Arguments: &inner{Tags: []string{"a:b", "c:d", "\xed\xa0\x80"}}}, "arguments.tags[2]", false},
+		{outer{Arguments: &inner{Tags: []string{"x\x00"}}}, "arguments.tags[0]", true},
+		{outer{Arguments: &inner{Attr: map[string]string{"ok": "1", "b\xff": "v"}}}, `arguments.attrs["b\xff"]`, false},
+		{outer{Arguments: &inner{Attr: map[string]string{"kind": "\x00"}}}, "arguments.attrs.kind", true},
+		{outer{Embedded: Embedded{Note: "\xff"}}, "note", false},
+		{outer{Plain: "\xff"}, "Plain", false},
+		{map[string]any{"message": "two\nlines \xc3"}, "message", false},
+	} {
+		err := graph.CheckValueText(tc.v)
+		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != tc.field {
+			t.Errorf("%+v: %v (field %q), want field %q", tc.v, err, graph.ErrorField(err), tc.field)
+		}
+		if want := (graph.JSONTextFault{Path: tc.field, NUL: tc.nul}).Refusal(tc.field); err != nil && err.Error() != want.Error() {
+			t.Errorf("%+v: %q, want %q", tc.v, err, want)
+		}
+	}
+	for _, v := range []any{nil, outer{Skip: "\xff", Arguments: &inner{Why: "fine", Raw: json.RawMessage("{\"a\":\"\xff\"}")}}, map[string]any{"a": []any{"ok", 1, nil}}} {
+		if err := graph.CheckValueText(v); err != nil {
+			t.Errorf("%+v: %v, want nil", v, err)
+		}
+	}
+}

@@ -15,7 +15,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
-// maxActorBytes bounds an actor a caller names in X-Devgraph-Actor.
+// maxActorBytes bounds an actor a caller names.
 const maxActorBytes = 128
 
 // actorPrefixes are the actor forms of the contract: cli:<os user>, mcp:<client name>,
@@ -30,8 +30,8 @@ func ValidActor(a string) error {
 		if len(shown) > 60 {
 			shown = shown[:60] + "…"
 		}
-		return graph.FieldErrorf(graph.EINVALID, "actor", "%s %q %s; send cli:<user>, mcp:<client>, http:<token name>, discovery:<source> or robot:<id> (at most %d bytes), or leave the header out to act as cli:<your user>",
-			HeaderActor, strings.ToValidUTF8(shown, "?"), why, maxActorBytes)
+		return graph.FieldErrorf(graph.EINVALID, "actor", "actor %q %s; send cli:<user>, mcp:<client>, http:<token name>, discovery:<source> or robot:<id> (at most %d bytes), or name none to act as cli:<your user>",
+			strings.ToValidUTF8(shown, "?"), why, maxActorBytes)
 	}
 	switch {
 	case a == "":
@@ -96,29 +96,31 @@ func userName(uid int) string {
 	return name
 }
 
-// CallerContext returns r's context carrying the caller's actor, request id and message
-// from the X-Devgraph-* headers; without an actor header the caller is cli:<the peer's
-// user>. An actor header that is not one of the contract's forms is an EINVALID error
-// (answer 400). Other endpoints served on the same socket (GraphQL for `devgraph query`)
-// use it too.
+// CallerContext reads the Caller line that starts r's body and returns r's context
+// carrying the caller's actor, request id and message; r.Body is left holding the rest
+// of the body (the method's arguments). Without an actor the caller is cli:<the peer's
+// user>. A caller line that is not valid text (CheckJSONText), not a Caller, or names an
+// actor that is not one of the contract's forms is an EINVALID error (answer 400). Other
+// endpoints served on the same socket (GraphQL for `devgraph query`) use it too.
 func CallerContext(r *http.Request) (context.Context, error) {
+	c, err := readCaller(r)
+	if err != nil {
+		return nil, err
+	}
 	ctx := r.Context()
 	actor := peerActor(ctx)
-	if vs, ok := r.Header[http.CanonicalHeaderKey(HeaderActor)]; ok {
-		if len(vs) != 1 {
-			return nil, graph.FieldErrorf(graph.EINVALID, "actor", "send one %s header, not %d", HeaderActor, len(vs))
-		}
-		if err := ValidActor(vs[0]); err != nil {
+	if c.Actor != "" {
+		if err := ValidActor(c.Actor); err != nil {
 			return nil, err
 		}
-		actor = vs[0]
+		actor = c.Actor
 	}
 	ctx = graph.WithActor(ctx, actor)
-	if id := r.Header.Get(HeaderRequestID); id != "" {
-		ctx = graph.WithRequestID(ctx, id)
+	if c.RequestID != "" {
+		ctx = graph.WithRequestID(ctx, c.RequestID)
 	}
-	if m := r.Header.Get(HeaderMessage); m != "" {
-		ctx = graph.WithMessage(ctx, m)
+	if c.Message != "" {
+		ctx = graph.WithMessage(ctx, c.Message)
 	}
 	return ctx, nil
 }

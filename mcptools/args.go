@@ -25,9 +25,10 @@ type param struct {
 	enum     []string
 	min, max *float64
 	maxLen   int // strings: bytes; arrays: items
-	// service marks limits (maxLen, min, max) the service enforces for every interface:
-	// here they are schema hints only, so a model sees the numbers and an over-limit
-	// call gets the service's own problem text, the same as the CLI and GraphQL give.
+	// service marks limits (maxLen, min, max, enum, an object's type) the service
+	// enforces for every interface: here they are schema hints only, so a model sees the
+	// numbers and an over-limit call gets the service's own problem text, the same as
+	// the CLI and GraphQL give.
 	service bool
 }
 
@@ -224,7 +225,7 @@ func (p param) check(tool string, v any) (any, error) {
 		if p.maxLen > 0 && len(s) > p.maxLen && !p.service {
 			return nil, fmt.Errorf("%s: argument %q is %d bytes; the limit is %d", tool, p.name, len(s), p.maxLen)
 		}
-		if len(p.enum) > 0 {
+		if len(p.enum) > 0 && !p.service {
 			found := false
 			for _, e := range p.enum {
 				if s == e {
@@ -282,6 +283,9 @@ func (p param) check(tool string, v any) (any, error) {
 	case "object":
 		m, ok := v.(map[string]any)
 		if !ok {
+			if p.service {
+				return v, nil // the service says what it wants instead
+			}
 			return nil, p.wrongType(tool, v)
 		}
 		return m, nil

@@ -73,7 +73,7 @@ func (s *Server) bindTool() *toolDef {
 			{name: "ref", typ: "string", required: true, maxLen: 300, desc: "the device: its ref (usb:3-3.2) or id (device:…)", example: `"usb:3-3.2"`},
 			{name: "identity", typ: "string", maxLen: 100, desc: "an existing identity id or slug to bind to", example: `"identity:roland-jd-xi"`},
 			{name: "new_name", typ: "string", maxLen: graph.MaxNameLen, service: true, desc: "create a new identity with this name and bind to it", example: `"Roland JD-Xi"`},
-			{name: "slug", typ: "string", maxLen: 64, desc: "slug for the new identity ([a-z0-9][a-z0-9._-]{0,63})", example: `"jdxi"`},
+			{name: "slug", typ: "string", maxLen: 64, service: true, desc: "slug for the new identity ([a-z0-9][a-z0-9._-]{0,63})", example: `"jdxi"`},
 			{name: "move", typ: "boolean", desc: "move unit hints held by another identity instead of failing"},
 			{name: "dry_run", typ: "boolean", desc: "report what would change; write nothing"},
 			whyParam,

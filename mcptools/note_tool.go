@@ -21,7 +21,7 @@ func (s *Server) noteTool() *toolDef {
 			{name: "action", typ: "string", enum: []string{"add", "delete"}, desc: "add (default) or delete"},
 			{name: "target", typ: "string", maxLen: 300, desc: "add: the node to annotate", example: `"identity:roland-jd-xi"`},
 			{name: "body", typ: "string", maxLen: graph.MaxNoteLen, service: true, desc: "add: the note, markdown", example: `"Firmware updated to 1.53"`},
-			{name: "kind", typ: "string", enum: graph.NoteKinds, desc: "add: info (default), success, warning or danger"},
+			{name: "kind", typ: "string", enum: graph.NoteKinds, service: true, desc: "add: info (default), success, warning or danger"},
 			{name: "note_id", typ: "string", maxLen: 100, desc: "delete: the note's id", example: `"note:0190…"`},
 			whyParam,
 		},

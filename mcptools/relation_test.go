@@ -478,9 +478,9 @@ func TestRelationTools_Errors(t *testing.T) {
 		{"RemoveBoth", "graph_relate", map[string]any{"op": "remove", "id": relID, "from": "jdxi"}, []string{"from", "not both"}},
 		{"TraceUnknown", "graph_trace", map[string]any{"from": "identity:jdx1"}, []string{"jdx1", "identity:jdxi", "graph_find"}},
 		{"PathUnknown", "graph_trace", map[string]any{"from": "jdxi", "to": "usb:9-9"}, []string{"usb:9-9", "graph_find"}},
-		{"TraceBadDirection", "graph_trace", map[string]any{"from": "jdxi", "direction": "both"}, []string{`"direction"`, "out, in"}},
-		{"PathDepth", "graph_trace", map[string]any{"from": "jdxi", "to": "scarlett", "max_depth": 9}, []string{`"max_depth"`, "maximum of 8"}},
-		{"PathDepthZero", "graph_trace", map[string]any{"from": "jdxi", "to": "scarlett", "max_depth": 0}, []string{`"max_depth"`, "minimum of 1"}},
+		{"TraceBadDirection", "graph_trace", map[string]any{"from": "jdxi", "direction": "both"}, []string{`direction "both"`, "out (downstream) or in"}},
+		{"PathDepth", "graph_trace", map[string]any{"from": "jdxi", "to": "scarlett", "max_depth": 9}, []string{"max_depth 9", "1-8 hops"}},
+		{"PathDepthZero", "graph_trace", map[string]any{"from": "jdxi", "to": "scarlett", "max_depth": 0}, []string{"max_depth 0", "1-8 hops"}},
 		{"TraceWithPathArgs", "graph_trace", map[string]any{"from": "jdxi", "directed": true}, []string{"directed", "give to"}},
 		{"PathWithPort", "graph_trace", map[string]any{"from": "jdxi", "to": "scarlett", "port": "Out 1"}, []string{"port", "drop to"}},
 	} {

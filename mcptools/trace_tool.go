@@ -80,11 +80,11 @@ func (s *Server) traceTool() *toolDef {
 		params: []param{
 			{name: "from", typ: "string", required: true, maxLen: 300, desc: "the node to start from", example: `"identity:keystep"`},
 			{name: "port", typ: "string", maxLen: 4 * graph.MaxPort, desc: "trace: only the relations leaving (direction in: entering) this port of from", example: `"MIDI OUT"`},
-			{name: "direction", typ: "string", enum: []string{graph.DirOut, graph.DirIn}, desc: "trace: out follows the signal downstream (default), in walks upstream to its sources"},
+			{name: "direction", typ: "string", enum: []string{graph.DirOut, graph.DirIn}, service: true, desc: "trace: out follows the signal downstream (default), in walks upstream to its sources"},
 			{name: "to", typ: "string", maxLen: 300, desc: "give it to find the path from from to to instead of tracing", example: `"usb:usb3"`},
 			{name: "directed", typ: "boolean", desc: "path: follow relations only in their direction"},
 			{name: "types", typ: "array", maxLen: 16, desc: "path: only these relation types", example: `["via"]`},
-			{name: "max_depth", typ: "integer", min: f64(1), max: f64(graph.MaxPathDepth), desc: fmt.Sprintf("path: at most this many hops (default %d)", graph.MaxPathDepth), example: "4"},
+			{name: "max_depth", typ: "integer", min: f64(1), max: f64(graph.MaxPathDepth), service: true, desc: fmt.Sprintf("path: at most this many hops (default %d)", graph.MaxPathDepth), example: "4"},
 		},
 		out: typedSchema[traceOut](map[string][]string{
 			"properties.mode":         {"trace", "path"},
@@ -115,6 +115,10 @@ func (s *Server) trace(ctx context.Context, c *call) (*mcp.CallToolResult, error
 		if c.has(f) {
 			return nil, graph.FieldErrorf(graph.EINVALID, f, "graph_trace: %s applies to a trace; drop to to trace from %s, or drop %s to find the path", f, from, f)
 		}
+	}
+	if c.has("max_depth") && c.integer("max_depth", 0) < 1 {
+		// 0 would mean the default; given, it is out of range on every interface.
+		return nil, graph.FieldErrorf(graph.EINVALID, "max_depth", "max_depth %d: want 1-%d hops (leave it out for %d)", c.integer("max_depth", 0), graph.MaxPathDepth, graph.MaxPathDepth)
 	}
 	res, err := s.svc.Path(ctx, from, to, graph.PathOptions{Types: c.list("types"), MaxDepth: c.integer("max_depth", 0), Directed: c.boolean("directed")})
 	if err != nil {

@@ -313,8 +313,8 @@ func badInputs(fx badFixture) []badInput {
 		tagRow("tag/value-too-long", "tag", []string{"role:" + long(graph.MaxTagValue+1)}, "64"),
 		tagRow("tag/invalid-utf8", "tag", []string{"role:syn\xffth"}),
 		tagRow("tag/nul", "tag", []string{"role:syn\x00th"}),
-		tagRow("tag/33-added", "add", tags33, "32"),
-		{name: "tag/33-removed", code: graph.EINVALID, field: "remove", want: []string{"32"},
+		withCode(graph.ELIMIT, tagRow("tag/33-added", "add", tags33, "32")),
+		{name: "tag/33-removed", code: graph.ELIMIT, field: "remove", want: []string{"32"},
 			cli: append([]string{"tag", "jdxi"}, plusAll("-", tags33)...), gql: tagQ, vars: o("target", s("jdxi"), "remove", rawList(tags33)),
 			tool: "graph_tag", args: o("target", s("jdxi"), "remove", rawList(tags33))},
 		{name: "tag/target-is-a-tag", code: graph.EINVALID, want: []string{"tag:role:synth"},
@@ -394,14 +394,14 @@ func badInputs(fx badFixture) []badInput {
 		hintRow("hint/unknown-kind", "hints", []string{"colour=red"}, "colour"),
 		hintRow("hint/empty-value", "hints", []string{"usb_id="}),
 		hintRow("hint/invalid-utf8", "hints", []string{"alsa_card_id=JD\xff"}),
-		hintRow("hint/33-per-call", "hints", hints33, "32"),
+		withCode(graph.ELIMIT, hintRow("hint/33-per-call", "hints", hints33, "32")),
 		{name: "hint-remove/unknown-kind", code: graph.EINVALID, field: "hints", want: []string{"colour"},
 			cli: []string{"hint", "remove", "jdxi", "colour=red"}, gql: hintRemQ, vars: o("id", s("jdxi"), "hints", "["+fp("colour", "red")+"]"),
 			tool: "graph_identity", args: o("action", s("hint_remove"), "id", s("jdxi"), "hints", `["colour=red"]`)},
 		{name: "create/hint-unknown-kind", code: graph.EINVALID, field: "hints", want: []string{"colour"},
 			cli: []string{"identity", "create", "Hinted", "--hint", "colour=red"}, gql: createQ, vars: o("name", s("Hinted"), "hints", "["+fp("colour", "red")+"]"),
 			tool: "graph_identity", args: o("action", s("create"), "name", s("Hinted"), "hints", `["colour=red"]`)},
-		{name: "match/65-fingerprints", code: graph.EINVALID, field: "fingerprints", want: []string{"64"},
+		{name: "match/65-fingerprints", code: graph.ELIMIT, field: "fingerprints", want: []string{"64"},
 			cli: []string{"query", matchQ, "--var", "fingerprints=[" + strings.Join(fps65, ",") + "]"}, gql: matchQ, vars: o("fingerprints", "["+strings.Join(fps65, ",")+"]"),
 			tool: "graph_query", args: o("query", s(matchQ), "variables", o("fingerprints", "["+strings.Join(fps65, ",")+"]"))},
 
@@ -450,7 +450,7 @@ func badInputs(fx badFixture) []badInput {
 			tool: "graph_trace", args: o("from", s("keystep"), "to", s("jdxi"), "max_depth", "99")},
 		{name: "subgraph/depth-over-bound", code: graph.EINVALID, field: "depth", want: []string{"4"},
 			cli: []string{"export", "--format", "dot", "--around", "keystep", "--depth", "9"}, gql: subQ, vars: o("around", s("keystep"), "depth", "9"),
-			tool: "graph_browse", args: o("id", s("keystep"), "depth", "9")},
+			tool: "graph_query", args: o("query", s(subQ), "variables", o("around", s("keystep"), "depth", "9"))},
 		{name: "direction/unknown", code: graph.EINVALID, field: "direction", want: []string{"sideways"},
 			cli: []string{"relations", "keystep", "--direction", "sideways"}, gql: traceQ, vars: o("from", s("keystep"), "direction", s("sideways")),
 			tool: "graph_trace", args: o("from", s("keystep"), "direction", s("sideways"))},
@@ -461,6 +461,11 @@ func badInputs(fx badFixture) []badInput {
 			tool: "graph_identity", args: o("action", s("merge"), "id", s("jdxi"), "into", s("jdxi"))},
 	}
 	return rows
+}
+
+func withCode(code string, row badInput) badInput {
+	row.code = code
+	return row
 }
 
 // badWorld is the database and the running server the rows are tried on.
@@ -596,24 +601,19 @@ func (w *badWorld) try(i iface, row badInput) outcome {
 	panic("unknown interface")
 }
 
-// spellings are the ways interface i names a service field: the MCP tools call the
-// message why, GraphQL spells arguments in camelCase, the CLI has --kebab-case flags.
-func spellings(i iface, field string) []string {
-	out := []string{field}
-	switch i {
-	case ifMCP:
-		if field == "message" {
-			out = append(out, "why")
-		}
-	case ifGraphQL:
-		out = append(out, camelCase(field))
-	case ifFile, ifSocket:
-		out = append(out, strings.ReplaceAll(field, "_", "-"))
-		if field == "message" {
-			out = append(out, "-m")
-		}
-	}
-	return out
+// spellings are the ways the interfaces name a service field: the MCP tools call the
+// message why, GraphQL spells arguments in camelCase, the CLI has --kebab-case flags, a
+// transport names a JSON path (add[0], input.fromPort) whose last name is the field.
+func spellings(field string) []string {
+	out := []string{field, camelCase(field), strings.ReplaceAll(field, "_", "-")}
+	return append(out, synonyms[field]...)
+}
+
+var synonyms = map[string][]string{
+	"message": {"why"},
+	"tag":     {"tags", "add", "remove"},
+	"hints":   {"hint", "fingerprint"},
+	"attrs":   {"attr"},
 }
 
 func camelCase(f string) string {
@@ -629,39 +629,61 @@ func camelCase(f string) string {
 // problem is the part of a message that states what is wrong, without the advice: the
 // text up to the first "; ", sentence end or closing parenthetical, with the interface's
 // spelling of the field (why, fromPort, --from-port, a JSON path to it) made the service's.
-func problem(i iface, field, msg string) string {
+func problem(field, msg string) string {
 	p := strings.TrimPrefix(msg, "devgraph: ")
+	p = strings.TrimPrefix(p, "query failed: ")
+	p = toolPrefix.ReplaceAllString(p, "")
+	if m := codeTag.FindStringIndex(p); m != nil { // graph_query: "message [CODE] advice"
+		p = p[:m[0]]
+	}
 	if k := strings.Index(p, "; "); k >= 0 {
+		p = p[:k]
+	}
+	if k := strings.Index(p, ", e.g. "); k >= 0 {
 		p = p[:k]
 	}
 	if m := sentenceEnd.FindStringIndex(p); m != nil {
 		p = p[:m[0]]
 	}
-	if m := adviceParen.FindStringIndex(p); m != nil {
-		p = p[:m[0]]
-	}
-	p = strings.TrimRight(p, ".")
-	p = jsonPath.ReplaceAllString(p, "")
+	p = strings.TrimRight(trimParenthetical(p), ".")
+	p = jsonPath.ReplaceAllString(p, "$1")
 	if field != "" {
-		for _, sp := range spellings(i, field) {
-			if sp == field || len(sp) < 2 {
-				continue
-			}
-			p = regexp.MustCompile(`\b`+regexp.QuoteMeta(strings.TrimLeft(sp, "-"))+`\b`).ReplaceAllString(p, field)
+		for _, sp := range spellings(field)[1:] {
+			p = regexp.MustCompile(`(^|[^A-Za-z_-])-*`+regexp.QuoteMeta(sp)+`\b`).ReplaceAllString(p, "${1}"+field)
 		}
-		p = strings.ReplaceAll(p, "--"+field, field)
 	}
-	if m := fieldPrefix.FindStringIndex(p); m != nil {
-		p = p[m[1]:]
-	}
+	// MCP puts the argument at fault first ("from: unknown identity …").
+	p = argPrefix.ReplaceAllString(p, "")
 	return strings.TrimFunc(p, unicode.IsSpace)
+}
+
+// trimParenthetical drops a closing "(…)" aside, nested parentheses and all.
+func trimParenthetical(p string) string {
+	if !strings.HasSuffix(p, ")") {
+		return p
+	}
+	depth := 0
+	for k := len(p) - 1; k >= 0; k-- {
+		switch p[k] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+			if depth == 0 {
+				return strings.TrimRight(p[:k], " ")
+			}
+		}
+	}
+	return p
 }
 
 var (
 	sentenceEnd = regexp.MustCompile(`[.?!] [A-Z]`)
-	adviceParen = regexp.MustCompile(` \([^()]*\)$`)
-	jsonPath    = regexp.MustCompile(`\b(variables|arguments|params)\.([A-Za-z0-9_]+\.)*`)
-	fieldPrefix = regexp.MustCompile(`^[a-z_]+: `)
+	codeTag     = regexp.MustCompile(` \[[A-Z_]+\]( |$)`)
+	toolPrefix  = regexp.MustCompile(`^(graph|robot)_[a-z_]+: `)
+	argPrefix   = regexp.MustCompile(`^[a-z_]+: `)
+	// A JSON path a transport names, at the start: its last name is the field.
+	jsonPath = regexp.MustCompile(`^(?:[A-Za-z0-9_]+(?:\[\d+\])*\.)*([A-Za-z0-9_]+)(?:\[\d+\])*`)
 )
 
 // TestBadInput_EveryInterface tries every row of the table on every interface.
@@ -689,6 +711,7 @@ func TestBadInput_EveryInterface(t *testing.T) {
 			}
 			if !o.failed {
 				bad("accepted (%s)", clipMsg(o.raw))
+				head, dump = w.snapshot(i) // the next row starts from what this one wrote
 				continue
 			}
 			switch i {
@@ -710,13 +733,13 @@ func TestBadInput_EveryInterface(t *testing.T) {
 			}
 			if row.field != "" {
 				named := false
-				for _, sp := range spellings(i, row.field) {
+				for _, sp := range spellings(row.field) {
 					named = named || strings.Contains(strings.ToLower(o.msg), strings.ToLower(sp)) || o.field == sp
 				}
 				if !named {
 					bad("does not name the field %q: %s", row.field, clipMsg(o.msg))
 				}
-				if i == ifGraphQL && o.field != camelCase(row.field) {
+				if i == ifGraphQL && !contains(spellings(row.field), jsonPath.ReplaceAllString(o.field, "$1")) {
 					bad("extensions.field %q, want %q", o.field, camelCase(row.field))
 				}
 			}
@@ -746,7 +769,7 @@ func TestBadInput_EveryInterface(t *testing.T) {
 			if !o.failed {
 				continue
 			}
-			p := problem(i, row.field, o.msg)
+			p := problem(row.field, o.msg)
 			if first == "" {
 				first = p
 				continue

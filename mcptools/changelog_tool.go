@@ -103,25 +103,7 @@ func (s *Server) changelog(ctx context.Context, c *call) (*mcp.CallToolResult, e
 	return result(map[string]any{"events": views, "next_cursor": next}, b.String())
 }
 
-// parseWhen reads an RFC 3339 time or a duration back from now ("24h", "7d").
+// parseWhen reads since/until the way every interface does.
 func parseWhen(field, s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	if t, err := time.Parse("2006-01-02", s); err == nil {
-		return t.UTC(), nil
-	}
-	d := s
-	mult := time.Duration(1)
-	if strings.HasSuffix(d, "d") {
-		d, mult = strings.TrimSuffix(d, "d")+"h", 24
-	}
-	if dur, err := time.ParseDuration(d); err == nil && dur >= 0 {
-		return now.Add(-dur * mult).UTC(), nil
-	}
-	return time.Time{}, graph.FieldErrorf(graph.EINVALID, field, "%s %q: give an RFC 3339 time (2026-11-22T06:00:00Z), a date (2026-11-22) or a duration back from now (30m, 24h, 7d)", field, s)
+	return graph.ParseWhen(field, s, now)
 }

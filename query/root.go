@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/graphql-go/graphql"
 
@@ -137,7 +136,11 @@ func (b *builder) queryType() *graphql.Object {
 			"changelog": {Type: nonNull(b.eventConnection()), Description: "The audit changelog, newest first.",
 				Args: withArgs(pageArgs, graphql.FieldConfigArgument{"filter": &graphql.ArgumentConfig{Type: eventFilterInput}}),
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
-					return b.eventsConn(ctx, p, eventFilter(p.Args["filter"]))
+					f, err := eventFilter(p.Args["filter"])
+					if err != nil {
+						return nil, err
+					}
+					return b.eventsConn(ctx, p, f)
 				})},
 			"unbound": {Type: nonNull(deviceConnection), Args: pageArgs, Description: "Present devices without a binding or a high, unambiguous match, with their best candidate.",
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
@@ -243,13 +246,18 @@ func deviceFilter(v any) graph.DeviceFilter {
 	return f
 }
 
-func eventFilter(v any) graph.EventFilter {
+func eventFilter(v any) (graph.EventFilter, error) {
 	m, _ := v.(map[string]any)
 	var f graph.EventFilter
-	f.Since, _ = m["since"].(time.Time)
-	f.Until, _ = m["until"].(time.Time)
+	var err error
+	if f.Since, err = timeArg("since", m["since"]); err != nil {
+		return f, err
+	}
+	if f.Until, err = timeArg("until", m["until"]); err != nil {
+		return f, err
+	}
 	f.Target, _ = m["target"].(string)
 	f.Actor, _ = m["actor"].(string)
 	f.Action, _ = m["action"].(string)
-	return f
+	return f, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/devgraph/devgraph/graph"
 	"github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
 )
@@ -105,20 +106,30 @@ var TimeScalar = graphql.NewScalar(graphql.ScalarConfig{
 	},
 })
 
+// badTime is a Time input that is not a time. graphql-go can only say "Expected type
+// Time" of a value ParseValue refuses, so the value is kept and the resolver refuses it
+// with the message every interface gives (timeArg).
+type badTime string
+
 func parseTime(s string) any {
-	s = strings.TrimSpace(s)
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC()
+	t, err := graph.ParseWhen("", s, time.Now())
+	if err != nil {
+		return badTime(s)
 	}
-	if strings.HasSuffix(s, "d") {
-		if n, err := strconv.Atoi(strings.TrimSuffix(s, "d")); err == nil && n >= 0 && n < 100000 {
-			return time.Now().UTC().Add(-time.Duration(n) * 24 * time.Hour)
-		}
+	return t
+}
+
+// timeArg reads a Time input: the zero time when absent, graph.ParseWhen's error naming
+// field when it is not a time.
+func timeArg(field string, v any) (time.Time, error) {
+	switch t := v.(type) {
+	case time.Time:
+		return t, nil
+	case badTime:
+		_, err := graph.ParseWhen(field, string(t), time.Now())
+		return time.Time{}, err
 	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return time.Now().UTC().Add(-d)
-	}
-	return nil
+	return time.Time{}, nil
 }
 
 // JSONScalar is any JSON value (identity data, event before/after bodies, device attrs).

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -71,31 +70,14 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 	})
 }
 
-// parseWhen reads a --since/--until value: a duration back from now, an RFC 3339 time or
-// a date.
+// parseWhen reads a --since/--until/--before value the way every interface does, and
+// names the flag in the refusal.
 func parseWhen(field, s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
+	t, err := graph.ParseWhen(field, s, now)
+	if err != nil {
+		return t, graph.FieldErrorf(graph.EINVALID, field, "--%s", graph.ErrorMessage(err))
 	}
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < 0 {
-			d = -d
-		}
-		return now.Add(-d), nil
-	}
-	if strings.HasSuffix(s, "d") {
-		var n int
-		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil && n >= 0 {
-			return now.AddDate(0, 0, -n), nil
-		}
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, graph.FieldErrorf(graph.EINVALID, field, "--%s %q: want a duration back from now (24h, 90m, 7d) or a time (2006-01-02T15:04:05Z, 2006-01-02)", field, s)
+	return t, nil
 }
 
 func changelogVerify(ctx context.Context, e *env, args []string) error {

@@ -436,7 +436,7 @@ func checkRelationFilter(f graph.RelationFilter) (relationFilter, error) {
 		rf.dir = graph.DirBoth
 	case graph.DirOut, graph.DirIn, graph.DirBoth:
 	default:
-		return rf, graph.FieldErrorf(graph.EINVALID, "direction", "unknown direction %q; want out, in or both", f.Direction)
+		return rf, graph.FieldErrorf(graph.EINVALID, "direction", "direction %q: want out, in or both", f.Direction)
 	}
 	if len(f.Types) > 0 {
 		rf.types = map[string]bool{}

@@ -159,6 +159,7 @@ func badInputs(fx badFixture) []badInput {
 		pathQ     = `query($from: ID!, $to: ID!, $maxDepth: Int) { path(from: $from, to: $to, maxDepth: $maxDepth) { found } }`
 		subQ      = `query($around: ID, $depth: Int) { subgraph(around: $around, depth: $depth) { nodes { id } } }`
 		traceQ    = `query($from: ID!, $port: String, $direction: String) { trace(from: $from, port: $port, direction: $direction) { ends } }`
+		relsQ     = `query($filter: RelationFilter) { relations(filter: $filter) { totalCount } }`
 		matchQ    = `query($fingerprints: [FingerprintInput!]!) { match(fingerprints: $fingerprints) { confidence } }`
 	)
 	fp := func(kind, value string) string {
@@ -452,7 +453,10 @@ func badInputs(fx badFixture) []badInput {
 			cli: []string{"export", "--format", "dot", "--around", "keystep", "--depth", "9"}, gql: subQ, vars: o("around", s("keystep"), "depth", "9"),
 			tool: "graph_query", args: o("query", s(subQ), "variables", o("around", s("keystep"), "depth", "9"))},
 		{name: "direction/unknown", code: graph.EINVALID, field: "direction", want: []string{"sideways"},
-			cli: []string{"relations", "keystep", "--direction", "sideways"}, gql: traceQ, vars: o("from", s("keystep"), "direction", s("sideways")),
+			cli: []string{"relations", "keystep", "--direction", "sideways"}, gql: relsQ, vars: o("filter", o("node", s("keystep"), "direction", s("sideways"))),
+			tool: "graph_query", args: o("query", s(relsQ), "variables", o("filter", o("node", s("keystep"), "direction", s("sideways"))))},
+		{name: "trace/unknown-direction", code: graph.EINVALID, field: "direction", want: []string{"sideways"},
+			cli: []string{"query", traceQ, "--var", "from=keystep", "--var", "direction=sideways"}, gql: traceQ, vars: o("from", s("keystep"), "direction", s("sideways")),
 			tool: "graph_trace", args: o("from", s("keystep"), "direction", s("sideways"))},
 
 		// Merge into itself.

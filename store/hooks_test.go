@@ -1,11 +1,18 @@
 package store
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Test-only access to internals for the external test package.
 
 // SetTestHook installs a hook called at named points inside write transactions.
 func SetTestHook(db *DB, fn func(point string) error) { db.testHook = fn }
+
+// SetTxObserver has fn told how long each write transaction held the writer (commit
+// included), before the writes in it are answered.
+func SetTxObserver(db *DB, fn func(held time.Duration)) { db.txObserver = fn }
 
 // WithSchemaVersion makes Open write a brand-new file at an old schema version.
 func WithSchemaVersion(o Options, v int) Options { o.schemaVersion = v; return o }

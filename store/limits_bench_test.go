@@ -41,8 +41,14 @@ func BenchmarkCappedWriteHold(b *testing.B) {
 		var total, worst time.Duration
 		var n int
 		on := false
-		store.SetTxObserver(db, func(d time.Duration) {
-			if on {
+		var t0 time.Time
+		store.SetTxObserver(db, func(begin bool) {
+			switch {
+			case !on:
+			case begin:
+				t0 = time.Now()
+			default:
+				d := time.Since(t0)
 				total += d
 				worst = max(worst, d)
 				n++

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/store"
@@ -16,7 +15,11 @@ import (
 // countTx counts the write transactions db opens from now on.
 func countTx(db *store.DB) *atomic.Int64 {
 	var n atomic.Int64
-	store.SetTxObserver(db, func(time.Duration) { n.Add(1) })
+	store.SetTxObserver(db, func(begin bool) {
+		if begin {
+			n.Add(1)
+		}
+	})
 	return &n
 }
 

@@ -72,6 +72,12 @@ type DB struct {
 	// it returns aborts the write (atomicity tests).
 	testHook func(point string) error
 
+	// txObserver, when set, is called as each write transaction (dry runs included)
+	// begins and again once it has committed or rolled back, before its callers are
+	// answered: the hold-time benchmark times the writer's hold from the two calls (the
+	// store itself reads no clock but Options.Now).
+	txObserver func(begin bool)
+
 	// beforeCommit, when set, is handed each write transaction's write set (every put and
 	// delete it made, in order) after its last write and before bbolt commits it; an error
 	// rolls the transaction back and fails every write grouped in it. It is the seam for a
@@ -348,6 +354,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 	for len(batch) > 0 {
 		failed := -1
 		var ferr error
+		db.observeTx(true)
 		err := db.bolt.Update(func(tx *bolt.Tx) error {
 			w, err := newWtx(db, tx)
 			if err != nil {
@@ -371,6 +378,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 			}
 			return nil
 		})
+		db.observeTx(false)
 		if err == nil {
 			for _, r := range batch {
 				db.notify(r.events)
@@ -389,6 +397,12 @@ func (db *DB) runBatch(batch []*writeReq) {
 		r.err, r.events = ferr, nil
 		close(r.done)
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
+	}
+}
+
+func (db *DB) observeTx(begin bool) {
+	if db.txObserver != nil {
+		db.txObserver(begin)
 	}
 }
 
@@ -418,6 +432,7 @@ func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 		return errInView()
 	}
 	r := &writeReq{ctx: ctx, fn: fn}
+	db.observeTx(true)
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		w, err := newWtx(db, tx)
 		if err != nil {
@@ -428,6 +443,7 @@ func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 		}
 		return errDryRun
 	})
+	db.observeTx(false)
 	if errors.Is(err, errDryRun) {
 		return nil
 	}

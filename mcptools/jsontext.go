@@ -58,7 +58,7 @@ func refuseBadText(msg []byte) (resp any, refused bool) {
 		field, code = f, mcp.INVALID_PARAMS
 	}
 	refusal := fault.Refusal(field)
-	if code == mcp.INVALID_PARAMS && base.Method == string(mcp.MethodToolsCall) && strings.HasPrefix(field, "arguments") {
+	if code == mcp.INVALID_PARAMS && base.Method == string(mcp.MethodToolsCall) && (field == "arguments" || strings.HasPrefix(field, "arguments.") || strings.HasPrefix(field, "arguments[")) {
 		return mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Result: mcp.NewToolResultError(refusal.Message)}, true
 	}
 	return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id),

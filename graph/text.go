@@ -15,8 +15,12 @@ const (
 )
 
 // ValidateText checks text a user typed: valid UTF-8, no NUL bytes, length within
-// [min, max] bytes. field names the input in the error.
+// [min, max] bytes (max 0: no limit). field names the input in the error. The length
+// is checked first, so an oversized input costs nothing to refuse.
 func ValidateText(field, s string, min, max int) error {
+	if max > 0 && len(s) > max {
+		return FieldErrorf(EINVALID, field, "%s is %d bytes; the limit is %d", field, len(s), max)
+	}
 	if !utf8.ValidString(s) {
 		return FieldErrorf(EINVALID, field, "%s is not valid UTF-8; send text as UTF-8", field)
 	}
@@ -28,9 +32,6 @@ func ValidateText(field, s string, min, max int) error {
 			return FieldErrorf(EINVALID, field, "%s is empty; give a non-empty %s", field, field)
 		}
 		return FieldErrorf(EINVALID, field, "%s is %d bytes; at least %d needed", field, len(s), min)
-	}
-	if max > 0 && len(s) > max {
-		return FieldErrorf(EINVALID, field, "%s is %d bytes; the limit is %d", field, len(s), max)
 	}
 	return nil
 }

@@ -178,6 +178,20 @@ func (s *Service) Robots(ctx context.Context) ([]*graph.RobotState, error) {
 	return rs, nil
 }
 
+// checkCommand checks a robot command's inputs before the robot is touched: the change
+// message its event will carry (the store would refuse it only after the robot moved).
+func checkCommand(ctx context.Context) error {
+	return graph.ValidateMessage(graph.MessageFrom(ctx))
+}
+
+// robotCommand runs one fleet command on the named robot and annotates its result.
+func (s *Service) robotCommand(ctx context.Context, robot string, call func(f graph.Fleet, ref string) (*graph.RobotState, error)) (*graph.RobotState, error) {
+	if err := checkCommand(ctx); err != nil {
+		return nil, err
+	}
+	return s.robotState(ctx, robot, call)
+}
+
 // robotState runs one fleet call on the named robot and annotates its result.
 func (s *Service) robotState(ctx context.Context, robot string, call func(f graph.Fleet, ref string) (*graph.RobotState, error)) (*graph.RobotState, error) {
 	ref, id, err := s.resolveRobot(ctx, robot)
@@ -197,6 +211,12 @@ func (s *Service) Robot(ctx context.Context, robot string) (*graph.RobotState, e
 }
 
 func (s *Service) RobotNavigate(ctx context.Context, robot string, goal graph.Goal, progress func(graph.NavProgress)) (*graph.NavResult, error) {
+	if err := checkCommand(ctx); err != nil {
+		return nil, err
+	}
+	if err := graph.ValidateGoal(goal); err != nil {
+		return nil, err
+	}
 	ref, _, err := s.resolveRobot(ctx, robot)
 	if err != nil {
 		return nil, err
@@ -207,15 +227,15 @@ func (s *Service) RobotNavigate(ctx context.Context, robot string, goal graph.Go
 func (s *Service) RobotStop(ctx context.Context, robot string) (*graph.RobotState, error) {
 	// Stop goes straight to the fleet when named by ref, so it is answered even while the
 	// store is busy.
-	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Stop(ctx, ref) })
+	return s.robotCommand(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Stop(ctx, ref) })
 }
 
 func (s *Service) RobotArm(ctx context.Context, robot string) (*graph.RobotState, error) {
-	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Arm(ctx, ref) })
+	return s.robotCommand(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Arm(ctx, ref) })
 }
 
 func (s *Service) RobotDisarm(ctx context.Context, robot string) (*graph.RobotState, error) {
-	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Disarm(ctx, ref) })
+	return s.robotCommand(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Disarm(ctx, ref) })
 }
 
 func (s *Service) RobotDetect(ctx context.Context, robot string) ([]graph.DetectedObject, error) {
@@ -227,13 +247,13 @@ func (s *Service) RobotDetect(ctx context.Context, robot string) ([]graph.Detect
 }
 
 func (s *Service) RobotGrasp(ctx context.Context, robot, objectID string) (*graph.RobotState, error) {
-	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Grasp(ctx, ref, objectID) })
+	return s.robotCommand(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Grasp(ctx, ref, objectID) })
 }
 
 func (s *Service) RobotRelease(ctx context.Context, robot string) (*graph.RobotState, error) {
-	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Release(ctx, ref) })
+	return s.robotCommand(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Release(ctx, ref) })
 }
 
 func (s *Service) RobotSetParameters(ctx context.Context, robot string, u graph.RobotParamsUpdate) (*graph.RobotState, error) {
-	return s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.SetParameters(ctx, ref, u) })
+	return s.robotCommand(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.SetParameters(ctx, ref, u) })
 }

@@ -255,7 +255,7 @@ func (s *Service) autoBind(ctx context.Context, snap *graph.Snapshot) error {
 			continue
 		}
 		bctx := graph.WithRequestID(graph.WithActor(ctx, "discovery:"+v.Source), graph.NewRequestID())
-		bctx = graph.WithMessage(bctx, "auto-bind: "+v.Match.Summary)
+		bctx = graph.WithMessage(bctx, graph.ClipMessage("auto-bind: "+v.Match.Summary))
 		if _, err := s.store.BindDevice(bctx, graph.BindRequest{DeviceID: v.ID, IdentityID: v.BoundTo, Hints: v.Fingerprints}); err != nil {
 			if graph.ErrorCode(err) == graph.EINTERNAL {
 				return err
@@ -466,18 +466,12 @@ func (s *Service) Unbound(ctx context.Context) ([]*graph.DeviceView, error) {
 }
 
 // Match reads fingerprints against the identities, in the context of the devices
-// present now (so evidence two present devices show counts as twins').
+// present now (so evidence two present devices show counts as twins'). At most
+// graph.MaxFingerprintsPerMatch fingerprints, checked before anything is read.
 func (s *Service) Match(ctx context.Context, fps []graph.Fingerprint) (*graph.Match, error) {
-	if len(fps) == 0 {
-		return nil, graph.FieldErrorf(graph.EINVALID, "fingerprints", "no fingerprints given; pass at least one kind=value, e.g. usb_id=0582:01a9")
-	}
-	norm := make([]graph.Fingerprint, len(fps))
-	for i, f := range fps {
-		n, err := graph.NormalizeFingerprint(f.Kind, f.Value)
-		if err != nil {
-			return nil, err
-		}
-		norm[i] = n
+	norm, err := graph.NormalizeMatchFingerprints(fps)
+	if err != nil {
+		return nil, err
 	}
 	sc, err := s.scene(ctx)
 	if err != nil {

@@ -25,6 +25,10 @@ type param struct {
 	enum     []string
 	min, max *float64
 	maxLen   int // strings: bytes; arrays: items
+	// service marks limits (maxLen, min, max) the service enforces for every interface:
+	// here they are schema hints only, so a model sees the numbers and an over-limit
+	// call gets the service's own problem text, the same as the CLI and GraphQL give.
+	service bool
 }
 
 func f64(v float64) *float64 { return &v }
@@ -217,7 +221,7 @@ func (p param) check(tool string, v any) (any, error) {
 		if !ok {
 			return nil, p.wrongType(tool, v)
 		}
-		if p.maxLen > 0 && len(s) > p.maxLen {
+		if p.maxLen > 0 && len(s) > p.maxLen && !p.service {
 			return nil, fmt.Errorf("%s: argument %q is %d bytes; the limit is %d", tool, p.name, len(s), p.maxLen)
 		}
 		if len(p.enum) > 0 {
@@ -255,6 +259,9 @@ func (p param) check(tool string, v any) (any, error) {
 		if p.typ == "integer" && f != math.Trunc(f) {
 			return nil, fmt.Errorf("%s: argument %q must be a whole number, but got %g. Example: %q: %s", tool, p.name, f, p.name, p.exampleValue())
 		}
+		if p.service {
+			return f, nil
+		}
 		if p.min != nil && f < *p.min {
 			return nil, fmt.Errorf("%s: argument %q is %g, below the minimum of %g", tool, p.name, f, *p.min)
 		}
@@ -288,7 +295,7 @@ func (p param) check(tool string, v any) (any, error) {
 			}
 			return nil, p.wrongType(tool, v)
 		}
-		if p.maxLen > 0 && len(list) > p.maxLen {
+		if p.maxLen > 0 && len(list) > p.maxLen && !p.service {
 			return nil, fmt.Errorf("%s: argument %q has %d items; at most %d are allowed per call", tool, p.name, len(list), p.maxLen)
 		}
 		out := make([]string, len(list))

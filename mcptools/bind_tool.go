@@ -72,7 +72,7 @@ func (s *Server) bindTool() *toolDef {
 		params: []param{
 			{name: "ref", typ: "string", required: true, maxLen: 300, desc: "the device: its ref (usb:3-3.2) or id (device:…)", example: `"usb:3-3.2"`},
 			{name: "identity", typ: "string", maxLen: 100, desc: "an existing identity id or slug to bind to", example: `"identity:roland-jd-xi"`},
-			{name: "new_name", typ: "string", maxLen: graph.MaxNameLen, desc: "create a new identity with this name and bind to it", example: `"Roland JD-Xi"`},
+			{name: "new_name", typ: "string", maxLen: graph.MaxNameLen, service: true, desc: "create a new identity with this name and bind to it", example: `"Roland JD-Xi"`},
 			{name: "slug", typ: "string", maxLen: 64, desc: "slug for the new identity ([a-z0-9][a-z0-9._-]{0,63})", example: `"jdxi"`},
 			{name: "move", typ: "boolean", desc: "move unit hints held by another identity instead of failing"},
 			{name: "dry_run", typ: "boolean", desc: "report what would change; write nothing"},
@@ -108,11 +108,6 @@ func (s *Server) bind(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 		return nil, graph.FieldErrorf(graph.EINVALID, "new_name", "graph_bind takes identity or new_name, not both; drop new_name to bind to %s", in.IdentityID)
 	case in.Slug != "" && in.NewName == "":
 		return nil, graph.FieldErrorf(graph.EINVALID, "slug", "slug names a new identity; give new_name with it, or drop slug")
-	}
-	if in.NewName != "" {
-		if err := graph.ValidateText("new_name", in.NewName, 1, graph.MaxNameLen); err != nil {
-			return nil, err
-		}
 	}
 	if in.Slug != "" {
 		if err := graph.ValidateSlug(in.Slug); err != nil {

@@ -6,7 +6,7 @@ import (
 
 const idForms = "Ids: identity:<slug> (or the bare slug), device:<key>, a device ref such as usb:3-3.2, alsa:card:PCH, robot:scout, note:<uuid>, tag:<ns>:<value>."
 
-var whyParam = param{name: "why", typ: "string", maxLen: graph.MaxMsgLen,
+var whyParam = param{name: "why", typ: "string", maxLen: graph.MaxMsgLen, service: true,
 	desc: "optional reason, recorded as the changelog message of this change", example: `"user asked to label the studio synths"`}
 
 // graphTools lists the graph_* tools, each in its own file by noun: find_tool.go,

@@ -29,11 +29,11 @@ func (s *Server) identityTool() *toolDef {
 		params: []param{
 			{name: "action", typ: "string", required: true, enum: identityActions, desc: "what to do"},
 			{name: "id", typ: "string", maxLen: 100, desc: "the identity (identity:<slug> or the slug); every action but create", example: `"identity:roland-jd-xi"`},
-			{name: "name", typ: "string", maxLen: graph.MaxNameLen, desc: "create/rename/update: the display name", example: `"Roland JD-Xi"`},
+			{name: "name", typ: "string", maxLen: graph.MaxNameLen, service: true, desc: "create/rename/update: the display name", example: `"Roland JD-Xi"`},
 			{name: "slug", typ: "string", maxLen: 64, desc: "create: the slug ([a-z0-9][a-z0-9._-]{0,63}); default from name", example: `"jdxi"`},
 			{name: "data", typ: "object", desc: "create/update: free-form JSON object (replaces the old one on update; ≤ 64 KiB)", example: `{"firmware": "1.53"}`},
 			{name: "into", typ: "string", maxLen: 100, desc: "merge: the identity that remains", example: `"identity:jdxi"`},
-			{name: "hints", typ: "array", maxLen: 32, desc: "create/hint_add/hint_remove: fingerprints as kind=value", example: `["usb_id=0582:01a9"]`},
+			{name: "hints", typ: "array", maxLen: graph.MaxHintsPerCall, service: true, desc: "create/hint_add/hint_remove: fingerprints as kind=value", example: `["usb_id=0582:01a9"]`},
 			{name: "move", typ: "boolean", desc: "hint_add: move unit hints held by another identity instead of failing"},
 			whyParam,
 		},

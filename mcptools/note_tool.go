@@ -20,7 +20,7 @@ func (s *Server) noteTool() *toolDef {
 		params: []param{
 			{name: "action", typ: "string", enum: []string{"add", "delete"}, desc: "add (default) or delete"},
 			{name: "target", typ: "string", maxLen: 300, desc: "add: the node to annotate", example: `"identity:roland-jd-xi"`},
-			{name: "body", typ: "string", maxLen: graph.MaxNoteLen, desc: "add: the note, markdown", example: `"Firmware updated to 1.53"`},
+			{name: "body", typ: "string", maxLen: graph.MaxNoteLen, service: true, desc: "add: the note, markdown", example: `"Firmware updated to 1.53"`},
 			{name: "kind", typ: "string", enum: graph.NoteKinds, desc: "add: info (default), success, warning or danger"},
 			{name: "note_id", typ: "string", maxLen: 100, desc: "delete: the note's id", example: `"note:0190…"`},
 			whyParam,
@@ -49,9 +49,6 @@ func (s *Server) note(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	target, body := strings.TrimSpace(c.str("target")), c.str("body")
 	if target == "" {
 		return nil, graph.FieldErrorf(graph.EINVALID, "target", "graph_note add needs target, the node to annotate (e.g. identity:roland-jd-xi; find ids with graph_find)")
-	}
-	if err := graph.ValidateText("body", body, 1, graph.MaxNoteLen); err != nil {
-		return nil, err
 	}
 	resolved, err := s.svc.ResolveID(ctx, target)
 	if err != nil {

@@ -142,8 +142,8 @@ func (s *Server) navigateTool() *toolDef {
 			"progressToken. " + robotForms,
 		params: []param{
 			robotParam,
-			{name: "x", typ: "number", required: true, min: f64(-1e4), max: f64(1e4), desc: "goal x in metres", example: "2.5"},
-			{name: "y", typ: "number", required: true, min: f64(-1e4), max: f64(1e4), desc: "goal y in metres", example: "-1.0"},
+			{name: "x", typ: "number", required: true, min: f64(-1e4), max: f64(1e4), service: true, desc: "goal x in metres", example: "2.5"},
+			{name: "y", typ: "number", required: true, min: f64(-1e4), max: f64(1e4), service: true, desc: "goal y in metres", example: "-1.0"},
 			{name: "timeout_s", typ: "number", min: f64(0.1), max: f64(MaxNavigateTimeout), desc: "seconds to wait before stopping the robot", example: "30"},
 			whyParam,
 		},
@@ -164,11 +164,8 @@ func (s *Server) navigateTool() *toolDef {
 
 func (s *Server) navigate(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
 	goal := graph.Goal{X: c.num("x"), Y: c.num("y"), TimeoutS: c.num("timeout_s")}
-	if err := graph.ValidateCoordinate("x", goal.X); err != nil {
-		return nil, err
-	}
-	if err := graph.ValidateCoordinate("y", goal.Y); err != nil {
-		return nil, err
+	if err := graph.ValidateGoal(goal); err != nil {
+		return nil, err // before the status read below
 	}
 	robot := strings.TrimSpace(c.str("robot"))
 	st, err := s.svc.Robot(ctx, robot)

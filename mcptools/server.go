@@ -342,6 +342,10 @@ func (s *Server) toolError(tool string, c *call, err error) (*mcp.CallToolResult
 	}
 	// Messages shared by every interface may name a CLI verb; say it in tool names.
 	msg := relationVocabulary(graph.ErrorMessage(err))
+	if graph.ErrorField(err) == "message" {
+		// The service names the changelog message; a tool takes it as why.
+		return mcp.NewToolResultError(sentences(msg, "The message is the why argument: fix or shorten it, or leave it out.")), nil
+	}
 	if tool == "graph_relate" || tool == "graph_trace" {
 		// The service names the offending field; a model needs it in the sentence.
 		if f := graph.ErrorField(err); f != "" && !namesField(msg, f) {

@@ -20,8 +20,8 @@ func (s *Server) tagTool() *toolDef {
 			"graph_suggest_tags first and reuse existing terms. Adding a tag already there or removing one absent changes nothing. " + idForms,
 		params: []param{
 			{name: "target", typ: "string", required: true, maxLen: 300, desc: "the node to tag", example: `"identity:roland-jd-xi"`},
-			{name: "add", typ: "array", maxLen: 32, desc: "tags to add", example: `["role:synth", "location:studio"]`},
-			{name: "remove", typ: "array", maxLen: 32, desc: "tags to remove", example: `["status:loaned"]`},
+			{name: "add", typ: "array", maxLen: graph.MaxTagsPerCall, service: true, desc: "tags to add", example: `["role:synth", "location:studio"]`},
+			{name: "remove", typ: "array", maxLen: graph.MaxTagsPerCall, service: true, desc: "tags to remove", example: `["status:loaned"]`},
 			whyParam,
 		},
 		out: outputSchema(

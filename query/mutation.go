@@ -58,13 +58,10 @@ var pointInput = graphql.NewInputObject(graphql.InputObjectConfig{
 })
 
 // mutate wraps a mutation resolver: the optional message goes into the context (the
-// changelog's "why").
+// changelog's "why"); the store checks it (graph.ValidateMessage) for every interface.
 func (b *builder) mutate(fn func(ctx context.Context, p graphql.ResolveParams) (any, error)) graphql.FieldResolveFn {
 	return b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 		if msg, ok := p.Args["message"].(string); ok && msg != "" {
-			if err := graph.ValidateText("message", msg, 1, graph.MaxMsgLen); err != nil {
-				return nil, err
-			}
 			ctx = graph.WithMessage(ctx, msg)
 		}
 		return fn(ctx, p)
@@ -308,15 +305,7 @@ func (b *builder) mutationType() *graphql.Object {
 					g.X, _ = p.Args["x"].(float64)
 					g.Y, _ = p.Args["y"].(float64)
 					g.TimeoutS, _ = p.Args["timeoutS"].(float64)
-					if err := graph.ValidateCoordinate("x", g.X); err != nil {
-						return nil, err
-					}
-					if err := graph.ValidateCoordinate("y", g.Y); err != nil {
-						return nil, err
-					}
-					if g.TimeoutS < 0 {
-						return nil, invalidArg("timeoutS", "timeoutS=%g: want a positive number of seconds", g.TimeoutS)
-					}
+					// The service checks the goal (graph.ValidateGoal) and the robot its range.
 					return svc.RobotNavigate(ctx, argString(p, "robot"), g, nil)
 				})},
 			"robotSetParameters": {Type: b.robot, Description: "Set parameters (validated: ranges, units).",

@@ -72,6 +72,12 @@ type DB struct {
 	// it returns aborts the write (atomicity tests).
 	testHook func(point string) error
 
+	// txObserver, when set, is called as each write transaction (dry runs included)
+	// begins and again once it has committed or rolled back, before its callers are
+	// answered: the hold-time benchmark times the writer's hold from the two calls (the
+	// store itself reads no clock but Options.Now).
+	txObserver func(begin bool)
+
 	// beforeCommit, when set, is handed each write transaction's write set (every put and
 	// delete it made, in order) after its last write and before bbolt commits it; an error
 	// rolls the transaction back and fails every write grouped in it. It is the seam for a
@@ -299,6 +305,9 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := checkCaller(ctx); err != nil {
+		return nil, err
+	}
 	if db.viewOf(ctx) != nil {
 		return nil, errInView()
 	}
@@ -312,6 +321,13 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	db.mu.RUnlock()
 	<-r.done
 	return r.events, db.finish(ctx, r.err)
+}
+
+// checkCaller checks what the context brings into every event a write records, before
+// the write is queued: the change message (graph.ValidateMessage), so no interface, nor
+// discovery or a robot, can put a raw byte or an oversized "why" into the hash chain.
+func checkCaller(ctx context.Context) error {
+	return graph.ValidateMessage(graph.MessageFrom(ctx))
 }
 
 func (db *DB) commitLoop() {
@@ -338,6 +354,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 	for len(batch) > 0 {
 		failed := -1
 		var ferr error
+		db.observeTx(true)
 		err := db.bolt.Update(func(tx *bolt.Tx) error {
 			w, err := newWtx(db, tx)
 			if err != nil {
@@ -361,6 +378,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 			}
 			return nil
 		})
+		db.observeTx(false)
 		if err == nil {
 			for _, r := range batch {
 				db.notify(r.events)
@@ -379,6 +397,12 @@ func (db *DB) runBatch(batch []*writeReq) {
 		r.err, r.events = ferr, nil
 		close(r.done)
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
+	}
+}
+
+func (db *DB) observeTx(begin bool) {
+	if db.txObserver != nil {
+		db.txObserver(begin)
 	}
 }
 
@@ -401,10 +425,14 @@ func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 	if db.opts.ReadOnly {
 		return graph.Errorf(graph.EINVALID, "database %s is open read-only", db.path)
 	}
+	if err := checkCaller(ctx); err != nil {
+		return err
+	}
 	if db.viewOf(ctx) != nil {
 		return errInView()
 	}
 	r := &writeReq{ctx: ctx, fn: fn}
+	db.observeTx(true)
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		w, err := newWtx(db, tx)
 		if err != nil {
@@ -415,6 +443,7 @@ func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 		}
 		return errDryRun
 	})
+	db.observeTx(false)
 	if errors.Is(err, errDryRun) {
 		return nil
 	}

@@ -17,17 +17,21 @@ type hintBody struct {
 	Identity string                `json:"identity,omitempty"` // hint.move: the holder
 }
 
-// normalizeHints validates fingerprints and rejects duplicates within the input.
+// normalizeHints validates fingerprints and rejects duplicates within the input; no
+// per-call cap (an import, a bind copying a device's fingerprints): a call's hints go
+// through graph.NormalizeHints.
 func normalizeHints(fps []graph.Fingerprint) ([]graph.Fingerprint, error) {
 	out := make([]graph.Fingerprint, 0, len(fps))
+	seen := make(map[graph.Fingerprint]bool, len(fps))
 	for _, f := range fps {
 		n, err := graph.NormalizeFingerprint(f.Kind, f.Value)
 		if err != nil {
 			return nil, err
 		}
-		if graph.ContainsFingerprint(out, n) {
+		if seen[n] {
 			return nil, graph.FieldErrorf(graph.EINVALID, "hints", "hint %s is given twice; give each hint once", n)
 		}
+		seen[n] = true
 		out = append(out, n)
 	}
 	return out, nil
@@ -120,27 +124,27 @@ func (w *wtx) removeHint(id *graph.Identity, f graph.Fingerprint) error {
 	return w.emit(graph.ActHintRemove, id.ID, hintBody{Kind: f.Kind, Value: f.Value}, nil)
 }
 
-// identityHints finds the identity a hint change is for and normalises the hints it
-// names: at least one.
-func (w *wtx) identityHints(text string, fps []graph.Fingerprint) (*graph.Identity, []graph.Fingerprint, error) {
-	id, err := w.mustIdentity(text)
+// callHints checks and normalises the hints one call names (graph.NormalizeHints: at
+// most graph.MaxHintsPerCall, none twice), and at least one, before its transaction begins.
+func callHints(fps []graph.Fingerprint) ([]graph.Fingerprint, error) {
+	hints, err := graph.NormalizeHints(fps)
 	if err != nil {
-		return nil, nil, err
-	}
-	hints, err := normalizeHints(fps)
-	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(hints) == 0 {
-		return nil, nil, graph.FieldErrorf(graph.EINVALID, "hints", "no hints given; pass at least one kind=value")
+		return nil, graph.FieldErrorf(graph.EINVALID, "hints", "no hints given; pass at least one kind=value")
 	}
-	return id, hints, nil
+	return hints, nil
 }
 
 func (db *DB) AddHints(ctx context.Context, text string, fps []graph.Fingerprint, move bool) (*graph.Identity, error) {
+	hints, err := callHints(fps)
+	if err != nil {
+		return nil, err
+	}
 	var out *graph.Identity
-	_, err := db.update(ctx, func(w *wtx) error {
-		id, hints, err := w.identityHints(text, fps)
+	_, err = db.update(ctx, func(w *wtx) error {
+		id, err := w.mustIdentity(text)
 		if err != nil {
 			return err
 		}
@@ -154,9 +158,13 @@ func (db *DB) AddHints(ctx context.Context, text string, fps []graph.Fingerprint
 }
 
 func (db *DB) RemoveHints(ctx context.Context, text string, fps []graph.Fingerprint) (*graph.Identity, error) {
+	hints, err := callHints(fps)
+	if err != nil {
+		return nil, err
+	}
 	var out *graph.Identity
-	_, err := db.update(ctx, func(w *wtx) error {
-		id, hints, err := w.identityHints(text, fps)
+	_, err = db.update(ctx, func(w *wtx) error {
+		id, err := w.mustIdentity(text)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,10 @@ import "encoding/json"
 // SetTestHook installs a hook called at named points inside write transactions.
 func SetTestHook(db *DB, fn func(point string) error) { db.testHook = fn }
 
+// SetTxObserver has fn called as each write transaction begins (true) and once it has
+// committed or rolled back (false), before the writes in it are answered.
+func SetTxObserver(db *DB, fn func(begin bool)) { db.txObserver = fn }
+
 // WithSchemaVersion makes Open write a brand-new file at an old schema version.
 func WithSchemaVersion(o Options, v int) Options { o.schemaVersion = v; return o }
 

@@ -160,9 +160,19 @@ func removeStr(ss []string, s string) []string {
 
 // ---- public identity methods ------------------------------------------------------------
 
+// CreateIdentity checks the call's per-call caps on hints and tags (graph.NormalizeHints,
+// graph.NormalizeTags) before its transaction begins; createIdentity, which an import and
+// a bind share, has none.
 func (db *DB) CreateIdentity(ctx context.Context, c graph.IdentityCreate) (*graph.Identity, error) {
+	var err error
+	if c.Hints, err = graph.NormalizeHints(c.Hints); err != nil {
+		return nil, err
+	}
+	if c.Tags, err = graph.NormalizeTags(c.Tags); err != nil {
+		return nil, err
+	}
 	var out *graph.Identity
-	_, err := db.update(ctx, func(w *wtx) (err error) {
+	_, err = db.update(ctx, func(w *wtx) (err error) {
 		out, err = w.createIdentity(c)
 		return err
 	})

@@ -126,25 +126,26 @@ func (w *wtx) moveNote(id, target string) error {
 	return w.emit(graph.ActNoteMove, n.ID, json.RawMessage(before), n, old, target)
 }
 
+// AddNote checks the note's kind and body before its transaction begins.
 func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, error) {
+	kind := strings.ToLower(strings.TrimSpace(c.Kind))
+	if kind == "" {
+		kind = "info"
+	}
+	if !contains(graph.NoteKinds, kind) {
+		return nil, graph.FieldErrorf(graph.EINVALID, "kind", "note kind %.40q: want one of %s", c.Kind, strings.Join(graph.NoteKinds, ", "))
+	}
+	if err := graph.ValidateText("body", c.Body, 1, graph.MaxNoteLen); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(c.Body) == "" {
+		return nil, graph.FieldErrorf(graph.EINVALID, "body", "body is blank; write the note's text")
+	}
 	var out *graph.Note
 	_, err := db.update(ctx, func(w *wtx) error {
 		target, err := resolve(w.tx, c.Target, graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err
-		}
-		kind := strings.ToLower(strings.TrimSpace(c.Kind))
-		if kind == "" {
-			kind = "info"
-		}
-		if !contains(graph.NoteKinds, kind) {
-			return graph.FieldErrorf(graph.EINVALID, "kind", "note kind %q: want one of %s", c.Kind, strings.Join(graph.NoteKinds, ", "))
-		}
-		if err := graph.ValidateText("body", c.Body, 1, graph.MaxNoteLen); err != nil {
-			return err
-		}
-		if strings.TrimSpace(c.Body) == "" {
-			return graph.FieldErrorf(graph.EINVALID, "body", "body is blank; write the note's text")
 		}
 		if held := len(noteIDs(w.tx, target)); held >= graph.MaxNotesPerNode {
 			return graph.FieldErrorf(graph.ELIMIT, "target", "%s already has %d notes, the most a node may hold (%d); delete old ones (devgraph note delete) first", target, held, graph.MaxNotesPerNode)

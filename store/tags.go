@@ -17,14 +17,18 @@ type tagBody struct {
 	Tag string `json:"tag"`
 }
 
+// normalizeTags normalises a node's tags as a whole (an import, a filter), dropping
+// duplicates; no per-call cap: a call's tag change goes through graph.NormalizeTagOps.
 func normalizeTags(tags []string) ([]string, error) {
 	out := make([]string, 0, len(tags))
+	seen := make(map[string]bool, len(tags))
 	for _, t := range tags {
 		n, err := graph.NormalizeTag(t)
 		if err != nil {
 			return nil, err
 		}
-		if !contains(out, n) {
+		if !seen[n] {
+			seen[n] = true
 			out = append(out, n)
 		}
 	}
@@ -32,12 +36,20 @@ func normalizeTags(tags []string) ([]string, error) {
 }
 
 // addTags adds normalised tags to a node's tag list (the caller saves the node), indexing
-// them and writing tag.add for each new one.
+// them and writing tag.add for each new one. Linear in the tags held and added.
 func (w *wtx) addTags(node string, tags *[]string, add []string) error {
+	if len(add) == 0 {
+		return nil
+	}
+	held := make(map[string]bool, len(*tags)+len(add))
+	for _, t := range *tags {
+		held[t] = true
+	}
 	for _, t := range add {
-		if contains(*tags, t) {
+		if held[t] {
 			continue
 		}
+		held[t] = true
 		*tags = append(*tags, t)
 		if err := w.put(m.BucketTags, joinKey(t, node), nil); err != nil {
 			return err
@@ -53,12 +65,22 @@ func (w *wtx) addTags(node string, tags *[]string, add []string) error {
 	return nil
 }
 
+// removeTags removes normalised tags from a node's tag list, writing tag.remove for each
+// one it held. Linear in the tags held and removed.
 func (w *wtx) removeTags(node string, tags *[]string, remove []string) error {
+	if len(remove) == 0 {
+		return nil
+	}
+	held := make(map[string]bool, len(*tags))
+	for _, t := range *tags {
+		held[t] = true
+	}
+	gone := make(map[string]bool, len(remove))
 	for _, t := range remove {
-		if !contains(*tags, t) {
+		if !held[t] || gone[t] {
 			continue
 		}
-		*tags = removeStr(*tags, t)
+		gone[t] = true
 		if err := w.delete(m.BucketTags, joinKey(t, node)); err != nil {
 			return err
 		}
@@ -68,6 +90,15 @@ func (w *wtx) removeTags(node string, tags *[]string, remove []string) error {
 		if err := w.emit(graph.ActTagRemove, node, tagBody{t}, nil); err != nil {
 			return err
 		}
+	}
+	if len(gone) > 0 {
+		kept := (*tags)[:0:0]
+		for _, t := range *tags {
+			if !gone[t] {
+				kept = append(kept, t)
+			}
+		}
+		*tags = kept
 	}
 	return nil
 }
@@ -96,25 +127,19 @@ func (w *wtx) indexTags(node string, tags []string) error {
 	return nil
 }
 
+// UpdateTags checks and normalises the change (graph.NormalizeTagOps: the per-call caps,
+// linear de-duplication) before its transaction begins, so an oversized call never holds
+// the writer.
 func (db *DB) UpdateTags(ctx context.Context, target string, add, remove []string) ([]string, error) {
+	adds, rems, err := graph.NormalizeTagOps(add, remove)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	_, err := db.update(ctx, func(w *wtx) error {
+	_, err = db.update(ctx, func(w *wtx) error {
 		full, err := resolve(w.tx, target, graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err
-		}
-		adds, err := normalizeTags(add)
-		if err != nil {
-			return err
-		}
-		rems, err := normalizeTags(remove)
-		if err != nil {
-			return err
-		}
-		for _, t := range adds {
-			if contains(rems, t) {
-				return graph.FieldErrorf(graph.EINVALID, "tags", "tag %s is both added and removed; give it once", t)
-			}
 		}
 		switch graph.KindOf(full) {
 		case graph.KindIdentity:

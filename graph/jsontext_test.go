@@ -172,3 +172,35 @@ func TestCheckValueText(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckJSONText measures the check every transport runs before decoding, beside
+// the decoding itself (which it must stay well under): a 1 MiB tool call of mixed text.
+func BenchmarkCheckJSONText(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"graph_note","arguments":{"tags":[`)
+	for i := 0; sb.Len() < 1<<20; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`"role:synth-` + strconv.Itoa(i) + ` Grüße 🎹 \"quoted\" \ud83d\ude00"`)
+	}
+	sb.WriteString(`]}}}`)
+	doc := []byte(sb.String())
+	b.Run("CheckJSONText", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if err := graph.CheckJSONText(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			var v any
+			if err := json.Unmarshal(doc, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

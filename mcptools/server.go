@@ -242,8 +242,9 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithStreamableHTTPLogger(s.log),
 			server.WithHeartbeatInterval(30*time.Second),
 		)
-		// mcp-go reads whole bodies into memory; bound them.
-		s.httpHandler = http.MaxBytesHandler(s.http, maxHTTPBody)
+		// mcp-go reads whole bodies into memory; bound them. Text that is not valid
+		// UTF-8 is refused before mcp-go decodes (and would replace) it.
+		s.httpHandler = http.MaxBytesHandler(refuseBadTextHTTP(s.http), maxHTTPBody)
 	}
 	return s.httpHandler
 }

@@ -109,7 +109,8 @@ func NormalizeFingerprint(kind FingerprintKind, value string) (Fingerprint, erro
 	}
 	v := strings.TrimSpace(value)
 	if err := ValidateText("value", v, 1, maxFingerprintValue); err != nil {
-		return Fingerprint{}, err
+		// Say which fingerprint: a call may carry 32 of them.
+		return Fingerprint{}, FieldErrorf(EINVALID, "value", "fingerprint %s: %s", kind, ErrorMessage(err))
 	}
 	bad := func(want string) error {
 		return FieldErrorf(EINVALID, "value", "%s value %q: want %s", kind, value, want)

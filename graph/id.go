@@ -21,6 +21,9 @@ var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 // ValidateSlug checks an identity slug: [a-z0-9][a-z0-9._-]{0,63}.
 func ValidateSlug(slug string) error {
+	if err := ValidateText("slug", slug, 0, 0); err != nil {
+		return err // not UTF-8 or a NUL: said as every transport says it
+	}
 	if !slugRe.MatchString(slug) {
 		return FieldErrorf(EINVALID, "slug", "slug %q: want 1-64 chars of a-z 0-9 . _ - starting with a letter or digit, e.g. roland-jd-xi", slug)
 	}

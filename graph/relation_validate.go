@@ -84,14 +84,15 @@ func ValidateRelationAttrs(a map[string]string) error {
 		if k == "" {
 			return FieldErrorf(EINVALID, "attrs", "attrs has an empty key; name every attribute, e.g. {\"kind\":\"midi-din\"}")
 		}
-		if err := ValidateText("attrs", k, 1, 0); err != nil {
-			return FieldErrorf(EINVALID, "attrs", "attrs key: %s", ErrorMessage(err))
+		if err := ValidateText("attrs key", k, 1, 0); err != nil {
+			return FieldErrorf(EINVALID, "attrs", "%s", ErrorMessage(err))
 		}
 		if len(k) > MaxRelationAttrKey {
 			return FieldErrorf(EINVALID, "attrs", "attrs key %.20q… is %d bytes; the limit is %d", k, len(k), MaxRelationAttrKey)
 		}
-		if err := ValidateText("attrs", v, 0, 0); err != nil {
-			return FieldErrorf(EINVALID, "attrs", "attrs.%s: %s", k, ErrorMessage(err))
+		if err := ValidateText("attrs."+k, v, 0, 0); err != nil {
+			// attrs.<key>, as the transports name a JSON path
+			return FieldErrorf(EINVALID, "attrs", "%s", ErrorMessage(err))
 		}
 		if len(v) > MaxRelationAttrVal {
 			return FieldErrorf(EINVALID, "attrs", "attrs.%s is %d bytes; the limit is %d", k, len(v), MaxRelationAttrVal)

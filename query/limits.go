@@ -25,7 +25,7 @@ type Limits struct {
 	MaxFields         int           // selected fields, fragments expanded (default 5,000)
 	MaxFragments      int           // fragment definitions (default 200)
 	MaxComplexity     int           // fields weighted by list sizes (first, else 10 per list) (default 50,000)
-	MaxVariablesBytes int           // variables, JSON-encoded (default 64 KiB)
+	MaxVariablesBytes int           // variables, JSON-encoded (default 256 KiB: room for identity data at its 64 KiB limit and more, so the service refuses what is over its own limits, as on every interface)
 	MaxPageSize       int           // server-side cap on first (default 100)
 	Timeout           time.Duration // per query (default 10 s)
 	MutationTimeout   time.Duration // per mutation request; robotNavigate blocks (default 2 min)
@@ -43,7 +43,7 @@ func DefaultLimits() Limits {
 		MaxFields:         5000,
 		MaxFragments:      200,
 		MaxComplexity:     50000,
-		MaxVariablesBytes: 64 << 10,
+		MaxVariablesBytes: 256 << 10,
 		MaxPageSize:       100,
 		Timeout:           10 * time.Second,
 		MutationTimeout:   2 * time.Minute,

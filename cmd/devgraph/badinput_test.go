@@ -616,8 +616,8 @@ func spellings(field string) []string {
 var synonyms = map[string][]string{
 	"message": {"why"},
 	"tag":     {"tags", "add", "remove"},
-	"hints":   {"hint", "fingerprint"},
-	"attrs":   {"attr"},
+	"hints":   {"hint", "fingerprint", "value"}, // a hint's value, in GraphQL's {kind, value}
+	"attrs":   {"attr", "kind", "note"},         // attrs.kind, attrs.note: the keys the rows use
 }
 
 func camelCase(f string) string {
@@ -650,6 +650,11 @@ func problem(field, msg string) string {
 		p = p[:m[0]]
 	}
 	p = strings.TrimRight(trimParenthetical(p), ".")
+	// "<what> is not valid UTF-8" and the like: a transport names the JSON path, the
+	// service the field or a part of it (hints[0].value, attrs.note, fingerprint usb_id).
+	if m := textProblem.FindStringSubmatch(p); m != nil && field != "" && mentions(m[1], field) {
+		return field + " " + m[2]
+	}
 	p = jsonPath.ReplaceAllString(p, "$1")
 	if field != "" {
 		for _, sp := range spellings(field)[1:] {
@@ -659,6 +664,16 @@ func problem(field, msg string) string {
 	// MCP puts the argument at fault first ("from: unknown identity …").
 	p = argPrefix.ReplaceAllString(p, "")
 	return strings.TrimFunc(p, unicode.IsSpace)
+}
+
+// mentions reports whether text names field in any spelling, alone or in a JSON path.
+func mentions(text, field string) bool {
+	for _, tok := range wordRe.FindAllString(text, -1) {
+		if contains(spellings(field), tok) {
+			return true
+		}
+	}
+	return false
 }
 
 // trimParenthetical drops a closing "(…)" aside, nested parentheses and all.
@@ -683,6 +698,8 @@ func trimParenthetical(p string) string {
 
 var (
 	sentenceEnd = regexp.MustCompile(`[.?!] [A-Z]`)
+	textProblem = regexp.MustCompile(`^(.+?) (is not valid UTF-8|contains a NUL byte|is empty|is \d+ bytes)$`)
+	wordRe      = regexp.MustCompile(`[A-Za-z0-9_]+`)
 	codeTag     = regexp.MustCompile(` \[[A-Z_]+\]( |$)`)
 	toolPrefix  = regexp.MustCompile(`^(graph|robot)_[a-z_]+: `)
 	argPrefix   = regexp.MustCompile(`^[a-z_]+: `)
@@ -743,7 +760,7 @@ func TestBadInput_EveryInterface(t *testing.T) {
 				if !named {
 					bad("does not name the field %q: %s", row.field, clipMsg(o.msg))
 				}
-				if i == ifGraphQL && !contains(spellings(row.field), jsonPath.ReplaceAllString(o.field, "$1")) {
+				if i == ifGraphQL && !mentions(o.field, row.field) {
 					bad("extensions.field %q, want %q", o.field, camelCase(row.field))
 				}
 			}

@@ -26,6 +26,9 @@ func NormalizeRelationType(t string) (string, error) {
 // reserved observed types (via, linked, subscribed) pass: they are valid in filters; only
 // a declaration refuses them (NormalizeRelationCreate).
 func ValidateRelationType(t string) error {
+	if err := ValidateText("type", t, 0, 0); err != nil {
+		return err // not UTF-8 or a NUL: said as every transport says it
+	}
 	if t == "" {
 		return FieldErrorf(EINVALID, "type", "type is empty; give a relation type such as %s (list them with `devgraph relations --types`)", strings.Join(SeedRelationTypes, ", "))
 	}

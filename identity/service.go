@@ -498,7 +498,7 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 	case in.Ref == "":
 		return nil, graph.FieldErrorf(graph.EINVALID, "ref", "no device ref given; run `devgraph unbound` to see refs such as usb:3-3.2")
 	case in.IdentityID != "" && in.NewName != "":
-		return nil, graph.FieldErrorf(graph.EINVALID, "identity", "give an existing identity or --new NAME, not both")
+		return nil, graph.FieldErrorf(graph.EINVALID, "identity", "both an identity and a new name given; bind to one or the other, not both")
 	case in.IdentityID == "" && in.NewName == "":
 		return nil, graph.FieldErrorf(graph.EINVALID, "identity", "name the identity to bind %s to, or create one with --new NAME", in.Ref)
 	case in.Slug != "" && in.NewName == "":

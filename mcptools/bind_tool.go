@@ -104,8 +104,6 @@ func (s *Server) bind(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	switch {
 	case in.IdentityID == "" && in.NewName == "":
 		return nil, graph.FieldErrorf(graph.EINVALID, "identity", "graph_bind needs either identity (an existing identity id, e.g. identity:roland-jd-xi; find one with graph_find) or new_name (to create one, e.g. \"Roland JD-Xi\")")
-	case in.IdentityID != "" && in.NewName != "":
-		return nil, graph.FieldErrorf(graph.EINVALID, "new_name", "graph_bind takes identity or new_name, not both; drop new_name to bind to %s", in.IdentityID)
 	case in.Slug != "" && in.NewName == "":
 		return nil, graph.FieldErrorf(graph.EINVALID, "slug", "slug names a new identity; give new_name with it, or drop slug")
 	}

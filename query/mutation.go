@@ -237,7 +237,7 @@ func (b *builder) mutationType() *graphql.Object {
 					in := graph.BindInput{Ref: argString(p, "ref"), IdentityID: argString(p, "identity"), NewName: argString(p, "newName"), Slug: argString(p, "slug")}
 					in.Move, _ = p.Args["move"].(bool)
 					in.DryRun, _ = p.Args["dryRun"].(bool)
-					if (in.IdentityID == "") == (in.NewName == "") {
+					if in.IdentityID == "" && in.NewName == "" {
 						return nil, invalidArg("identity", "give exactly one of identity (an existing identity id) or newName (to create one)")
 					}
 					return svc.Bind(ctx, in)

@@ -106,8 +106,11 @@ func runBind(ctx context.Context, e *env, args []string) error {
 	in := graph.BindInput{NewName: *newName, Slug: *slug, Move: *move, DryRun: *dry}
 	switch {
 	case *newName != "":
-		if err := nargs(fs, pos, 1, 1); err != nil {
+		if err := nargs(fs, pos, 1, 2); err != nil {
 			return err
+		}
+		if len(pos) == 2 {
+			in.IdentityID = pos[1] // both: the service refuses it as every interface does
 		}
 	default:
 		if len(pos) == 1 {

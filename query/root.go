@@ -140,6 +140,19 @@ func (b *builder) queryType() *graphql.Object {
 					if err != nil {
 						return nil, err
 					}
+					if f.Target != "" {
+						// As the CLI and MCP do: a slug or ref names its node, a typo is
+						// NOT_FOUND with a suggestion, and a deleted node's id still has
+						// its history.
+						id, err := b.svc.ResolveID(ctx, f.Target)
+						if err != nil {
+							if graph.ErrorCode(err) != graph.ENOTFOUND || graph.KindOf(f.Target) == "" {
+								return nil, err
+							}
+							id = f.Target
+						}
+						f.Target = id
+					}
 					return b.eventsConn(ctx, p, f)
 				})},
 			"unbound": {Type: nonNull(deviceConnection), Args: pageArgs, Description: "Present devices without a binding or a high, unambiguous match, with their best candidate.",

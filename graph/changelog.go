@@ -97,7 +97,7 @@ type VerifyReport struct {
 	HeadHash   string `json:"head_hash"`
 	BrokenSeq  uint64 `json:"broken_seq,omitempty"` // first broken event
 	BrokenID   string `json:"broken_id,omitempty"`
-	Problem    string `json:"problem,omitempty"` // what is wrong, in words
+	Problem    string `json:"problem,omitempty"`    // what is wrong, in words
 	Checkpoint string `json:"checkpoint,omitempty"` // "<seq>:<hash>" the retained chain links to, after a prune
 	// PrunedBy is the last prune, when its changelog.prune event is kept (nil when the
 	// chain was never pruned, or only by a devgraph that wrote no such event).

@@ -21,7 +21,7 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print JSON")
 	since := fs.String("since", "", "only events at or after this: a duration back from now (24h, 90m) or a time (RFC 3339, or 2006-01-02)")
 	until := fs.String("until", "", "only events before this (same forms as --since)")
-	target := fs.String("target", "", "only events on this node (id, slug or device ref)")
+	target := fs.String("target", "", "only events on this node (id, slug or device ref; changelog for prunes)")
 	actor := fs.String("actor", "", "only events by actors matching this glob, e.g. 'mcp:*'")
 	action := fs.String("action", "", "only actions matching this glob, e.g. 'hint.*'")
 	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
@@ -39,7 +39,9 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		if *target != "" {
+		if *target == graph.ChangelogTarget {
+			f.Target = *target // the changelog's own events (prunes)
+		} else if *target != "" {
 			id, err := svc.ResolveID(ctx, *target)
 			if err != nil {
 				// Deleted nodes still have history: take the id as typed.

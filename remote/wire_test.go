@@ -183,8 +183,8 @@ func TestSocketServer_GraphQLText(t *testing.T) {
 	}
 	for body, field := range map[string]string{
 		"{}\n{\"query\":\"mutation($m: String) { x }\",\"variables\":{\"message\":\"\\ud800\"}}": "variables.message",
-		"{}\n{\"query\":\"{ find(text: \\\"\xff\\\") }\"}":                                         "query",
-		"{\"message\":\"\xfe\"}\n{\"query\":\"{ stats { identities } }\"}":                        "message",
+		"{}\n{\"query\":\"{ find(text: \\\"\xff\\\") }\"}":                                       "query",
+		"{\"message\":\"\xfe\"}\n{\"query\":\"{ stats { identities } }\"}":                       "message",
 	} {
 		status, out := rawPost(t, s.Path, "/graphql", body)
 		errs, _ := out["errors"].([]any)

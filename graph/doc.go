@@ -10,7 +10,10 @@
 // what GraphQL find and MCP graph_find ask, what the index reads, and how the store asks
 // it for a "did you mean". GraphQLExecutor (graphql.go) is what the HTTP transport and
 // the socket hand GraphQL requests to. Each method's comment says what it returns when
-// something is missing or conflicting.
+// something is missing or conflicting. limits.go holds the caps on one write's inputs and
+// the checks the service/store boundary runs for every interface (ValidateMessage,
+// NormalizeTagOps, NormalizeHints, NormalizeMatchFingerprints, ValidateGoal); text.go the
+// text rules they build on (ValidateText).
 //
 // It imports the standard library and uuid, nothing of devgraph's own. Every other
 // package talks to its neighbours in these types, never in bbolt byte slices, GraphQL

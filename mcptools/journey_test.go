@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -196,6 +197,9 @@ func checkErrors(t *testing.T, cn *conn) {
 		{"graph_tag", map[string]any{"target": "identity:roland-jd-x1", "add": []any{"role:synth"}}, []string{`roland-jd-x1`, "did you mean identity:roland-jd-xi", "graph_find"}},
 		{"graph_browse", map[string]any{"id": "usb:9-9"}, []string{"usb:9-9", "graph_find"}},
 		{"graph_tag", map[string]any{"target": "roland-jd-xi", "add": []any{"no colon"}}, []string{"namespace:value"}},
+		{"graph_tag", map[string]any{"target": "roland-jd-xi", "add": anyList(33, "bulk:t%d")}, []string{"add has 33 tags; the limit is 32 per call"}},
+		{"graph_tag", map[string]any{"target": "roland-jd-xi", "add": []any{"role:synth"}, "why": strings.Repeat("w", 2048)}, []string{"message is 2048 bytes; the limit is 1024", "why"}},
+		{"graph_identity", map[string]any{"action": "hint_add", "id": "roland-jd-xi", "hints": anyList(33, "usb_serial=0582:01a9:SN%d")}, []string{"hints has 33 hints; the limit is 32 per call"}},
 		{"graph_note", map[string]any{"target": "roland-jd-xi", "body": "x", "kind": "shout"}, []string{"info, success, warning, danger"}},
 		{"graph_changelog", map[string]any{"since": "yesterday-ish"}, []string{"since", "RFC 3339", "24h"}},
 		{"graph_identity", map[string]any{"action": "hint_add", "id": "roland-jd-xi", "hints": []any{"colour=red"}}, []string{"unknown fingerprint kind"}},
@@ -247,4 +251,13 @@ func hugeList(n int) []any {
 		l[i] = "xxxxxxxxxx"
 	}
 	return l
+}
+
+// anyList is n strings made from format and their index, as a JSON array argument.
+func anyList(n int, format string) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(format, i)
+	}
+	return out
 }

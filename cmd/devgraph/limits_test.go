@@ -20,6 +20,8 @@ func TestCLI_Limits(t *testing.T) {
 	db := "--db=" + path
 	c.ok("identity", "create", "Roland JD-Xi", db)
 	c.ok("tag", "roland-jd-xi", "+role:synth", db, "-m", "a fine reason")
+	// in makes the CLI report failures to the subtest running it.
+	in := func(t *testing.T) *cliEnv { cc := *c; cc.t = t; return &cc }
 	unchanged := func(t *testing.T, args ...string) {
 		t.Helper()
 		before, err := os.ReadFile(path)
@@ -47,14 +49,14 @@ func TestCLI_Limits(t *testing.T) {
 				{"note", "add", "roland-jd-xi", "hello", "-m", tc.msg, db},
 				{"identity", "rename", "roland-jd-xi", "JD-Xi", "--message", tc.msg, db},
 			} {
-				c.fail(1, tc.want, args...)
+				in(t).fail(1, tc.want, args...)
 				unchanged(t, args...)
 			}
 		})
 	}
 	t.Run("Message1024", func(t *testing.T) {
-		c.ok("tag", "roland-jd-xi", "+a:b", "-m", strings.Repeat("é", 512), db)
-		c.ok("tag", "roland-jd-xi", "-a:b", db)
+		in(t).ok("tag", "roland-jd-xi", "+a:b", "-m", strings.Repeat("é", 512), db)
+		in(t).ok("tag", "roland-jd-xi", "-a:b", db)
 	})
 
 	tags := func(sign string, n int) []string {
@@ -66,18 +68,18 @@ func TestCLI_Limits(t *testing.T) {
 	}
 	t.Run("Tags50000", func(t *testing.T) {
 		args := append(append([]string{"tag", "roland-jd-xi"}, tags("+", 50000)...), db)
-		c.fail(1, "add has 50000 tags; the limit is 32 per call", args...)
+		in(t).fail(1, "add has 50000 tags; the limit is 32 per call", args...)
 		unchanged(t, args...)
 	})
 	t.Run("Tags33Removed", func(t *testing.T) {
 		args := append(append([]string{"tag", "roland-jd-xi"}, tags("-", 33)...), db)
-		c.fail(1, "remove has 33 tags; the limit is 32 per call", args...)
+		in(t).fail(1, "remove has 33 tags; the limit is 32 per call", args...)
 		unchanged(t, args...)
 	})
 	t.Run("Tags32Add32Remove", func(t *testing.T) {
-		c.ok(append(append([]string{"tag", "roland-jd-xi"}, tags("+", 32)...), db)...)
+		in(t).ok(append(append([]string{"tag", "roland-jd-xi"}, tags("+", 32)...), db)...)
 		args := append(append(append([]string{"tag", "roland-jd-xi", "--json"}, tags("-", 32)...), "+role:keyboard"), db)
-		if out := c.ok(args...); !strings.Contains(out, `"role:keyboard"`) || strings.Contains(out, "bulk:") {
+		if out := in(t).ok(args...); !strings.Contains(out, `"role:keyboard"`) || strings.Contains(out, "bulk:") {
 			t.Fatalf("tags after swapping 32: %s", out)
 		}
 	})
@@ -86,11 +88,11 @@ func TestCLI_Limits(t *testing.T) {
 		for i := 0; i < 32; i++ {
 			args = append(args, []string{"+status:loaned", "+Status: Loaned", "+STATUS:loaned"}[i%3])
 		}
-		out := c.ok(append(append([]string{"tag", "roland-jd-xi", "--json"}, args...), db)...)
+		out := in(t).ok(append(append([]string{"tag", "roland-jd-xi", "--json"}, args...), db)...)
 		if n := strings.Count(out, "status:loaned"); n != 1 {
 			t.Fatalf("status:loaned appears %d times: %s", n, out)
 		}
-		if v := c.ok("changelog", "verify", db); !strings.HasPrefix(v, "changelog ok") {
+		if v := in(t).ok("changelog", "verify", db); !strings.HasPrefix(v, "changelog ok") {
 			t.Fatalf("verify: %s", v)
 		}
 	})

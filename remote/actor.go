@@ -66,20 +66,32 @@ func shownActor(a string) string {
 }
 
 // checkPeerActor holds a cli: actor to the socket peer's own user: another user's name
-// would forge their entries in the audit trail.
+// would forge their entries in the audit trail. The peer's login name, its uid in decimal
+// and a name that resolves to its uid are its own; when its uid has no login name (a
+// container's arbitrary uid, where the CLI names itself from $USER) any name that is not
+// another user's is too.
 func checkPeerActor(ctx context.Context, a string) error {
-	if !strings.HasPrefix(a, "cli:") {
+	name, ok := strings.CutPrefix(a, "cli:")
+	if !ok {
 		return nil
 	}
 	uid, ok := ctx.Value(peerKey{}).(int)
 	if !ok {
 		uid = os.Getuid()
 	}
-	if peer := peerActor(ctx); a != peer && a != "cli:"+strconv.Itoa(uid) {
-		return graph.FieldErrorf(graph.EINVALID, "actor", "actor %q is not the socket peer's user: this connection is %s; leave the actor out to act as %s",
-			shownActor(a), peer, peer)
+	peer := peerActor(ctx)
+	if a == peer || name == strconv.Itoa(uid) {
+		return nil
 	}
-	return nil
+	if u, err := user.Lookup(name); err == nil {
+		if u.Uid == strconv.Itoa(uid) {
+			return nil
+		}
+	} else if _, err := user.LookupId(strconv.Itoa(uid)); err != nil {
+		return nil
+	}
+	return graph.FieldErrorf(graph.EINVALID, "actor", "actor %q is not the socket peer's user: this connection is %s; leave the actor out to act as %s",
+		shownActor(a), peer, peer)
 }
 
 type peerKey struct{}

@@ -66,13 +66,19 @@ func TestHandler_Actor(t *testing.T) {
 	// user could write as a token holder (http:ci), a source or a robot, or as another
 	// OS user. Now those are refused, clearly, and nothing is written.
 	t.Run("ForgedActorsRefused", func(t *testing.T) {
-		for a, want := range map[string]string{
+		forged := map[string]string{
 			"http:ci":                        "http: actors are recorded only by the server itself",
 			"http:local":                     "http: actors are recorded only by the server itself",
 			"discovery:usb":                  "discovery: actors are recorded only by the server itself",
 			"robot:r1":                       "robot: actors are recorded only by the server itself",
 			"cli:someone-else-" + u.Username: "is not the socket peer's user: this connection is cli:" + u.Username,
-		} {
+		}
+		for _, other := range []string{"nobody", "daemon"} {
+			if o, err := user.Lookup(other); err == nil && o.Uid != u.Uid {
+				forged["cli:"+other] = "is not the socket peer's user"
+			}
+		}
+		for a, want := range forged {
 			before := lastActor()
 			_, err := client.UpdateTags(caller(a, "", ""), "identity:headless", []string{"role:synth"}, nil)
 			if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(graph.ErrorMessage(err), want) || graph.ErrorField(err) != "actor" {

@@ -188,6 +188,36 @@ func TestPrune_KeepsChainVerifiable(t *testing.T) {
 	}
 }
 
+// A file pruned by a devgraph that wrote no changelog.prune event still verifies from its
+// checkpoint; the report has no pruner to name (the CLI says so).
+func TestVerify_CheckpointWithoutPruneEvent(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db := openFile(t, path, store.Options{})
+	seed(t, db, 2) // 6 events
+	db.Close()
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		ev := tx.Bucket(migrations.BucketEvents)
+		h, err := migrations.DecodeEventHeader(3, ev.Get(migrations.U64(3)))
+		if err != nil {
+			return err
+		}
+		var hash [32]byte
+		b, _ := hex.DecodeString(h.Hash)
+		copy(hash[:], b)
+		for seq := uint64(1); seq <= 3; seq++ {
+			if err := ev.Delete(migrations.U64(seq)); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(migrations.BucketMeta).Put(migrations.KeyCheckpoint, migrations.EncodeHead(migrations.Head{Seq: 3, Hash: hash}))
+	})
+	r := verify(t, path)
+	if !r.OK || r.FirstSeq != 4 || !strings.HasPrefix(r.Checkpoint, "3:") || r.PrunedBy != nil {
+		t.Fatalf("report %+v", r)
+	}
+}
+
 // Defect 6 (issue 11): a prune wrote no event (verify stayed green with no trace of who
 // cut the log), took a before in the future, and any caller could run it. Now it needs
 // the prune permission, refuses a future before, and records the cut as a

@@ -178,6 +178,13 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 	if err != nil {
 		return err
 	}
+	// HTTP callers act as http:<token> or http:local, which the holder's socket does not
+	// accept from a caller (only the server that checked the token may record it): HTTP
+	// is served by the server holding the database.
+	noHTTP := fmt.Sprintf("the server holding %s (pid %d) must serve HTTP itself: start it with --http %s", db, ping.PID, f.httpAddr)
+	if f.httpAddr != "" && !f.stdio {
+		return graph.Errorf(graph.ECONFLICT, "cannot serve --http here: %s", noHTTP)
+	}
 	var ignored []string
 	for _, name := range relayIgnored {
 		if f.set[name] {
@@ -193,15 +200,8 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 	}
 	fmt.Fprintln(e.stderr, line)
 	if f.httpAddr != "" {
-		// HTTP callers act as http:<token> or http:local, which the holder's socket does
-		// not accept from a caller (only the server that checked the token may record
-		// it): HTTP is served by the server holding the database.
-		why := fmt.Sprintf("the server holding %s (pid %d) must serve HTTP itself: start it with --http %s", db, ping.PID, f.httpAddr)
-		if !f.stdio {
-			return graph.Errorf(graph.ECONFLICT, "cannot serve --http here: %s", why)
-		}
 		// The stdio relay is what this process is for (an MCP client started it).
-		log.Warn("relay: not serving HTTP here; the stdio session relays on", "http", f.httpAddr, "reason", why)
+		log.Warn("relay: not serving HTTP here; the stdio session relays on", "http", f.httpAddr, "reason", noHTTP)
 	}
 	if !f.stdio {
 		return nil

@@ -43,7 +43,12 @@ func refuseBadText(msg []byte) (resp any, refused bool) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	dec.UseNumber() // an id echoes as sent
-	_ = dec.Decode(&base)
+	if dec.Decode(&base) != nil {
+		// Not one JSON-RPC object (a batch, a bare value): answer as for garbage.
+		refusal := fault.Refusal(field)
+		return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+			Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, refusal.Message, map[string]any{"code": refusal.Code, "field": refusal.Field})}, true
+	}
 	var id any
 	if field != "id" && len(base.ID) > 0 {
 		d := json.NewDecoder(bytes.NewReader(base.ID))
@@ -67,9 +72,10 @@ func refuseBadText(msg []byte) (resp any, refused bool) {
 
 // refuseBadTextHTTP puts refuseBadText in front of the streamable HTTP transport: a
 // POST whose body holds a bad string is answered here and never reaches mcp-go. A
-// request gets its JSON-RPC answer with status 200, as any other answer to it; a
-// notification, which has no answer, gets 400 with an error whose id is null (the
-// transport's rule for input a server does not accept).
+// request gets its JSON-RPC answer with status 200, as any other answer to it; input
+// with no request to answer (a notification, a bad id, not one JSON-RPC object) gets 400
+// with an error whose id is null (the transport's rule for input a server does not
+// accept).
 func refuseBadTextHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -97,10 +103,12 @@ func refuseBadTextHTTP(next http.Handler) http.Handler {
 			refusal := fault.Refusal(fault.Path)
 			resp = mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
 				Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, refusal.Message, map[string]any{"code": refusal.Code, "field": refusal.Field})}
-			writeRPC(w, http.StatusBadRequest, resp)
-			return
 		}
-		writeRPC(w, http.StatusOK, resp)
+		status := http.StatusOK
+		if e, ok := resp.(mcp.JSONRPCError); ok && e.ID.IsNil() {
+			status = http.StatusBadRequest // no request to answer: the input is refused
+		}
+		writeRPC(w, status, resp)
 	})
 }
 

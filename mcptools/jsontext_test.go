@@ -170,6 +170,10 @@ func TestRefuseBadText_PassesText(t *testing.T) {
 			t.Errorf("%q refused: %v", msg, resp)
 		}
 	}
+	// Not one object: answered with a null id, as garbage is.
+	if resp, refused := refuseBadText([]byte("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}]")); !refused || resp == nil {
+		t.Errorf("a bad batch: %v %v, want an answer", resp, refused)
+	}
 	// A response from the client to a request of ours has nobody to answer.
 	if resp, refused := refuseBadText([]byte("{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"text\":\"\xff\"}}")); !refused || resp != nil {
 		t.Errorf("a bad response: %v %v, want refused with no answer", resp, refused)

@@ -25,12 +25,13 @@
 // the body, where a "why" of several lines fits. Text that is not valid UTF-8 (raw
 // bytes, lone surrogate escapes) or holds a NUL is refused with its JSON path as the
 // field ("message", "add[1]"), never replaced: the client checks before it encodes
-// (graph.CheckValueText) and the server before it decodes (graph.CheckJSONText). Only
-// the same user can connect
-// (the socket is mode 0600 and Listen checks every peer's uid with SO_PEERCRED, refusing
-// others), so the server accepts an actor the caller names as long as it has one of the
-// contract's forms (cli:, mcp:, http:, discovery:<source>, robot:<id>; at most 128
-// bytes, else 400); a caller naming none is recorded as cli:<the peer's user>. The
+// (graph.CheckValueText) and the server before it decodes (graph.CheckJSONText).
+//
+// Only the same user can connect (the socket is mode 0600 and Listen checks every peer's
+// uid with SO_PEERCRED, refusing others). The server accepts only cli:<the peer's own user> and mcp:<client name> as the
+// actor a caller names (at most 128 bytes, else 400): http: actors are recorded only by
+// the server that checked the token, discovery: and robot: only by the server itself; a
+// caller naming none is recorded as cli:<the peer's user>, and may prune the changelog. The
 // client, in turn, checks that the server's process runs as our own user (SO_PEERCRED,
 // DialSocket) before it sends anything.
 //

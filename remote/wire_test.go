@@ -56,7 +56,7 @@ func head(t *testing.T, svc graph.Service) string {
 func TestClient_MessageTravelsInTheBody(t *testing.T) {
 	t.Parallel()
 	s := newServed(t)
-	if _, err := s.client.CreateIdentity(caller("cli:alice", "req-1", ""), graph.IdentityCreate{Name: "Roland JD-Xi"}); err != nil {
+	if _, err := s.client.CreateIdentity(caller("mcp:alice", "req-1", ""), graph.IdentityCreate{Name: "Roland JD-Xi"}); err != nil {
 		t.Fatal(err)
 	}
 	for name, msg := range map[string]string{
@@ -66,14 +66,14 @@ func TestClient_MessageTravelsInTheBody(t *testing.T) {
 		"NonLatin1": "スタジオへ移動 🎹",
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := s.client.UpdateTags(caller("cli:alice", "req-"+name, msg), "identity:roland-jd-xi", []string{"location:" + strings.ToLower(name)}, nil); err != nil {
+			if _, err := s.client.UpdateTags(caller("mcp:alice", "req-"+name, msg), "identity:roland-jd-xi", []string{"location:" + strings.ToLower(name)}, nil); err != nil {
 				t.Fatalf("%d-byte message: %v", len(msg), err)
 			}
 			evs, _, err := s.svc.FindEvents(context.Background(), graph.EventFilter{First: 1})
 			if err != nil || len(evs) != 1 {
 				t.Fatal(evs, err)
 			}
-			if evs[0].Message != msg || evs[0].RequestID != "req-"+name || evs[0].Actor != "cli:alice" {
+			if evs[0].Message != msg || evs[0].RequestID != "req-"+name || evs[0].Actor != "mcp:alice" {
 				t.Fatalf("event message %q request %q actor %q, want %q", evs[0].Message, evs[0].RequestID, evs[0].Actor, msg)
 			}
 		})
@@ -81,9 +81,9 @@ func TestClient_MessageTravelsInTheBody(t *testing.T) {
 	t.Run("OverTheCapRefusedLikeTheFile", func(t *testing.T) {
 		msg := strings.Repeat("x", graph.MaxMsgLen+1)
 		before := head(t, s.svc)
-		_, err := s.client.UpdateTags(caller("cli:alice", "req-over", msg), "identity:roland-jd-xi", []string{"location:over"}, nil)
+		_, err := s.client.UpdateTags(caller("mcp:alice", "req-over", msg), "identity:roland-jd-xi", []string{"location:over"}, nil)
 		// The CLI opening the file calls the service directly.
-		_, direct := s.svc.UpdateTags(caller("cli:alice", "req-over", msg), "identity:roland-jd-xi", []string{"location:over"}, nil)
+		_, direct := s.svc.UpdateTags(caller("mcp:alice", "req-over", msg), "identity:roland-jd-xi", []string{"location:over"}, nil)
 		if direct == nil || err == nil {
 			t.Fatalf("a %d-byte message: through the socket %v, opening the file %v; want both refused", len(msg), err, direct)
 		}
@@ -96,7 +96,7 @@ func TestClient_MessageTravelsInTheBody(t *testing.T) {
 	})
 	t.Run("InvalidUTF8Refused", func(t *testing.T) {
 		before := head(t, s.svc)
-		_, err := s.client.UpdateTags(caller("cli:alice", "req-bad", "why\xff"), "identity:roland-jd-xi", []string{"location:bad"}, nil)
+		_, err := s.client.UpdateTags(caller("mcp:alice", "req-bad", "why\xff"), "identity:roland-jd-xi", []string{"location:bad"}, nil)
 		want := graph.ValidateText("message", "why\xff", 0, graph.MaxMsgLen)
 		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != "message" || graph.ErrorMessage(err) != graph.ErrorMessage(want) {
 			t.Fatalf("message with 0xff: %v (field %q), want %q", err, graph.ErrorField(err), want)
@@ -114,7 +114,7 @@ func TestHandler_RefusesInvalidText(t *testing.T) {
 	svc := identity.New(storetest.MustOpen(t), nil, nil)
 	sock, client := serve(t, svc, remote.Options{})
 	defer client.Close()
-	if _, err := client.CreateIdentity(caller("cli:alice", "", ""), graph.IdentityCreate{Name: "Roland JD-Xi"}); err != nil {
+	if _, err := client.CreateIdentity(caller("mcp:alice", "", ""), graph.IdentityCreate{Name: "Roland JD-Xi"}); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("RawBody", func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestHandler_RefusesInvalidText(t *testing.T) {
 	})
 	t.Run("Client", func(t *testing.T) {
 		before := head(t, svc)
-		ctx := caller("cli:alice", "", "")
+		ctx := caller("mcp:alice", "", "")
 		_, err := client.CreateIdentity(ctx, graph.IdentityCreate{Name: "JD\xff"})
 		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != "name" || graph.ErrorMessage(err) != "name is not valid UTF-8; send text as UTF-8" {
 			t.Errorf("name with 0xff: %v (field %q)", err, graph.ErrorField(err))
@@ -172,19 +172,19 @@ func TestSocketServer_GraphQLText(t *testing.T) {
 	s, _, exec := openSocket(t, false)
 	cl := remote.NewClient(s.Path)
 	defer cl.Close()
-	ctx := graph.WithMessage(graph.WithActor(context.Background(), "cli:alice"), "two\nlines")
+	ctx := graph.WithMessage(graph.WithActor(context.Background(), "mcp:alice"), "two\nlines")
 	resp, err := cl.Post(ctx, "/graphql", "application/json", strings.NewReader(`{"query": "{ stats { identities } }"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 200 || len(exec.actors) != 1 || exec.actors[0] != "cli:alice" {
+	if resp.StatusCode != 200 || len(exec.actors) != 1 || exec.actors[0] != "mcp:alice" {
 		t.Fatalf("a two-line message: %s, actors %v", resp.Status, exec.actors)
 	}
 	for body, field := range map[string]string{
 		"{}\n{\"query\":\"mutation($m: String) { x }\",\"variables\":{\"message\":\"\\ud800\"}}": "variables.message",
-		"{}\n{\"query\":\"{ find(text: \\\"\xff\\\") }\"}":                                         "query",
-		"{\"message\":\"\xfe\"}\n{\"query\":\"{ stats { identities } }\"}":                        "message",
+		"{}\n{\"query\":\"{ find(text: \\\"\xff\\\") }\"}":                                       "query",
+		"{\"message\":\"\xfe\"}\n{\"query\":\"{ stats { identities } }\"}":                       "message",
 	} {
 		status, out := rawPost(t, s.Path, "/graphql", body)
 		errs, _ := out["errors"].([]any)

@@ -55,6 +55,17 @@ func TestProcess_MessageThroughServer(t *testing.T) {
 	if lastEvent().ID != before {
 		t.Error("a refused message wrote an event")
 	}
+	// Defect 7 on the real binary's MCP stdio: a raw 0xff in a tool's arguments is refused
+	// naming the field, and nothing is written.
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	srv.send("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"graph_tag\",\"arguments\":{\"target\":\"roland-jd-xi\",\"add\":[\"role:synth\"],\"why\":\"bad \xff byte\"}," + meta + "}}")
+	res := srv.reply(7)
+	if r, _ := res["result"].(map[string]any); r == nil || r["isError"] != true || !strings.Contains(mustText(r), "arguments.why is not valid UTF-8") {
+		t.Errorf("MCP stdio with 0xff in why: %v", res)
+	}
+	if lastEvent().ID != before {
+		t.Error("a refused MCP call wrote an event")
+	}
 	// The same commands with the CLI opening the file.
 	srv.stdin.Close()
 	if err := srv.wait(); err != nil {
@@ -66,4 +77,15 @@ func TestProcess_MessageThroughServer(t *testing.T) {
 			t.Errorf("a %d-byte message: opening the file exit %d %q, through the server %q", len(msg), code, errs, viaServer)
 		}
 	}
+}
+
+// mustText is the text of a tool result's first content item.
+func mustText(r map[string]any) string {
+	c, _ := r["content"].([]any)
+	if len(c) == 0 {
+		return ""
+	}
+	m, _ := c[0].(map[string]any)
+	s, _ := m["text"].(string)
+	return s
 }

@@ -148,14 +148,12 @@ func badInputs(fx badFixture) []badInput {
 		hintRemQ  = `mutation($id: ID!, $hints: [FingerprintInput!]!) { removeHints(id: $id, hints: $hints) { id } }`
 		bindQ     = `mutation($ref: String!, $identity: ID, $newName: String, $slug: String, $message: String) { bind(ref: $ref, identity: $identity, newName: $newName, slug: $slug, message: $message) { events } }`
 		unbindQ   = `mutation($ref: String!) { unbind(ref: $ref) { id } }`
-		noteDelQ  = `mutation($id: ID!) { deleteNote(id: $id) { id } }`
+		noteDelQ  = `mutation($id: ID!, $message: String) { deleteNote(id: $id, message: $message) { id } }`
 		relateQ   = `mutation($input: RelateInput!, $message: String) { relate(input: $input, message: $message) { action } }`
 		relUpdQ   = `mutation($id: ID!, $input: RelationUpdateInput!) { updateRelation(id: $id, input: $input) { action } }`
 		unrelateQ = `mutation($id: ID!) { unrelate(id: $id) { action } }`
 		navQ      = `mutation($robot: ID!, $x: Float!, $y: Float!) { robotNavigate(robot: $robot, x: $x, y: $y, timeoutS: 1) { status } }`
-		paramsQ   = `mutation($robot: ID!, $params: RobotParamsInput!) { robotSetParameters(robot: $robot, params: $params) { id } }`
 		logQ      = `query($filter: EventFilter) { changelog(filter: $filter, first: 1) { edges { node { seq } } } }`
-		pruneQ    = `mutation($before: Time!) { pruneChangelog(before: $before) { removed } }`
 		pathQ     = `query($from: ID!, $to: ID!, $maxDepth: Int) { path(from: $from, to: $to, maxDepth: $maxDepth) { found } }`
 		subQ      = `query($around: ID, $depth: Int) { subgraph(around: $around, depth: $depth) { nodes { id } } }`
 		traceQ    = `query($from: ID!, $port: String, $direction: String) { trace(from: $from, port: $port, direction: $direction) { ends } }`
@@ -490,6 +488,9 @@ func badInputs(fx badFixture) []badInput {
 		{name: "note/to-a-tag", code: graph.EINVALID, want: []string{"tag:role:synth"},
 			cli: []string{"note", "add", "tag:role:synth", "hello"}, gql: noteQ, vars: o("target", s("tag:role:synth"), "body", s("hello")),
 			tool: "graph_note", args: o("target", s("tag:role:synth"), "body", s("hello"))},
+		{name: "note-delete/message-nul", code: graph.EINVALID, field: "message",
+			cli: []string{"note", "delete", fx.noteID, "-m", "a\x00b"}, gql: noteDelQ, vars: o("id", s(fx.noteID), "message", s("a\x00b")),
+			tool: "graph_note", args: o("action", s("delete"), "note_id", s(fx.noteID), "why", s("a\x00b"))},
 		{name: "rename/nul", code: graph.EINVALID, field: "name",
 			cli: []string{"identity", "rename", "jdxi", "JD\x00Xi"}, gql: renameQ, vars: o("id", s("jdxi"), "name", s("JD\x00Xi")),
 			tool: "graph_identity", args: o("action", s("rename"), "id", s("jdxi"), "name", s("JD\x00Xi"))},
@@ -918,9 +919,6 @@ func (w *badWorld) startServer() {
 	w.gqlURL = strings.TrimPrefix(w.srv.waitLine("GraphiQL: "), "GraphiQL: ")
 	w.client = remote.NewClient(w.sock)
 	t.Cleanup(func() { w.client.Close() })
-	// The in-process CLI finds the server by the socket beside the database; this test
-	// process has its own runtime dir, so point it there too.
-	w.c.vars["XDG_RUNTIME_DIR"] = envValue(env, "XDG_RUNTIME_DIR")
 	w.srv.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"badinput","version":"1"}}}`)
 	if res, _ := w.srv.reply(0)["result"].(map[string]any); res == nil {
 		t.Fatalf("MCP initialize failed:\n%s", w.srv.log())
@@ -933,15 +931,6 @@ func (w *badWorld) startServer() {
 	if _, errs, code := w.cli(w.srvDB, "devices"); code != 0 {
 		t.Fatalf("devices through the socket: %s", errs)
 	}
-}
-
-func envValue(env []string, k string) string {
-	for _, kv := range env {
-		if strings.HasPrefix(kv, k+"=") {
-			return strings.TrimPrefix(kv, k+"=")
-		}
-	}
-	return ""
 }
 
 // twoLineMessage is the positive check: a two-line message is valid and lands whole on

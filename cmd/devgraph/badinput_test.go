@@ -29,6 +29,14 @@ import (
 // MCP an isError result or a JSON-RPC error) that names the field and states the same
 // problem on every interface (the advice after it may differ: verbs, fields, tool names),
 // and nothing may be written: the changelog head and a full export are the same after.
+// One fixture database (two bound synths cabled together, a tag, a note, a spare identity)
+// is made on the file, copied, and one `serve --http --stdio` holds the copy for the three
+// interfaces through it (GraphQL with a bearer token that may prune, so a bad prune meets
+// the check of its before). A two-line message, which is valid, lands whole everywhere.
+//
+// The problem part of a message is compared: the advice after it names verbs, fields or
+// tools, and the field is spelled per interface (why, fromPort, --from-port, a JSON path
+// such as arguments.hints[0]); see problem.
 
 // iface is one way in.
 type iface int
@@ -54,6 +62,9 @@ type badInput struct {
 	vars  string   // the variables as raw JSON text (may hold raw bytes), "" for none
 	tool  string   // the MCP tool
 	args  string   // its arguments as raw JSON text (may hold raw bytes)
+	// mcpRefuses is set where MCP has no such operation by design (it has no prune): the
+	// call must still be refused, saying this, and write nothing; its words are its own.
+	mcpRefuses string
 }
 
 // outcome is what one interface answered.
@@ -158,6 +169,7 @@ func badInputs(fx badFixture) []badInput {
 		subQ      = `query($around: ID, $depth: Int) { subgraph(around: $around, depth: $depth) { nodes { id } } }`
 		traceQ    = `query($from: ID!, $port: String, $direction: String) { trace(from: $from, port: $port, direction: $direction) { ends } }`
 		relsQ     = `query($filter: RelationFilter) { relations(filter: $filter) { totalCount } }`
+		pruneQ    = `mutation($before: Time!) { pruneChangelog(before: $before) { dropped } }`
 		matchQ    = `query($fingerprints: [FingerprintInput!]!) { match(fingerprints: $fingerprints) { confidence } }`
 	)
 	fp := func(kind, value string) string {
@@ -498,6 +510,11 @@ func badInputs(fx badFixture) []badInput {
 			cli: []string{"unbind", "identity:jdxi"}, gql: unbindQ, vars: o("ref", s("identity:jdxi")),
 			tool: "graph_unbind", args: o("ref", s("identity:jdxi"))},
 
+		// Prune: a before in the future cuts nothing, anywhere; MCP has no prune at all.
+		{name: "prune/before-in-the-future", code: graph.EINVALID, field: "before", want: []string{"future"},
+			cli: []string{"changelog", "prune", "--before", "2999-01-01"}, gql: pruneQ, vars: o("before", s("2999-01-01T00:00:00Z")),
+			tool: "graph_query", args: o("query", s(pruneQ), "variables", o("before", s("2999-01-01T00:00:00Z"))), mcpRefuses: "read-only"},
+
 		// Merge into itself.
 		{name: "merge/into-itself", code: graph.EINVALID, want: []string{"identity:jdxi"},
 			cli: []string{"identity", "merge", "jdxi", "jdxi"}, gql: mergeQ, vars: o("from", s("jdxi"), "into", s("jdxi")),
@@ -510,6 +527,10 @@ func withCode(code string, row badInput) badInput {
 	row.code = code
 	return row
 }
+
+// badToken is the GraphQL client's bearer token, marked prune: so a prune with a bad
+// before reaches the check of before, not the one of who may prune.
+const badToken = "badinput-0123456789abcdef"
 
 // badWorld is the database and the running server the rows are tried on.
 type badWorld struct {
@@ -596,7 +617,13 @@ func (w *badWorld) try(i iface, row badInput) outcome {
 			body += `,"variables":` + row.vars
 		}
 		body += "}"
-		resp, err := http.Post(w.gqlURL, "application/json", strings.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, w.gqlURL, strings.NewReader(body))
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+badToken)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			w.t.Fatalf("POST /graphql: %v", err)
 		}
@@ -769,6 +796,16 @@ func TestBadInput_EveryInterface(t *testing.T) {
 			bad := func(format string, args ...any) {
 				results[r].errs = append(results[r].errs, ifaceNames[i]+": "+fmt.Sprintf(format, args...))
 			}
+			if i == ifMCP && row.mcpRefuses != "" {
+				if !o.failed || !strings.Contains(o.msg, row.mcpRefuses) {
+					bad("MCP has no such operation: want a refusal saying %q, got %s", row.mcpRefuses, clipMsg(o.raw))
+				}
+				if h, d := w.snapshot(i); h != head || !bytes.Equal(d, dump) {
+					bad("wrote: changelog head %s → %s", head, h)
+					head, dump = h, d
+				}
+				continue
+			}
 			if !o.failed {
 				bad("accepted (%s)", clipMsg(o.raw))
 				head, dump = w.snapshot(i) // the next row starts from what this one wrote
@@ -826,7 +863,7 @@ func TestBadInput_EveryInterface(t *testing.T) {
 		var first string
 		for i := iface(0); i < nIfaces; i++ {
 			o := results[r].out[i]
-			if !o.failed {
+			if !o.failed || i == ifMCP && row.mcpRefuses != "" {
 				continue
 			}
 			p := problem(row.field, o.msg)
@@ -914,7 +951,11 @@ func (w *badWorld) fixture() badFixture {
 func (w *badWorld) startServer() {
 	t := w.t
 	env := procEnv(t)
-	w.srv = startServe(t, env, append([]string{"--db", w.srvDB, "--http", "127.0.0.1:0", "--stdio", "--poll", "0", "--sim-robot", "scout@1,1"}, w.rig.flags()...)...)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("table "+badToken+" prune\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.srv = startServe(t, env, append([]string{"--db", w.srvDB, "--http", "127.0.0.1:0", "--token-file", tokens, "--stdio", "--poll", "0", "--sim-robot", "scout@1,1"}, w.rig.flags()...)...)
 	w.sock = strings.TrimPrefix(w.srv.waitLine("socket: "), "socket: ")
 	w.gqlURL = strings.TrimPrefix(w.srv.waitLine("GraphiQL: "), "GraphiQL: ")
 	w.client = remote.NewClient(w.sock)

@@ -146,6 +146,10 @@ func badInputs(fx badFixture) []badInput {
 		attrFlags17 = append(attrFlags17, "--attr", fmt.Sprintf("k%d=v", i))
 	}
 	attrs17JSON, _ := json.Marshal(attrs17)
+	bigAttrs := map[string]string{} // 16 keys of 256-byte values: each within its limit, 4 KiB over in all
+	for i := 0; i < graph.MaxRelationAttrs; i++ {
+		bigAttrs[fmt.Sprintf("k%02d", i)] = strings.Repeat("v", graph.MaxRelationAttrVal)
+	}
 	const (
 		tagQ      = `mutation($target: ID!, $add: [String!], $remove: [String!], $message: String) { tag(target: $target, add: $add, remove: $remove, message: $message) { tags { id } } }`
 		noteQ     = `mutation($target: ID!, $body: String!, $kind: String, $message: String) { addNote(target: $target, body: $body, kind: $kind, message: $message) { id } }`
@@ -509,6 +513,14 @@ func badInputs(fx badFixture) []badInput {
 		{name: "unbind/not-a-device", code: graph.EINVALID, want: []string{"jdxi"},
 			cli: []string{"unbind", "identity:jdxi"}, gql: unbindQ, vars: o("ref", s("identity:jdxi")),
 			tool: "graph_unbind", args: o("ref", s("identity:jdxi"))},
+
+		hintRow("hint/empty-kind", "hints", []string{"=0582:01a9"}),
+		relateRow("relate/attr-key-65-bytes", graph.EINVALID, "attrs", "controls", "", map[string]string{long(graph.MaxRelationAttrKey + 1): "v"}, false, "64"),
+		relateRow("relate/attrs-over-4KiB", graph.EINVALID, "attrs", "controls", "", bigAttrs, false, "4096"),
+		relateRow("relate/port-nul", graph.EINVALID, "from_port", "controls", "MIDI\x00OUT", nil, false),
+		{name: "tag/remove-no-colon", code: graph.EINVALID, field: "tag", want: []string{"rolesynth"},
+			cli: []string{"tag", "jdxi", "-rolesynth"}, gql: tagQ, vars: o("target", s("jdxi"), "remove", `["rolesynth"]`),
+			tool: "graph_tag", args: o("target", s("jdxi"), "remove", `["rolesynth"]`)},
 
 		// Prune: a before in the future cuts nothing, anywhere; MCP has no prune at all.
 		{name: "prune/before-in-the-future", code: graph.EINVALID, field: "before", want: []string{"future"},

@@ -11,9 +11,22 @@ import (
 func runTag(ctx context.Context, e *env, args []string) error {
 	fs, c := e.flags("tag", "TARGET +NS:VALUE… -NS:VALUE… [-m WHY] [--json]", false)
 	jsonOut := fs.Bool("json", false, "print the target's tags as JSON")
-	pos, err := parse(fs, args, 2, -1)
+	// A -word this verb has no flag for is a tag to remove, malformed ("-rolesynth"):
+	// refused as a tag, as every interface refuses it, not as an unknown flag.
+	var rest, removals []string
+	for _, a := range args {
+		if name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "="); isFlagArg(a) && !strings.HasPrefix(a, "--") && fs.Lookup(name) == nil {
+			removals = append(removals, a)
+			continue
+		}
+		rest = append(rest, a)
+	}
+	pos, err := parse(fs, rest, 1, -1)
 	if err != nil {
 		return err
+	}
+	if pos = append(pos, removals...); len(pos) < 2 {
+		return usagef("tag: missing arguments; see `devgraph tag -h`")
 	}
 	var add, remove []string
 	for _, op := range pos[1:] {

@@ -128,6 +128,7 @@ func TestHandler_RefusesInvalidText(t *testing.T) {
 			{"UpdateTags", "{\"message\":\"why\xff\"}\n{\"target\":\"identity:roland-jd-xi\",\"add\":[\"role:synth\"]}", "message"},
 			{"UpdateTags", "{\"message\":\"why\\ud83d\"}\n{\"target\":\"identity:roland-jd-xi\",\"add\":[\"role:synth\"]}", "message"},
 			{"UpdateTags", "{\"actor\":\"cli:\xff\"}\n{\"target\":\"identity:roland-jd-xi\",\"add\":[\"role:synth\"]}", "actor"},
+			{"UpdateTags", "{\"request_id\":\"" + strings.Repeat("r", 129) + "\"}\n{\"target\":\"identity:roland-jd-xi\",\"add\":[\"role:synth\"]}", "request_id"},
 		} {
 			before := head(t, svc, "*")
 			status, out := rawPost(t, sock, "/rpc/"+tc.method, tc.body)

@@ -13,10 +13,11 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
-// eventCount counts the changelog: unchanged means nothing was written.
+// eventCount counts the changelog's events by MCP clients: unchanged means no call wrote
+// anything (discovery writes its own events in the background).
 func eventCount(t *testing.T, svc graph.Service) int {
 	t.Helper()
-	evs, _, err := svc.FindEvents(context.Background(), graph.EventFilter{First: 1000})
+	evs, _, err := svc.FindEvents(context.Background(), graph.EventFilter{Actor: "mcp:*", First: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,8 +58,15 @@ func readCaller(r *http.Request) (Caller, error) {
 	if err := d.Decode(&c); err != nil {
 		return Caller{}, graph.Errorf(graph.EINVALID, "malformed caller line (%v): a request body starts with {\"actor\",\"request_id\",\"message\"}; is the devgraph CLI an older version than the server?", err)
 	}
+	if len(c.RequestID) > maxRequestIDBytes {
+		return Caller{}, graph.FieldErrorf(graph.EINVALID, "request_id", "request_id is %d bytes; the limit is %d (leave it out and the server makes one)", len(c.RequestID), maxRequestIDBytes)
+	}
 	return c, nil
 }
+
+// maxRequestIDBytes bounds a request id a caller names: it is stored on every event of
+// the request.
+const maxRequestIDBytes = 128
 
 // wireError is the error body: {"error":{"code","message","field"}}.
 type wireError struct {

@@ -36,10 +36,11 @@ func rawPost(t *testing.T, sock, path, body string) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
-// head is the changelog's newest event id: unchanged means nothing was written.
-func head(t *testing.T, svc graph.Service) string {
+// head is the newest event id of the actors matching glob (discovery writes its own
+// events in the background): unchanged means none of their calls wrote anything.
+func head(t *testing.T, svc graph.Service, glob string) string {
 	t.Helper()
-	evs, _, err := svc.FindEvents(context.Background(), graph.EventFilter{First: 1})
+	evs, _, err := svc.FindEvents(context.Background(), graph.EventFilter{Actor: glob, First: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestClient_MessageTravelsInTheBody(t *testing.T) {
 			if _, err := s.client.UpdateTags(caller("mcp:alice", "req-"+name, msg), "identity:roland-jd-xi", []string{"location:" + strings.ToLower(name)}, nil); err != nil {
 				t.Fatalf("%d-byte message: %v", len(msg), err)
 			}
-			evs, _, err := s.svc.FindEvents(context.Background(), graph.EventFilter{First: 1})
+			evs, _, err := s.svc.FindEvents(context.Background(), graph.EventFilter{Actor: "mcp:*", First: 1})
 			if err != nil || len(evs) != 1 {
 				t.Fatal(evs, err)
 			}
@@ -80,7 +81,7 @@ func TestClient_MessageTravelsInTheBody(t *testing.T) {
 	}
 	t.Run("OverTheCapRefusedLikeTheFile", func(t *testing.T) {
 		msg := strings.Repeat("x", graph.MaxMsgLen+1)
-		before := head(t, s.svc)
+		before := head(t, s.svc, "mcp:*")
 		_, err := s.client.UpdateTags(caller("mcp:alice", "req-over", msg), "identity:roland-jd-xi", []string{"location:over"}, nil)
 		// The CLI opening the file calls the service directly.
 		_, direct := s.svc.UpdateTags(caller("mcp:alice", "req-over", msg), "identity:roland-jd-xi", []string{"location:over"}, nil)
@@ -90,18 +91,18 @@ func TestClient_MessageTravelsInTheBody(t *testing.T) {
 		if graph.ErrorCode(err) != graph.ErrorCode(direct) || graph.ErrorMessage(err) != graph.ErrorMessage(direct) || graph.ErrorField(err) != graph.ErrorField(direct) {
 			t.Fatalf("through the socket %q (%s, field %q), opening the file %q (%s, field %q)", err, graph.ErrorCode(err), graph.ErrorField(err), direct, graph.ErrorCode(direct), graph.ErrorField(direct))
 		}
-		if head(t, s.svc) != before {
+		if head(t, s.svc, "mcp:*") != before {
 			t.Fatal("a refused message wrote an event")
 		}
 	})
 	t.Run("InvalidUTF8Refused", func(t *testing.T) {
-		before := head(t, s.svc)
+		before := head(t, s.svc, "mcp:*")
 		_, err := s.client.UpdateTags(caller("mcp:alice", "req-bad", "why\xff"), "identity:roland-jd-xi", []string{"location:bad"}, nil)
 		want := graph.ValidateText("message", "why\xff", 0, graph.MaxMsgLen)
 		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != "message" || graph.ErrorMessage(err) != graph.ErrorMessage(want) {
 			t.Fatalf("message with 0xff: %v (field %q), want %q", err, graph.ErrorField(err), want)
 		}
-		if head(t, s.svc) != before {
+		if head(t, s.svc, "mcp:*") != before {
 			t.Fatal("a refused message wrote an event")
 		}
 	})
@@ -127,15 +128,16 @@ func TestHandler_RefusesInvalidText(t *testing.T) {
 			{"UpdateTags", "{\"message\":\"why\xff\"}\n{\"target\":\"identity:roland-jd-xi\",\"add\":[\"role:synth\"]}", "message"},
 			{"UpdateTags", "{\"message\":\"why\\ud83d\"}\n{\"target\":\"identity:roland-jd-xi\",\"add\":[\"role:synth\"]}", "message"},
 			{"UpdateTags", "{\"actor\":\"cli:\xff\"}\n{\"target\":\"identity:roland-jd-xi\",\"add\":[\"role:synth\"]}", "actor"},
+			{"UpdateTags", "{\"request_id\":\"" + strings.Repeat("r", 129) + "\"}\n{\"target\":\"identity:roland-jd-xi\",\"add\":[\"role:synth\"]}", "request_id"},
 		} {
-			before := head(t, svc)
+			before := head(t, svc, "*")
 			status, out := rawPost(t, sock, "/rpc/"+tc.method, tc.body)
 			e, _ := out["error"].(map[string]any)
 			if status != http.StatusBadRequest || e == nil || e["code"] != graph.EINVALID || e["field"] != tc.field ||
 				!strings.HasPrefix(e["message"].(string), tc.field+" ") {
 				t.Errorf("%s %q: %d %v, want 400 INVALID naming %s", tc.method, tc.body, status, out, tc.field)
 			}
-			if head(t, svc) != before {
+			if head(t, svc, "*") != before {
 				t.Errorf("%s %q: a refused call wrote an event", tc.method, tc.body)
 			}
 		}
@@ -145,7 +147,7 @@ func TestHandler_RefusesInvalidText(t *testing.T) {
 		}
 	})
 	t.Run("Client", func(t *testing.T) {
-		before := head(t, svc)
+		before := head(t, svc, "*")
 		ctx := caller("mcp:alice", "", "")
 		_, err := client.CreateIdentity(ctx, graph.IdentityCreate{Name: "JD\xff"})
 		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != "name" || graph.ErrorMessage(err) != "name is not valid UTF-8; send text as UTF-8" {
@@ -159,7 +161,7 @@ func TestHandler_RefusesInvalidText(t *testing.T) {
 		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != "add[1]" {
 			t.Errorf("tag with 0xff: %v (field %q)", err, graph.ErrorField(err))
 		}
-		if head(t, svc) != before {
+		if head(t, svc, "*") != before {
 			t.Error("a refused call wrote an event")
 		}
 	})

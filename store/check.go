@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -16,7 +17,7 @@ func CheckFile(path string) error {
 	if err := CheckConsistency(path); err != nil {
 		return err
 	}
-	db, err := Open(path, Options{ReadOnly: true})
+	db, err := Open(path, Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
 
@@ -102,9 +103,10 @@ func sanePageSize(n uint32) bool { return n >= 1024 && n <= 1<<20 && n&(n-1) == 
 
 // fileHeader is what checkHeader found.
 type fileHeader struct {
-	size     int64
-	pageSize int
-	meta     fileMeta // the newest valid meta, the one bbolt will use
+	size      int64
+	pageSize  int
+	meta      fileMeta // the newest valid meta, the one bbolt will use
+	staleMeta int      // the meta page (0 or 1) that failed its checks, else -1
 }
 
 // checkHeader checks the database file at path with plain reads before bbolt maps it:
@@ -198,7 +200,16 @@ func checkHeader(path string) (*fileHeader, error) {
 	if need := int64(m.pgid) * int64(pageSize); size < need {
 		return nil, damagedFile(path, fmt.Sprintf("is truncated: %d bytes, its pages need %d", size, need))
 	}
-	return &fileHeader{size: size, pageSize: pageSize, meta: m}, nil
+	h := &fileHeader{size: size, pageSize: pageSize, meta: m, staleMeta: -1}
+	for i, m := range metas {
+		if !m.valid() {
+			h.staleMeta = i
+		}
+	}
+	if len(metas) < 2 {
+		h.staleMeta = 1
+	}
+	return h, nil
 }
 
 // guard runs fn, which reads the file through bbolt, with memory faults turned into
@@ -276,10 +287,17 @@ func undecodable(path string, err error) error {
 	}
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &se) || errors.As(err, &te) {
+	var pe *time.ParseError
+	if errors.As(err, &se) || errors.As(err, &te) || errors.As(err, &pe) {
 		return damagedFile(path, "is damaged: a stored value does not decode ("+firstLine(err.Error())+")")
 	}
 	return err
+}
+
+// storedUndecodable is the damaged-file error for a stored record (what) that does not
+// decode, naming the file tx reads.
+func storedUndecodable(tx *bolt.Tx, what string, err error) error {
+	return damagedFile(tx.DB().Path(), fmt.Sprintf("is damaged: the stored %s does not decode (%s)", what, firstLine(err.Error())))
 }
 
 // checkConsistency runs bbolt's full consistency check on bdb. tx.Check reads in a
@@ -325,4 +343,22 @@ func touchBucket(b *bolt.Bucket) {
 		}
 	}
 	touched.Add(uint32(x))
+}
+
+// checkWritten refuses a file that holds no buckets although transactions were committed
+// to it (its newest meta's txid is past the two bbolt writes at creation): a damaged root
+// page, which the schema step would otherwise take for a new file and initialise,
+// hiding every record.
+func checkWritten(path string, bdb *bolt.DB, hdr *fileHeader) error {
+	if hdr.meta.txid < 2 {
+		return nil
+	}
+	return bdb.View(func(tx *bolt.Tx) error {
+		n := 0
+		tx.ForEach(func([]byte, *bolt.Bucket) error { n++; return nil })
+		if n == 0 {
+			return damagedFile(path, fmt.Sprintf("is damaged: its root page lists nothing, yet %d transactions were committed to it", hdr.meta.txid))
+		}
+		return nil
+	})
 }

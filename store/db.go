@@ -133,6 +133,14 @@ func Open(path string, opts Options) (*DB, error) {
 				return err
 			}
 		}
+		if hdr != nil {
+			if err := checkWritten(path, bdb, hdr); err != nil {
+				return err
+			}
+			if hdr.staleMeta >= 0 {
+				opts.Logger.Warn("one of the database's two header pages is damaged; bbolt uses the other, so the last write before it may be missing", "db", path, "page", hdr.staleMeta)
+			}
+		}
 		if st, err := migrations.StatusOf(bdb, path); err == nil && st.Version > 0 && st.Version < migrations.CurrentVersion {
 			db.migratedFrom = st.Version
 		}
@@ -657,7 +665,7 @@ func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) 
 	}
 	var rec T
 	if err := json.Unmarshal(v, &rec); err != nil {
-		return nil, internal("decode "+what+" "+key, err)
+		return nil, storedUndecodable(tx, what+" "+key, err)
 	}
 	return &rec, nil
 }

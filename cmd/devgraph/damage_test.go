@@ -118,3 +118,27 @@ func TestProcess_ServeFileCutUnderIt(t *testing.T) {
 	}
 	t.Logf("serve ended (%v); its log:\n%s", err, c.log())
 }
+
+// TestProcess_DoctorConsistency: doctor runs bbolt's full consistency check as a row; a
+// damaged file shows BROKEN there and doctor exits 1 with the damaged-file error.
+func TestProcess_DoctorConsistency(t *testing.T) {
+	t.Parallel()
+	env := procEnv(t)
+	db := filepath.Join(t.TempDir(), "doc.db")
+	storetest.BuildIdentities(t, db, 200, 3)
+	out := binOK(t, env, "doctor", "--db", db)
+	if !strings.Contains(out, "consistency") || !strings.Contains(out, "every page of the file checked") {
+		t.Fatalf("doctor on a whole file:\n%s", out)
+	}
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, data[:len(data)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runBin(t, env, "doctor", "--db", db)
+	if code != 1 || !strings.Contains(out, "BROKEN") || !strings.Contains(errs, "is truncated") {
+		t.Fatalf("doctor on a cut file: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -81,7 +81,7 @@ func TestProcess_DamagedDatabase(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), c.name+".db")
-			for _, args := range [][]string{{"changelog", "verify"}, {"serve"}, {"identities"}} {
+			for _, args := range [][]string{{"changelog", "verify"}, {"serve"}, {"identities"}, {"migrate", "--status"}, {"migrate"}, {"compact"}, {"doctor"}} {
 				if err := os.WriteFile(path, c.data, 0o600); err != nil {
 					t.Fatal(err)
 				}

@@ -153,6 +153,7 @@ func checkHeader(path string) (*fileHeader, error) {
 	m0 := parseMeta(b0)
 	metas = append(metas, m0)
 	pageSize := 0
+	sawMagic := m0.magic == boltMagic
 	if m0.valid() {
 		if !sanePageSize(m0.pageSize) {
 			return nil, damagedFile(path, fmt.Sprintf("has a damaged header: page size %d", m0.pageSize))
@@ -168,7 +169,9 @@ func checkHeader(path string) (*fileHeader, error) {
 			if !ok {
 				break
 			}
-			if m1 := parseMeta(b1); m1.valid() && int64(m1.pageSize) == off {
+			m1 := parseMeta(b1)
+			sawMagic = sawMagic || m1.magic == boltMagic
+			if m1.valid() && int64(m1.pageSize) == off {
 				if !sanePageSize(m1.pageSize) {
 					return nil, damagedFile(path, fmt.Sprintf("has a damaged header: page size %d", m1.pageSize))
 				}
@@ -185,10 +188,10 @@ func checkHeader(path string) (*fileHeader, error) {
 	}
 	if best == nil {
 		switch {
-		case m0.magic != boltMagic && (len(metas) < 2 || metas[1].magic != boltMagic):
+		case !sawMagic && (len(metas) < 2 || metas[1].magic != boltMagic):
 			return nil, damagedOr(path, "is not a devgraph database (it has no bbolt header)", "point --db at yours")
 		case m0.magic == boltMagic && m0.version != boltVersion:
-			return nil, damagedFile(path, fmt.Sprintf("has an unknown bbolt file format (version %d)", m0.version))
+			return nil, damagedFile(path, fmt.Sprintf("has an unknown bbolt file format (version %d) or a damaged header", m0.version))
 		default:
 			return nil, damagedFile(path, "has a damaged header (neither meta page passes its checksum)")
 		}

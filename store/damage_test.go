@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -518,5 +519,75 @@ func TestDamage_UncleanShutdown(t *testing.T) {
 	}
 	if _, err := os.Stat(good + ".pid"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("pid file left after Close: %v", err)
+	}
+}
+
+// TestDamage_Header: what the cheap checks before bbolt maps the file say, one case each;
+// "resealed" cases change a meta field and write a valid checksum over it, so only the
+// field's own check can catch them.
+func TestDamage_Header(t *testing.T) {
+	t.Parallel()
+	dir, data, _ := smallDamageDB(t)
+	pageSize, hwm := layout(t, data)
+	ne := binary.NativeEndian
+	// reseal changes both metas with fn and writes their checksums again.
+	reseal := func(fn func(meta []byte)) []byte {
+		c := append([]byte(nil), data...)
+		for _, off := range []int{0, pageSize} {
+			meta := c[off+16 : off+16+64]
+			fn(meta)
+			h := fnv.New64a()
+			h.Write(meta[:56])
+			ne.PutUint64(meta[56:], h.Sum64())
+		}
+		return c
+	}
+	cases := []struct {
+		name, want string
+		data       []byte
+	}{
+		{"empty", "is empty (0 bytes)", []byte{}},
+		{"tiny", "is too short", []byte("x")},
+		{"text", "is not a devgraph database (it has no bbolt header)", bytes.Repeat([]byte("hello world\n"), 1000)},
+		{"checksums", "has a damaged header (neither meta page passes its checksum)", flipped(flipped(data, 16+60, 0x10), pageSize+16+60, 0x10)},
+		{"version", "has an unknown bbolt file format (version 3)", reseal(func(m []byte) { ne.PutUint32(m[4:], 3) })},
+		{"page size", "page size 3000", reseal(func(m []byte) { ne.PutUint32(m[8:], 3000) })},
+		{"root past the end", "has a damaged header (root page", reseal(func(m []byte) { ne.PutUint64(m[16:], uint64(hwm)+5) })},
+		{"more pages than the file", "is truncated", reseal(func(m []byte) { ne.PutUint64(m[40:], uint64(len(data)/pageSize)+1) })},
+	}
+	for _, c := range cases {
+		path := filepath.Join(dir, "header.db")
+		if err := os.WriteFile(path, c.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, open := range []struct {
+			name string
+			fn   func() error
+		}{
+			{"Open", func() error { db, err := store.Open(path, store.Options{NoBackup: true}); closeIf(db); return err }},
+			{"Open read-only", func() error {
+				db, err := store.Open(path, store.Options{ReadOnly: true})
+				closeIf(db)
+				return err
+			}},
+			{"CheckFile", func() error { return store.CheckFile(path) }},
+			{"SchemaStatus", func() error { _, err := store.SchemaStatus(path); return err }},
+			{"Compact", func() error { return store.Compact(path, filepath.Join(t.TempDir(), "c.db")) }},
+		} {
+			err := open.fn()
+			if clearError(t, c.name+": "+open.name, err) != "damaged" || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: %s: %v; want %q", c.name, open.name, err, c.want)
+			}
+		}
+	}
+	_, err := store.Open("/dev/null", store.Options{})
+	if mustCode(t, err, graph.EINVALID); !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("/dev/null: %v", err)
+	}
+}
+
+func closeIf(db *store.DB) {
+	if db != nil {
+		db.Close()
 	}
 }

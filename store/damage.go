@@ -297,6 +297,11 @@ func undecodable(path string, err error) error {
 	return err
 }
 
+// errNotUTF8 is a stored JSON record holding bytes that are not UTF-8: devgraph writes
+// records with encoding/json, which never produces them, so a flipped bit put them there
+// (json.Unmarshal would quietly read them as U+FFFD).
+var errNotUTF8 = errors.New("it is not valid UTF-8")
+
 // storedUndecodable is the damaged-file error for a stored record (what) that does not
 // decode, naming the file tx reads.
 func storedUndecodable(tx *bolt.Tx, what string, err error) error {

@@ -155,6 +155,9 @@ func probeOr(t *testing.T, dir, name string, data []byte, wants []string, silent
 			o["check"]++
 		} else {
 			o["undetected"]++
+			if testing.Verbose() {
+				t.Logf("undetected: %s", name)
+			}
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
@@ -664,6 +665,9 @@ func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) 
 		return nil, nil
 	}
 	var rec T
+	if !utf8.Valid(v) {
+		return nil, storedUndecodable(tx, what+" "+key, errNotUTF8)
+	}
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return nil, storedUndecodable(tx, what+" "+key, err)
 	}

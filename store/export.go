@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/devgraph/devgraph/graph"
 	m "github.com/devgraph/devgraph/migrations"
@@ -59,6 +60,9 @@ func (db *DB) Export(ctx context.Context, w io.Writer) error {
 					return ctx.Err()
 				}
 				l, err := fn(v)
+				if err == nil && !utf8.Valid(v) {
+					err = errNotUTF8
+				}
 				if err != nil { // fn only decodes what the file holds
 					return damagedFile(db.path, fmt.Sprintf("is damaged: the stored %s record %q does not decode (%s)", bucket, k, firstLine(err.Error())))
 				}

@@ -279,7 +279,9 @@ func (db *DB) Close() error {
 	}
 	db.subMu.Unlock()
 	db.subWG.Wait()
-	if db.done != nil && readPID(db.path) == os.Getpid() {
+	// A DB that found its file damaged leaves the pid file, so the next Open runs the
+	// full consistency check.
+	if db.done != nil && readPID(db.path) == os.Getpid() && db.failed.Load() == nil {
 		os.Remove(pidPath(db.path))
 	}
 	return db.bolt.Close()

@@ -117,6 +117,10 @@ func TestProcess_ServeFileCutUnderIt(t *testing.T) {
 		t.Fatalf("serve killed by %v:\n%s", ws.Signal(), c.log())
 	}
 	t.Logf("serve ended (%v); its log:\n%s", err, c.log())
+	// the pid file stays, so the next open runs the full consistency check
+	if _, err := os.Stat(db + ".pid"); err != nil {
+		t.Errorf("pid file after a damaged shutdown: %v", err)
+	}
 }
 
 // TestProcess_DoctorConsistency: doctor runs bbolt's full consistency check as a row; a

@@ -168,11 +168,22 @@ func Open(path string, opts Options) (*DB, error) {
 // freelist through its memory map while opening (preloaded in read-only mode too, so
 // that a later tx.Check, reading in a goroutine of its own, finds it loaded).
 func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
-	err = guard(path, func() (err error) {
+	// bbolt panicking halfway through Open cannot close its file: close it here (which
+	// drops its lock), so a long-running process does not keep it.
+	var file *os.File
+	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
+	faulted, err := guarded(path, func() (err error) {
 		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, NoSync: opts.NoSync,
-			FreelistType: bolt.FreelistMapType, PreLoadFreelist: true})
+			FreelistType: bolt.FreelistMapType, PreLoadFreelist: true, OpenFile: openFile})
 		return err
 	})
+	if faulted && file != nil {
+		file.Close()
+	}
 	var ge *graph.Error
 	switch {
 	case err == nil:

@@ -90,8 +90,8 @@ func checkPeerActor(ctx context.Context, a string) error {
 	} else if _, err := user.LookupId(strconv.Itoa(uid)); err != nil {
 		return nil
 	}
-	return graph.FieldErrorf(graph.EINVALID, "actor", "%s %q is not the socket peer's user: this connection is %s; leave the actor out to act as %s",
-		HeaderActor, shownActor(a), peer, peer)
+	return graph.FieldErrorf(graph.EINVALID, "actor", "actor %q is not the socket peer's user: this connection is %s; leave the actor out to act as %s",
+		shownActor(a), peer, peer)
 }
 
 type peerKey struct{}

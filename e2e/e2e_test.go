@@ -178,7 +178,8 @@ func tail(s string, n int) string {
 	return s
 }
 
-func checkJourney(t *testing.T, j journey) {
+// checkJourney checks what the client saw; every event it wrote must be by actor.
+func checkJourney(t *testing.T, j journey, actor string) {
 	t.Helper()
 	if j.Server.Name != "devgraph" {
 		t.Errorf("server %+v", j.Server)
@@ -210,8 +211,8 @@ func checkJourney(t *testing.T, j journey) {
 	actions := map[string]bool{}
 	for _, ev := range j.Changelog {
 		actions[ev.Action] = true
-		if ev.Actor != "mcp:e2e-ts-sdk" {
-			t.Errorf("event %s by %q, want mcp:e2e-ts-sdk", ev.Action, ev.Actor)
+		if ev.Actor != actor {
+			t.Errorf("event %s by %q, want %s", ev.Action, ev.Actor, actor)
 		}
 		if (ev.Action == "device.bind" || ev.Action == "identity.create") && ev.RequestID != j.Bound.RequestID {
 			t.Errorf("%s request_id %s, want the bind's %s", ev.Action, ev.RequestID, j.Bound.RequestID)
@@ -274,7 +275,7 @@ func TestMCP_TypeScriptSDK_Stdio(t *testing.T) {
 	node := nodeAndSDK(t)
 	bin := devgraphBinary(t)
 	db := filepath.Join(t.TempDir(), "devgraph.db")
-	checkJourney(t, runClient(t, node, "stdio", bin, db))
+	checkJourney(t, runClient(t, node, "stdio", bin, db), "mcp:e2e-ts-sdk")
 	// The server let go of the file when stdin closed: a CLI command opens it directly.
 	out, err := exec.Command(bin, "changelog", "--db", db, "--actor", "mcp:*", "--json", "--limit", "5").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "mcp:e2e-ts-sdk") {
@@ -289,8 +290,34 @@ func TestMCP_TypeScriptSDK_HTTP(t *testing.T) {
 	bin := devgraphBinary(t)
 	db := filepath.Join(t.TempDir(), "devgraph.db")
 	srv := startHTTPServe(t, bin, db, "--demo")
-	checkJourney(t, runClient(t, node, "http", srv.mcpURL))
+	checkJourney(t, runClient(t, node, "http", srv.mcpURL), "mcp:e2e-ts-sdk")
 	srv.stop(t)
+}
+
+// Defect 5 (issue 11): the SDK over HTTP with a bearer token. Its writes were recorded as
+// the name it gave itself (mcp:e2e-ts-sdk); now as the token's, http:<token name>, and
+// the client's own name is in the access log beside it.
+func TestMCP_TypeScriptSDK_HTTPToken(t *testing.T) {
+	node := nodeAndSDK(t)
+	bin := devgraphBinary(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "devgraph.db")
+	tokens := filepath.Join(dir, "tokens")
+	const token = "e2e0123456789abcdef0123456789"
+	if err := os.WriteFile(tokens, []byte("agent "+token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startHTTPServe(t, bin, db, "--demo", "--token-file", tokens)
+	checkJourney(t, runClient(t, node, "http", srv.mcpURL, token), "http:agent")
+	srv.stop(t)
+	if log := srv.stderr.String(); !strings.Contains(log, "path=/mcp actor=http:agent client=e2e-ts-sdk ") {
+		t.Errorf("no access-log line names the token and the client:\n%s", tail(log, 4000))
+	}
+	// An actor glob for MCP clients no longer finds the token's writes.
+	out, err := exec.Command(bin, "changelog", "--db", db, "--actor", "mcp:*", "--json").CombinedOutput()
+	if err != nil || strings.Contains(string(out), "e2e-ts-sdk") {
+		t.Errorf("changelog --actor 'mcp:*': %v\n%s", err, out)
+	}
 }
 
 type serveProc struct {

@@ -3,7 +3,7 @@
 // against the tool's output schema.
 //
 //   node mcp-client.mjs stdio <devgraph binary> <db path>
-//   node mcp-client.mjs http  <http://127.0.0.1:PORT/mcp>
+//   node mcp-client.mjs http  <http://127.0.0.1:PORT/mcp> [bearer token]
 //
 // Prints one JSON object with what it saw; exits 1 with a message on the first failure.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -22,9 +22,10 @@ if (mode === "stdio") {
   const [bin, db] = rest;
   transport = new StdioClientTransport({ command: bin, args: ["serve", "--demo", "--db", db], stderr: "inherit" });
 } else if (mode === "http") {
-  transport = new StreamableHTTPClientTransport(new URL(rest[0]));
+  const opts = rest[1] ? { requestInit: { headers: { Authorization: `Bearer ${rest[1]}` } } } : undefined;
+  transport = new StreamableHTTPClientTransport(new URL(rest[0]), opts);
 } else {
-  fail("usage: mcp-client.mjs stdio BIN DB | http URL");
+  fail("usage: mcp-client.mjs stdio BIN DB | http URL [TOKEN]");
 }
 
 const client = new Client({ name: "e2e-ts-sdk", version: "1.0.0" });

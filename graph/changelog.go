@@ -53,7 +53,29 @@ const (
 	ActRelationAdd     = "relation.add"    // target the relation; after the relation
 	ActRelationUpdate  = "relation.update" // attrs or ports changed, or a merge moved an end
 	ActRelationRemove  = "relation.remove" // before the relation
+	ActChangelogPrune  = "changelog.prune" // target ChangelogTarget; after a Prune
 )
+
+// ChangelogTarget is the target of the changelog's own events (a prune).
+const ChangelogTarget = "changelog"
+
+// Prune is what a changelog.prune event records in its after: the events dropped and the
+// checkpoint the retained chain links to.
+type Prune struct {
+	FirstSeq   uint64    `json:"first_seq"`  // the first event dropped
+	LastSeq    uint64    `json:"last_seq"`   // the last event dropped: the checkpoint
+	Checkpoint string    `json:"checkpoint"` // event LastSeq's hash (hex): the head at the cut
+	Dropped    int       `json:"dropped"`
+	Before     time.Time `json:"before"` // events older than this were dropped
+}
+
+// PruneReport is the last prune as VerifyChangelog finds it: its Prune and who made it.
+type PruneReport struct {
+	Prune
+	EventSeq uint64    `json:"event_seq"` // the changelog.prune event
+	Actor    string    `json:"actor"`
+	Time     time.Time `json:"time"`
+}
 
 // EventFilter selects changelog events, newest first.
 type EventFilter struct {
@@ -75,8 +97,11 @@ type VerifyReport struct {
 	HeadHash   string `json:"head_hash"`
 	BrokenSeq  uint64 `json:"broken_seq,omitempty"` // first broken event
 	BrokenID   string `json:"broken_id,omitempty"`
-	Problem    string `json:"problem,omitempty"` // what is wrong, in words
-	Checkpoint string `json:"checkpoint,omitempty"`
+	Problem    string `json:"problem,omitempty"`    // what is wrong, in words
+	Checkpoint string `json:"checkpoint,omitempty"` // "<seq>:<hash>" the retained chain links to, after a prune
+	// PrunedBy is the last prune, when its changelog.prune event is kept (nil when the
+	// chain was never pruned, or only by a devgraph that wrote no such event).
+	PrunedBy *PruneReport `json:"pruned_by,omitempty"`
 }
 
 // CanonicalEvent returns the bytes the hash chain covers for e (everything but PrevHash and
@@ -128,6 +153,9 @@ type ChangelogService interface {
 	// VerifyChangelog checks the hash chain and names the first broken event.
 	VerifyChangelog(ctx context.Context) (*VerifyReport, error)
 	// PruneChangelog drops events older than before, keeping a checkpoint so the rest
-	// stays verifiable. Returns how many were dropped.
+	// stays verifiable, and records the cut as a changelog.prune event (target
+	// ChangelogTarget, after a Prune) in the same transaction. Returns how many were
+	// dropped (0 writes nothing). EFORBIDDEN without WithPrunePermission on ctx; a zero
+	// or future before is EINVALID.
 	PruneChangelog(ctx context.Context, before time.Time) (int, error)
 }

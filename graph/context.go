@@ -12,6 +12,9 @@ const (
 	actorKey ctxKey = iota
 	requestIDKey
 	messageKey
+	authActorKey
+	pruneKey
+	clientNameKey
 )
 
 // WithActor returns a context carrying the actor recorded on every change made with it:
@@ -26,6 +29,47 @@ func ActorFrom(ctx context.Context) string {
 		return a
 	}
 	return "unknown"
+}
+
+// WithAuthenticatedActor is WithActor for an actor a transport established from a
+// credential (a bearer token's name, "http:<token>"): layers above keep it rather than
+// put a name the client chose for itself (an MCP clientInfo) in its place.
+func WithAuthenticatedActor(ctx context.Context, actor string) context.Context {
+	return context.WithValue(WithActor(ctx, actor), authActorKey, actor)
+}
+
+// ActorAuthenticated reports whether ctx's actor was set by WithAuthenticatedActor (and
+// not replaced since).
+func ActorAuthenticated(ctx context.Context) bool {
+	a, ok := ctx.Value(authActorKey).(string)
+	return ok && a != "" && a == ActorFrom(ctx)
+}
+
+// WithPrunePermission returns a context allowed to prune the changelog. Only callers
+// trusted with the audit trail get it: the CLI on the file, the socket (the same OS user)
+// and, over HTTP, a token whose line in the token file is marked prune.
+func WithPrunePermission(ctx context.Context) context.Context {
+	return context.WithValue(ctx, pruneKey, true)
+}
+
+// MayPrune reports whether ctx carries WithPrunePermission.
+func MayPrune(ctx context.Context) bool {
+	ok, _ := ctx.Value(pruneKey).(bool)
+	return ok
+}
+
+// WithClientNameSink returns a context whose SetClientName calls sink: a transport learns
+// the name a client gives itself (an MCP client's clientInfo) for its access log.
+func WithClientNameSink(ctx context.Context, sink func(name string)) context.Context {
+	return context.WithValue(ctx, clientNameKey, sink)
+}
+
+// SetClientName tells the transport the name the client gave itself; without a sink on
+// ctx it does nothing. The name is for logs, never the actor of an authenticated request.
+func SetClientName(ctx context.Context, name string) {
+	if sink, ok := ctx.Value(clientNameKey).(func(string)); ok && sink != nil {
+		sink(name)
+	}
 }
 
 // WithRequestID returns a context carrying the request id shared by every changelog

@@ -15,6 +15,7 @@ const (
 	ELOCKED      = "LOCKED"      // the database is held by another process
 	ELIMIT       = "LIMIT"       // a size, depth, rate or time limit was hit
 	EUNAVAILABLE = "UNAVAILABLE" // a source, robot or server is not reachable right now
+	EFORBIDDEN   = "FORBIDDEN"   // the caller may not do this (pruning over HTTP without a prune token); the message says who may
 	EINTERNAL    = "INTERNAL"    // a fault of devgraph itself; never shown raw
 )
 

@@ -16,12 +16,16 @@
 // Guard refuses requests whose Host or Origin is not the server's own (so a web page
 // cannot write through a loopback server) and requires a bearer token unless the server
 // is loopback-only; it puts the actor ("http:<token name>" or "http:local") and a fresh
-// request id (also the X-Request-Id response header) in the request context. Refusals
-// come in GraphQL's error shape, or JSON-RPC's on /mcp. LoadTokens reads a --token-file
-// ("name token" per line).
+// request id (also the X-Request-Id response header) in the request context. A token's
+// actor is marked authenticated, so MCP records it rather than the client's self-chosen
+// name; a token marked prune carries the permission to prune the changelog, which nothing
+// else over HTTP has (loopback without a token included). Refusals come in GraphQL's
+// error shape, or JSON-RPC's on /mcp. LoadTokens reads a --token-file ("name token" or
+// "name token prune" per line).
 //
 // # Access log
 //
-// Every request is logged once, at info, when it ends: method, path, actor, status,
-// duration and request id. Tests pass a Logger at a quieter level, or none.
+// Every request is logged once, at info, when it ends: method, path, actor, the client's
+// own name when the layer above learned one (an MCP clientInfo, graph.SetClientName),
+// status, duration and request id. Tests pass a Logger at a quieter level, or none.
 package http

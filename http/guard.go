@@ -14,8 +14,9 @@ import (
 
 // GuardOptions configure Guard.
 type GuardOptions struct {
-	// Tokens maps bearer token → name; a request with a token acts as "http:<name>".
-	Tokens map[string]string
+	// Tokens maps bearer token → its token-file line (LoadTokens); a request with a token
+	// acts as "http:<name>", and may prune the changelog when the line says prune.
+	Tokens map[string]Token
 	// Loopback is true when the server listens on a loopback address only: requests
 	// without a token are then allowed and act as "http:local". Otherwise every request
 	// needs a token.
@@ -31,7 +32,10 @@ type GuardOptions struct {
 
 // Guard refuses requests that did not come from this server's own origin or lack a needed
 // token, and puts the actor ("http:<token name>" or "http:local") and a fresh request id
-// (also sent back as X-Request-Id) in the request context. Put it in front of every
+// (also sent back as X-Request-Id) in the request context. A token's actor is marked
+// authenticated (graph.WithAuthenticatedActor), so MCP keeps it instead of the client's
+// self-chosen name, which goes to the access log (graph.SetClientName); a token marked
+// prune carries graph.WithPrunePermission. Put it in front of every
 // endpoint that changes state (/graphql, /mcp):
 //
 //   - Host must be a loopback name, the listener's own address or one of AllowedHosts (a
@@ -67,18 +71,18 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 			return
 		}
 		actor := ""
+		var token Token
 		if auth := r.Header.Get("Authorization"); auth != "" {
 			tok, ok := strings.CutPrefix(auth, "Bearer ")
-			name := ""
 			if ok {
-				name = lookupToken(opts.Tokens, strings.TrimSpace(tok))
+				token, ok = lookupToken(opts.Tokens, strings.TrimSpace(tok))
 			}
-			if name == "" {
+			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="devgraph"`)
 				fail(w, http.StatusUnauthorized, CodeForbidden, "the bearer token is not one of this server's tokens; check the token file")
 				return
 			}
-			actor = "http:" + name
+			actor = "http:" + token.Name
 		} else if opts.Loopback {
 			actor = "http:local"
 		} else if r.URL.Path != "/healthz" {
@@ -88,7 +92,15 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 		}
 		rec.actor = actor
 		ctx := graph.WithRequestID(r.Context(), rid)
-		if actor != "" {
+		ctx = graph.WithClientNameSink(ctx, rec.setClient)
+		switch {
+		case token.Name != "":
+			// The token, not any name the client gives itself, is who acts.
+			ctx = graph.WithAuthenticatedActor(ctx, actor)
+			if token.Prune {
+				ctx = graph.WithPrunePermission(ctx)
+			}
+		case actor != "":
 			ctx = graph.WithActor(ctx, actor)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
@@ -114,17 +126,19 @@ func writeJSONRPCErr(w http.ResponseWriter, status int, code, format string, arg
 	})
 }
 
-func lookupToken(tokens map[string]string, tok string) string {
+// lookupToken finds tok's line, comparing against every token in constant time.
+func lookupToken(tokens map[string]Token, tok string) (Token, bool) {
 	if tok == "" {
-		return ""
+		return Token{}, false
 	}
-	found := ""
-	for t, name := range tokens {
+	var found Token
+	ok := false
+	for t, line := range tokens {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-			found = name
+			found, ok = line, true
 		}
 	}
-	return found
+	return found, ok
 }
 
 func isLoopbackName(h string) bool {

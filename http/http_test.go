@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	devhttp "github.com/devgraph/devgraph/http"
@@ -395,4 +396,115 @@ func TestParseTokens(t *testing.T) {
 	if _, err := devhttp.LoadTokens(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("LoadTokens on a missing file succeeded")
 	}
+}
+
+func TestParseTokens_Prune(t *testing.T) {
+	t.Parallel()
+	toks, err := devhttp.ParseTokens(strings.NewReader("ci 0123456789abcdef0123\nadmin fedcba9876543210fedc prune\n"), "tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := toks["0123456789abcdef0123"], (devhttp.Token{Name: "ci"}); got != want {
+		t.Errorf("two-word line: %+v, want %+v", got, want)
+	}
+	if got, want := toks["fedcba9876543210fedc"], (devhttp.Token{Name: "admin", Prune: true}); got != want {
+		t.Errorf("prune line: %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{"ci 0123456789abcdef0123 admin\n", "ci 0123456789abcdef0123 prune extra\n", "ci 0123456789abcdef0123 PRUNE\n"} {
+		_, err := devhttp.ParseTokens(strings.NewReader(bad), "tokens")
+		if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(graph.ErrorMessage(err), "tokens:1:") || !strings.Contains(graph.ErrorMessage(err), "prune") {
+			t.Errorf("ParseTokens(%q) err=%v, want INVALID naming the line and prune", bad, err)
+		}
+	}
+}
+
+// Defect 6 (issue 11): any local user could prune the changelog through the loopback
+// listener with no token and a before in the future, and the prune left no trace. Now
+// pruning over HTTP needs a token marked prune, a future before is refused, and the prune
+// is an event that verify reports.
+func TestHTTP_PruneNeedsAPruneToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, query.Options{})
+	e.seed()
+	tokens, err := devhttp.ParseTokens(strings.NewReader("ci 0123456789abcdef0123\nadmin fedcba9876543210fedc prune\n"), "tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true, Tokens: tokens}))
+	defer loop.Close()
+	verify := func() map[string]any {
+		t.Helper()
+		return e.ok(`{ changelogVerify { ok firstSeq headSeq headHash checkpoint prunedBy { actor time eventSeq firstSeq lastSeq checkpoint dropped } } }`, nil)
+	}
+	before := verify()
+	newest, _, err := e.svc.FindEvents(e.ctx, graph.EventFilter{First: 1})
+	if err != nil || len(newest) != 1 {
+		t.Fatalf("newest event: %v %v", newest, err)
+	}
+	cut := newest[0].Time.Format(time.RFC3339Nano) // everything but the newest event
+	prune := func(auth, before string) httpResult {
+		t.Helper()
+		req := post(t, loop.URL+"/graphql", "application/json", gqlBody(`mutation($b: Time!){ pruneChangelog(before: $b, message: "retention"){ dropped } }`, map[string]any{"b": before}))
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		return send(t, req)
+	}
+	unchanged := func(what string) {
+		t.Helper()
+		if after := verify(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("%s changed the changelog:\nbefore %v\nafter  %v", what, before, after)
+		}
+	}
+
+	t.Run("ErrLoopbackWithoutToken", func(t *testing.T) {
+		r := prune("", cut)
+		if get(r.body, "errors.0.extensions.code") != graph.EFORBIDDEN || !strings.Contains(r.raw, "name token prune") {
+			t.Fatalf("%d %s", r.status, r.raw)
+		}
+		unchanged("a prune without a token")
+	})
+	t.Run("ErrTokenNotMarkedPrune", func(t *testing.T) {
+		r := prune("0123456789abcdef0123", cut)
+		if get(r.body, "errors.0.extensions.code") != graph.EFORBIDDEN || !strings.Contains(r.raw, "name token prune") {
+			t.Fatalf("%d %s", r.status, r.raw)
+		}
+		unchanged("a prune with a token not marked prune")
+	})
+	t.Run("ErrFuture", func(t *testing.T) {
+		r := prune("fedcba9876543210fedc", "2999-01-01T00:00:00Z")
+		if get(r.body, "errors.0.extensions.code") != graph.EINVALID || !strings.Contains(r.raw, "in the future") {
+			t.Fatalf("%d %s", r.status, r.raw)
+		}
+		unchanged("a prune with a future before")
+	})
+	t.Run("OK", func(t *testing.T) {
+		r := prune("fedcba9876543210fedc", cut)
+		dropped, _ := get(r.body, "data.pruneChangelog.dropped").(float64)
+		if r.status != 200 || dropped == 0 {
+			t.Fatalf("%d %s", r.status, r.raw)
+		}
+		evs, _, err := e.svc.FindEvents(e.ctx, graph.EventFilter{Target: graph.ChangelogTarget})
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("prune events: %v %v", evs, err)
+		}
+		ev := evs[0]
+		if ev.Action != graph.ActChangelogPrune || ev.Actor != "http:admin" || ev.Message != "retention" || ev.RequestID != r.header.Get("X-Request-Id") ||
+			ev.PrevHash != get(before, "changelogVerify.headHash") {
+			t.Errorf("prune event %+v", ev)
+		}
+		var p graph.Prune
+		if err := json.Unmarshal(ev.After, &p); err != nil || p.FirstSeq != 1 || p.Dropped != int(dropped) || p.LastSeq != uint64(dropped) || p.Checkpoint == "" {
+			t.Errorf("prune record %+v %v", p, err)
+		}
+		v := verify()
+		if get(v, "changelogVerify.ok") != true ||
+			get(v, "changelogVerify.firstSeq") != fmt.Sprint(p.LastSeq+1) ||
+			get(v, "changelogVerify.checkpoint") != fmt.Sprintf("%d:%s", p.LastSeq, p.Checkpoint) ||
+			get(v, "changelogVerify.prunedBy.actor") != "http:admin" ||
+			get(v, "changelogVerify.prunedBy.eventSeq") != fmt.Sprint(ev.Seq) ||
+			get(v, "changelogVerify.prunedBy.checkpoint") != p.Checkpoint {
+			t.Errorf("verify after the prune: %v", v)
+		}
+	})
 }

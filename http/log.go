@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// accessLog writes one line per request at info (method, path, actor, status, duration,
-// request id) and counts the requests in flight, so Server.Close can wait for them.
+// accessLog writes one line per request at info (method, path, actor, the client's own
+// name when it gave one, status, duration, request id) and counts the requests in flight, so Server.Close can wait for them.
 type accessLog struct {
 	log      *slog.Logger
 	next     http.Handler
@@ -19,6 +19,22 @@ type accessLog struct {
 // record is what the guard learns about a request, for its log line.
 type record struct {
 	actor, requestID string
+
+	mu     sync.Mutex
+	client string // the name the client gave itself (MCP's clientInfo), when it gave one
+}
+
+// setClient is the request's graph.WithClientNameSink.
+func (r *record) setClient(name string) {
+	r.mu.Lock()
+	r.client = name
+	r.mu.Unlock()
+}
+
+func (r *record) clientName() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.client
 }
 
 type recordKey struct{}
@@ -42,10 +58,14 @@ func (a *accessLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	a.log.LogAttrs(r.Context(), slog.LevelInfo, "http",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.String("actor", rec.actor), slog.Int("status", status),
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("actor", rec.actor)}
+	if c := rec.clientName(); c != "" {
+		attrs = append(attrs, slog.String("client", c))
+	}
+	attrs = append(attrs, slog.Int("status", status),
 		slog.Duration("duration", time.Since(start)), slog.String("request_id", rec.requestID))
+	a.log.LogAttrs(r.Context(), slog.LevelInfo, "http", attrs...)
 }
 
 func (a *accessLog) wait() { a.inFlight.Wait() }

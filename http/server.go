@@ -20,9 +20,9 @@ type Options struct {
 	// MCP serves /mcp (MCP's streamable HTTP transport); nil leaves it out. The guard's
 	// refusals there come in JSON-RPC's error shape.
 	MCP http.Handler
-	// Tokens maps bearer token → name (LoadTokens); a request with a token acts as
-	// "http:<name>".
-	Tokens map[string]string
+	// Tokens maps bearer token → its token-file line (LoadTokens); a request with a token
+	// acts as "http:<name>".
+	Tokens map[string]Token
 	// Loopback is true when the server listens on a loopback address only: requests
 	// without a token are then allowed and act as "http:local".
 	Loopback bool

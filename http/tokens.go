@@ -10,9 +10,18 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
-// LoadTokens reads a token file: one "name token" per line; blank lines and lines starting
-// with # are skipped. Names become actors (http:<name>).
-func LoadTokens(path string) (map[string]string, error) {
+// Token is one line of a token file: the name a bearer token acts as (http:<name>) and
+// what it may do beyond reading and ordinary writes.
+type Token struct {
+	Name string
+	// Prune lets the token prune the changelog (the line ends in the word prune).
+	Prune bool
+}
+
+// LoadTokens reads a token file into a map from bearer token to Token: one "name token"
+// or "name token prune" per line; blank lines and lines starting with # are skipped.
+// Names become actors (http:<name>); a token marked prune may also prune the changelog.
+func LoadTokens(path string) (map[string]Token, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, graph.Errorf(graph.EINVALID, "token file %s: %v", path, errors.Unwrap(err))
@@ -22,8 +31,8 @@ func LoadTokens(path string) (map[string]string, error) {
 }
 
 // ParseTokens reads LoadTokens' format from r; where names the source in errors.
-func ParseTokens(r io.Reader, where string) (map[string]string, error) {
-	tokens := map[string]string{}
+func ParseTokens(r io.Reader, where string) (map[string]Token, error) {
+	tokens := map[string]Token{}
 	names := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
@@ -32,10 +41,13 @@ func ParseTokens(r io.Reader, where string) (map[string]string, error) {
 			continue
 		}
 		fields := strings.Fields(line)
-		if len(fields) != 2 {
-			return nil, graph.Errorf(graph.EINVALID, "%s:%d: want \"name token\" (two words), got %d words", where, n, len(fields))
+		if len(fields) < 2 || len(fields) > 3 {
+			return nil, graph.Errorf(graph.EINVALID, "%s:%d: want \"name token\" or \"name token prune\", got %d words", where, n, len(fields))
 		}
 		name, tok := fields[0], fields[1]
+		if len(fields) == 3 && fields[2] != "prune" {
+			return nil, graph.Errorf(graph.EINVALID, "%s:%d: the third word may only be prune (the token may prune the changelog), not %q", where, n, truncate(fields[2], 40))
+		}
 		if err := graph.ValidateText("token name", name, 1, 64); err != nil {
 			return nil, graph.Errorf(graph.EINVALID, "%s:%d: %s", where, n, graph.ErrorMessage(err))
 		}
@@ -49,7 +61,7 @@ func ParseTokens(r io.Reader, where string) (map[string]string, error) {
 			return nil, graph.Errorf(graph.EINVALID, "%s:%d: token for %q is the same as another name's", where, n, name)
 		}
 		names[name] = true
-		tokens[tok] = name
+		tokens[tok] = Token{Name: name, Prune: len(fields) == 3}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, graph.Errorf(graph.EINVALID, "%s: %v", where, err)

@@ -71,7 +71,9 @@ func (s *Server) changelog(ctx context.Context, c *call) (*mcp.CallToolResult, e
 	if f.Until, err = parseWhen("until", c.str("until"), now); err != nil {
 		return nil, err
 	}
-	if t := strings.TrimSpace(c.str("target")); t != "" {
+	if t := strings.TrimSpace(c.str("target")); t == graph.ChangelogTarget {
+		f.Target = t // the changelog's own events (prunes)
+	} else if t != "" {
 		if f.Target, err = s.svc.ResolveID(ctx, t); err != nil {
 			// Deleted nodes still have history: fall back to the id as given.
 			if graph.ErrorCode(err) != graph.ENOTFOUND || graph.KindOf(t) == "" {

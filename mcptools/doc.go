@@ -17,7 +17,10 @@
 // Every change is made with the actor "mcp:<client name>" (from initialize in the
 // 2025-11-25 era, from the request's _meta clientInfo in the 2026-07-28 era,
 // "mcp:unknown" when neither names one) and a fresh request id per call, so all events
-// of one call share it.
+// of one call share it. A request the HTTP transport authenticated with a bearer token
+// keeps the token's actor ("http:<token name>"; graph.ActorAuthenticated): the client's
+// name is its own choice, so it only goes to the access log (graph.SetClientName). There
+// is no prune tool, and graph_query runs read-only.
 //
 // Transports: ServeStdio runs its own line-delimited JSON-RPC loop in which every
 // request is served on its own goroutine (mcp-go's stdio server queues tool calls on a

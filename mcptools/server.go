@@ -120,7 +120,15 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
-	hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {
+	// The client's own name goes to the HTTP access log for every request (initialize
+	// carries it; later requests have it from the session or their _meta).
+	hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
+		if method != mcp.MethodInitialize {
+			graph.SetClientName(ctx, clientName(ctx))
+		}
+	})
+	hooks.AddBeforeInitialize(func(ctx context.Context, _ any, req *mcp.InitializeRequest) {
+		graph.SetClientName(ctx, cleanClientName(req.Params.ClientInfo.Name))
 		if d := s.testInitDelay; d > 0 {
 			time.Sleep(d)
 		}
@@ -416,20 +424,33 @@ func nextStep(tool, code, msg string) string {
 	return ""
 }
 
-// actorFor names the client making the request: "mcp:<client name>" from the request's
-// own _meta in the 2026-07-28 era, from initialize in the 2025-11-25 era, and
-// "mcp:unknown" when the client gave no name.
+// actorFor names who makes the request. A request the transport authenticated with a
+// bearer token keeps the token's actor ("http:<token name>"): a client's name is its own
+// choice, so it cannot stand for a token holder. Otherwise the actor is
+// "mcp:<client name>". Either way the client's name goes to the transport's access log.
 func actorFor(ctx context.Context) string {
+	name := clientName(ctx)
+	graph.SetClientName(ctx, name)
+	if graph.ActorAuthenticated(ctx) {
+		return graph.ActorFrom(ctx)
+	}
+	return "mcp:" + name
+}
+
+// clientName is the client's self-chosen name: from the request's own _meta in the
+// 2026-07-28 era, from initialize in the 2025-11-25 era, and "unknown" when the client
+// gave none.
+func clientName(ctx context.Context) string {
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
 		if info.ClientInfo != nil {
-			return "mcp:" + cleanClientName(info.ClientInfo.Name)
+			return cleanClientName(info.ClientInfo.Name)
 		}
-		return "mcp:unknown"
+		return "unknown"
 	}
 	if sess, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
-		return "mcp:" + cleanClientName(sess.GetClientInfo().Name)
+		return cleanClientName(sess.GetClientInfo().Name)
 	}
-	return "mcp:unknown"
+	return "unknown"
 }
 
 // cleanClientName keeps a client's self-chosen name usable as an actor: printable,

@@ -313,7 +313,7 @@ func (b *builder) mutationType() *graphql.Object {
 				Resolve: b.mutate(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					return svc.RobotSetParameters(ctx, argString(p, "robot"), robotParams(p.Args["params"]))
 				})},
-			"pruneChangelog": {Type: nonNull(prunePayloadType), Description: "Drop events older than before, keeping the rest verifiable.",
+			"pruneChangelog": {Type: nonNull(prunePayloadType), Description: "Drop events older than before (a past time), keeping the rest verifiable from a checkpoint; records a changelog.prune event. Over HTTP it needs a token marked prune in the server's token file (FORBIDDEN otherwise).",
 				Args: args(graphql.FieldConfigArgument{"before": req(TimeScalar, "RFC 3339 or a duration ago, e.g. 720h.")}),
 				Resolve: b.mutate(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					before, ok := p.Args["before"].(time.Time)

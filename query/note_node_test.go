@@ -3,7 +3,6 @@ package query_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/query"
@@ -22,7 +21,11 @@ func TestNode_NoteByID(t *testing.T) {
 	if _, err := e.svc.UpdateTags(e.ctx, "jdxi", []string{"location:studio"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	dropped, err := e.db.PruneChangelog(e.ctx, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))
+	newest, _, err := e.svc.FindEvents(e.ctx, graph.EventFilter{First: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped, err := e.db.PruneChangelog(graph.WithPrunePermission(e.ctx), newest[0].Time)
 	if err != nil || dropped == 0 {
 		t.Fatalf("prune dropped %d (%v)", dropped, err)
 	}

@@ -821,7 +821,28 @@ var verifyType = graphql.NewObject(graphql.ObjectConfig{
 		"brokenSeq":  field(Int64Scalar, "First broken event.", func(v *graph.VerifyReport) any { return optSeq(v.BrokenSeq, v.OK) }),
 		"brokenId":   field(graphql.String, "", func(v *graph.VerifyReport) any { return nilIfEmpty(v.BrokenID) }),
 		"problem":    field(graphql.String, "", func(v *graph.VerifyReport) any { return nilIfEmpty(v.Problem) }),
-		"checkpoint": field(graphql.String, "", func(v *graph.VerifyReport) any { return nilIfEmpty(v.Checkpoint) }),
+		"checkpoint": field(graphql.String, "After a prune, <seq>:<hash> of the last dropped event: the retained chain begins after it.", func(v *graph.VerifyReport) any { return nilIfEmpty(v.Checkpoint) }),
+		"prunedBy": field(pruneReportType, "The last prune (who, when, which events); null when never pruned or when no changelog.prune event records it.", func(v *graph.VerifyReport) any {
+			if v.PrunedBy == nil {
+				return nil
+			}
+			return v.PrunedBy
+		}),
+	},
+})
+
+var pruneReportType = graphql.NewObject(graphql.ObjectConfig{
+	Name:        "PruneReport",
+	Description: "A prune of the changelog, as its changelog.prune event records it.",
+	Fields: graphql.Fields{
+		"eventSeq":   field(nonNull(Int64Scalar), "The changelog.prune event.", func(p *graph.PruneReport) any { return p.EventSeq }),
+		"actor":      field(nonNull(graphql.String), "Who pruned.", func(p *graph.PruneReport) any { return p.Actor }),
+		"time":       field(nonNull(TimeScalar), "When.", func(p *graph.PruneReport) any { return p.Time }),
+		"firstSeq":   field(nonNull(Int64Scalar), "The first event dropped.", func(p *graph.PruneReport) any { return p.FirstSeq }),
+		"lastSeq":    field(nonNull(Int64Scalar), "The last event dropped: the checkpoint.", func(p *graph.PruneReport) any { return p.LastSeq }),
+		"checkpoint": field(nonNull(graphql.String), "The last dropped event's hash: the head at the cut.", func(p *graph.PruneReport) any { return p.Checkpoint }),
+		"dropped":    field(nonNull(graphql.Int), "", func(p *graph.PruneReport) any { return p.Dropped }),
+		"before":     field(nonNull(TimeScalar), "Events older than this were dropped.", func(p *graph.PruneReport) any { return p.Before }),
 	},
 })
 

@@ -678,12 +678,26 @@ func TestSchema_Mutations(t *testing.T) {
 	})
 	t.Run("pruneChangelog", func(t *testing.T) {
 		before := e.ok(`{ changelogVerify { checked } }`, nil)
-		d, _ := mutate(t, `mutation { pruneChangelog(before: "2026-11-01T09:00:00.050Z"){ dropped } }`, nil)
-		if got := get(d, "pruneChangelog.dropped"); got == float64(0) || got == nil {
-			t.Errorf("prune dropped %v", got)
+		const prune = `mutation { pruneChangelog(before: "2026-11-01T09:00:00.050Z"){ dropped } }`
+		// Without the prune permission (an HTTP request whose token is not marked prune).
+		if msg := e.fail(graph.EFORBIDDEN, prune, nil); !strings.Contains(msg, "name token prune") {
+			t.Errorf("forbidden prune: %q", msg)
 		}
-		after := e.ok(`{ changelogVerify { ok checked } }`, nil)
-		if get(after, "changelogVerify.ok") != true || get(after, "changelogVerify.checked") == get(before, "changelogVerify.checked") {
+		ctx := graph.WithPrunePermission(graph.WithRequestID(graph.WithActor(context.Background(), "http:admin"), "req-prune"))
+		future := e.doCtx(ctx, `mutation { pruneChangelog(before: "2999-01-01T00:00:00Z"){ dropped } }`, nil)
+		if got := get(future, "errors.0.extensions.code"); got != graph.EINVALID {
+			t.Errorf("future before: %v", future)
+		}
+		d := e.doCtx(ctx, prune, nil)
+		if got := get(d, "data.pruneChangelog.dropped"); got == float64(0) || got == nil {
+			t.Errorf("prune dropped %v (%v)", got, d)
+		}
+		if evs := e.requestEvents(t, "req-prune"); len(evs) != 1 || evs[0]["action"] != graph.ActChangelogPrune || evs[0]["actor"] != "http:admin" {
+			t.Errorf("prune events %v", evs)
+		}
+		after := e.ok(`{ changelogVerify { ok checked checkpoint prunedBy { actor eventSeq firstSeq lastSeq checkpoint dropped } } }`, nil)
+		if get(after, "changelogVerify.ok") != true || get(after, "changelogVerify.checked") == get(before, "changelogVerify.checked") ||
+			get(after, "changelogVerify.prunedBy.actor") != "http:admin" || get(after, "changelogVerify.prunedBy.firstSeq") != "1" {
 			t.Errorf("after prune: %v (before %v)", after, before)
 		}
 	})

@@ -15,23 +15,18 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
-// maxActorBytes bounds an actor a caller names in X-Devgraph-Actor.
+// maxActorBytes bounds an actor a socket caller names.
 const maxActorBytes = 128
 
-// actorPrefixes are the actor forms of the contract: cli:<os user>, mcp:<client name>,
-// http:<token name>, discovery:<source>, robot:<id>.
-var actorPrefixes = []string{"cli:", "mcp:", "http:", "discovery:", "robot:"}
-
-// ValidActor checks an actor a socket caller names: one of the contract's forms with a
-// non-empty name, valid UTF-8 without control characters, at most 128 bytes.
+// ValidActor checks the form of an actor a socket caller names: cli:<user> or
+// mcp:<client name> with a non-empty name, valid UTF-8 without control characters, at
+// most 128 bytes. The other forms of the contract are the server's own (discovery:,
+// robot:) or proven by a token (http:), so no socket caller may name them; CallerContext
+// also holds cli: to the peer's own user.
 func ValidActor(a string) error {
 	bad := func(why string) error {
-		shown := a
-		if len(shown) > 60 {
-			shown = shown[:60] + "…"
-		}
-		return graph.FieldErrorf(graph.EINVALID, "actor", "%s %q %s; send cli:<user>, mcp:<client>, http:<token name>, discovery:<source> or robot:<id> (at most %d bytes), or leave the header out to act as cli:<your user>",
-			HeaderActor, strings.ToValidUTF8(shown, "?"), why, maxActorBytes)
+		return graph.FieldErrorf(graph.EINVALID, "actor", "%s %q %s; a socket caller acts as cli:<its own user> (leave the actor out) or mcp:<client name> (at most %d bytes)",
+			HeaderActor, shownActor(a), why, maxActorBytes)
 	}
 	switch {
 	case a == "":
@@ -46,7 +41,7 @@ func ValidActor(a string) error {
 			return bad("holds a control character")
 		}
 	}
-	for _, p := range actorPrefixes {
+	for _, p := range []string{"cli:", "mcp:"} {
 		if name, ok := strings.CutPrefix(a, p); ok {
 			if strings.TrimSpace(name) == "" {
 				return bad("names nobody after " + p)
@@ -54,7 +49,49 @@ func ValidActor(a string) error {
 			return nil
 		}
 	}
+	for _, p := range []string{"http:", "discovery:", "robot:"} {
+		if strings.HasPrefix(a, p) {
+			return bad("is not accepted on the socket: " + p + " actors are recorded only by the server itself (an http: actor needs that token, sent over HTTP)")
+		}
+	}
 	return bad("is not one of devgraph's actor forms")
+}
+
+// shownActor is a for an error message: valid UTF-8, at most 60 bytes.
+func shownActor(a string) string {
+	if len(a) > 60 {
+		a = a[:60] + "…"
+	}
+	return strings.ToValidUTF8(a, "?")
+}
+
+// checkPeerActor holds a cli: actor to the socket peer's own user: another user's name
+// would forge their entries in the audit trail. The peer's login name, its uid in decimal
+// and a name that resolves to its uid are its own; when its uid has no login name (a
+// container's arbitrary uid, where the CLI names itself from $USER) any name that is not
+// another user's is too.
+func checkPeerActor(ctx context.Context, a string) error {
+	name, ok := strings.CutPrefix(a, "cli:")
+	if !ok {
+		return nil
+	}
+	uid, ok := ctx.Value(peerKey{}).(int)
+	if !ok {
+		uid = os.Getuid()
+	}
+	peer := peerActor(ctx)
+	if a == peer || name == strconv.Itoa(uid) {
+		return nil
+	}
+	if u, err := user.Lookup(name); err == nil {
+		if u.Uid == strconv.Itoa(uid) {
+			return nil
+		}
+	} else if _, err := user.LookupId(strconv.Itoa(uid)); err != nil {
+		return nil
+	}
+	return graph.FieldErrorf(graph.EINVALID, "actor", "actor %q is not the socket peer's user: this connection is %s; leave the actor out to act as %s",
+		shownActor(a), peer, peer)
 }
 
 type peerKey struct{}
@@ -89,7 +126,15 @@ func userName(uid int) string {
 		return n.(string)
 	}
 	name := strconv.Itoa(uid)
-	if u, err := user.LookupId(name); err == nil && u.Username != "" {
+	if uid == os.Getuid() {
+		// Our own user, named as the CLI names itself (user.Current falls back to $USER
+		// when the uid has no passwd entry), so its cli: actor matches.
+		if u, err := user.Current(); err == nil && u.Username != "" {
+			name = u.Username
+		} else if env := os.Getenv("USER"); env != "" {
+			name = env
+		}
+	} else if u, err := user.LookupId(name); err == nil && u.Username != "" {
 		name = u.Username
 	}
 	userNames.Store(uid, name)
@@ -98,8 +143,8 @@ func userName(uid int) string {
 
 // CallerContext returns r's context carrying the caller's actor, request id and message
 // from the X-Devgraph-* headers; without an actor header the caller is cli:<the peer's
-// user>. An actor header that is not one of the contract's forms is an EINVALID error
-// (answer 400). Other endpoints served on the same socket (GraphQL for `devgraph query`)
+// user>. An actor header other than cli:<the peer's user> or mcp:<client name> is an
+// EINVALID error (answer 400). The caller, the same OS user, may prune the changelog. Other endpoints served on the same socket (GraphQL for `devgraph query`)
 // use it too.
 func CallerContext(r *http.Request) (context.Context, error) {
 	ctx := r.Context()
@@ -111,9 +156,14 @@ func CallerContext(r *http.Request) (context.Context, error) {
 		if err := ValidActor(vs[0]); err != nil {
 			return nil, err
 		}
+		if err := checkPeerActor(ctx, vs[0]); err != nil {
+			return nil, err
+		}
 		actor = vs[0]
 	}
 	ctx = graph.WithActor(ctx, actor)
+	// Only the same OS user reaches the socket, and it may open the file itself.
+	ctx = graph.WithPrunePermission(ctx)
 	if id := r.Header.Get(HeaderRequestID); id != "" {
 		ctx = graph.WithRequestID(ctx, id)
 	}

@@ -52,8 +52,8 @@ func TestHandler_Actor(t *testing.T) {
 			t.Fatalf("actor %q, want %q", got, want)
 		}
 	})
-	t.Run("ContractFormsAccepted", func(t *testing.T) {
-		for i, a := range []string{"cli:alice", "mcp:Claude-Desktop", "http:ci", "discovery:usb", "robot:scout"} {
+	t.Run("SocketFormsAccepted", func(t *testing.T) {
+		for i, a := range []string{"cli:" + u.Username, "cli:" + u.Uid, "mcp:Claude-Desktop"} {
 			if _, err := client.AddNote(caller(a, "", ""), graph.NoteCreate{Target: "identity:headless", Kind: "info", Body: "n" + string(rune('0'+i))}); err != nil {
 				t.Fatalf("actor %q: %v", a, err)
 			}
@@ -62,8 +62,35 @@ func TestHandler_Actor(t *testing.T) {
 			}
 		}
 	})
+	// Defect 5 (issue 11): a socket caller named any actor of the contract, so the same
+	// user could write as a token holder (http:ci), a source or a robot, or as another
+	// OS user. Now those are refused, clearly, and nothing is written.
+	t.Run("ForgedActorsRefused", func(t *testing.T) {
+		forged := map[string]string{
+			"http:ci":                        "http: actors are recorded only by the server itself",
+			"http:local":                     "http: actors are recorded only by the server itself",
+			"discovery:usb":                  "discovery: actors are recorded only by the server itself",
+			"robot:r1":                       "robot: actors are recorded only by the server itself",
+			"cli:someone-else-" + u.Username: "is not the socket peer's user: this connection is cli:" + u.Username,
+		}
+		for _, other := range []string{"nobody", "daemon"} {
+			if o, err := user.Lookup(other); err == nil && o.Uid != u.Uid {
+				forged["cli:"+other] = "is not the socket peer's user"
+			}
+		}
+		for a, want := range forged {
+			before := lastActor()
+			_, err := client.UpdateTags(caller(a, "", ""), "identity:headless", []string{"role:synth"}, nil)
+			if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(graph.ErrorMessage(err), want) || graph.ErrorField(err) != "actor" {
+				t.Errorf("actor %q: %v (field %q), want INVALID on actor saying %q", a, err, graph.ErrorField(err), want)
+			}
+			if got := lastActor(); got != before {
+				t.Errorf("actor %q: a refused call wrote an event by %q", a, got)
+			}
+		}
+	})
 	t.Run("OthersRefused", func(t *testing.T) {
-		for _, a := range []string{"root", "admin:me", "cli:", "mcp:  ", "cli:" + strings.Repeat("x", 125), "cli:a\tb"} {
+		for _, a := range []string{"root", "admin:me", "cli:", "mcp:  ", "mcp:" + strings.Repeat("x", 125), "mcp:a\tb"} {
 			before := lastActor()
 			_, err := client.UpdateTags(caller(a, "", ""), "identity:headless", []string{"role:synth"}, nil)
 			if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(graph.ErrorMessage(err), "X-Devgraph-Actor") {
@@ -79,9 +106,10 @@ func TestHandler_Actor(t *testing.T) {
 func TestValidActor(t *testing.T) {
 	t.Parallel()
 	for a, ok := range map[string]bool{
-		"cli:alice": true, "mcp:unknown": true, "http:local": true, "discovery:alsa": true, "robot:scout": true,
-		"": false, "unknown": false, "cli:": false, "mcp:\xff\xfe": false, "robot:x\x00": false,
-		"http:" + strings.Repeat("a", 123): true, "http:" + strings.Repeat("a", 124): false,
+		"cli:alice": true, "mcp:unknown": true,
+		"http:local": false, "http:ci": false, "discovery:alsa": false, "robot:scout": false,
+		"": false, "unknown": false, "cli:": false, "mcp:\xff\xfe": false, "mcp:x\x00": false,
+		"mcp:" + strings.Repeat("a", 124): true, "mcp:" + strings.Repeat("a", 125): false,
 	} {
 		if err := remote.ValidActor(a); (err == nil) != ok {
 			t.Errorf("ValidActor(%q) = %v, want ok=%v", a, err, ok)

@@ -23,9 +23,10 @@
 // The caller's actor, request id and change message travel in the X-Devgraph-Actor,
 // X-Devgraph-Request-Id and X-Devgraph-Message headers. Only the same user can connect
 // (the socket is mode 0600 and Listen checks every peer's uid with SO_PEERCRED, refusing
-// others), so the server accepts an actor the caller names as long as it has one of the
-// contract's forms (cli:, mcp:, http:, discovery:<source>, robot:<id>; at most 128
-// bytes, else 400); a caller naming none is recorded as cli:<the peer's user>. The
+// others). The server accepts only cli:<the peer's own user> and mcp:<client name> as the
+// actor a caller names (at most 128 bytes, else 400): http: actors are recorded only by
+// the server that checked the token, discovery: and robot: only by the server itself; a
+// caller naming none is recorded as cli:<the peer's user>, and may prune the changelog. The
 // client, in turn, checks that the server's process runs as our own user (SO_PEERCRED,
 // DialSocket) before it sends anything.
 //

@@ -17,11 +17,11 @@ func TestClient_Relations(t *testing.T) {
 	t.Parallel()
 	s := newServed(t)
 	bg := context.Background()
-	ctx := caller("cli:alice", "req-relate", "cabled the synth")
-	if _, err := s.client.Bind(caller("cli:alice", "", ""), graph.BindInput{Ref: "usb:3-3.2", NewName: "JD-Xi", Slug: "jdxi"}); err != nil {
+	ctx := caller("mcp:alice", "req-relate", "cabled the synth")
+	if _, err := s.client.Bind(caller("mcp:alice", "", ""), graph.BindInput{Ref: "usb:3-3.2", NewName: "JD-Xi", Slug: "jdxi"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.client.CreateIdentity(caller("cli:alice", "", ""), graph.IdentityCreate{Name: "Speakers"}); err != nil {
+	if _, err := s.client.CreateIdentity(caller("mcp:alice", "", ""), graph.IdentityCreate{Name: "Speakers"}); err != nil {
 		t.Fatal(err)
 	}
 	add, err := s.client.Relate(ctx, graph.RelationCreate{From: "usb:3-3.2", FromPort: "Main Out", Type: "cable", To: "speakers", ToPort: "In", Attrs: map[string]string{"kind": "audio"}})
@@ -35,7 +35,7 @@ func TestClient_Relations(t *testing.T) {
 	if err != nil || again.Action != "none" || again.Relation.ID != add.Relation.ID {
 		t.Fatalf("repeat relate: %s %v", mustJSON(t, again), err)
 	}
-	upd, err := s.client.UpdateRelation(caller("cli:alice", "req-update", ""), add.Relation.ID, graph.RelationUpdate{Attrs: map[string]string{"kind": "audio", "length": "2m"}})
+	upd, err := s.client.UpdateRelation(caller("mcp:alice", "req-update", ""), add.Relation.ID, graph.RelationUpdate{Attrs: map[string]string{"kind": "audio", "length": "2m"}})
 	if err != nil || upd.Action != "update" || upd.Relation.Attrs["length"] != "2m" {
 		t.Fatalf("update through the socket: %s %v", mustJSON(t, upd), err)
 	}
@@ -90,7 +90,7 @@ func TestClient_Relations(t *testing.T) {
 	}
 
 	// Removal, and the events carry the caller.
-	rm, err := s.client.Unrelate(caller("cli:alice", "req-unrelate", ""), graph.RelationRemove{ID: add.Relation.ID})
+	rm, err := s.client.Unrelate(caller("mcp:alice", "req-unrelate", ""), graph.RelationRemove{ID: add.Relation.ID})
 	if err != nil || rm.Action != "remove" {
 		t.Fatalf("unrelate through the socket: %s %v", mustJSON(t, rm), err)
 	}
@@ -100,7 +100,7 @@ func TestClient_Relations(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, e := range evs {
-		if e.Actor != "cli:alice" {
+		if e.Actor != "mcp:alice" {
 			t.Errorf("event %s by %s", e.Action, e.Actor)
 		}
 		got[e.RequestID] = e.Action
@@ -116,7 +116,7 @@ func TestHandler_ReadOnlyRelations(t *testing.T) {
 	svc := identity.New(storetest.MustOpen(t), nil, nil)
 	_, client := serve(t, svc, remote.Options{ReadOnly: true})
 	defer client.Close()
-	ctx := caller("cli:alice", "", "")
+	ctx := caller("mcp:alice", "", "")
 	_, err := client.Relate(ctx, graph.RelationCreate{From: "a", Type: "cable", To: "b"})
 	if !strings.Contains(graph.ErrorMessage(err), "relating two nodes is refused") {
 		t.Fatalf("relate on a read-only server: %v", err)
@@ -138,7 +138,7 @@ func TestHandler_ReadOnlyRelations(t *testing.T) {
 func TestClient_UpdateRelationClearsAttrs(t *testing.T) {
 	t.Parallel()
 	s := newServed(t)
-	ctx := caller("cli:alice", "", "")
+	ctx := caller("mcp:alice", "", "")
 	for _, name := range []string{"Desk", "Lamp"} {
 		if _, err := s.client.CreateIdentity(ctx, graph.IdentityCreate{Name: name}); err != nil {
 			t.Fatal(err)

@@ -220,7 +220,7 @@ func TestSocketServer_GraphQL(t *testing.T) {
 		s, _, exec := openSocket(t, readOnly)
 		cl := remote.NewClient(s.Path)
 		defer cl.Close()
-		ctx := graph.WithActor(context.Background(), "cli:alice")
+		ctx := graph.WithActor(context.Background(), "mcp:alice")
 		resp, err := cl.Post(ctx, "/graphql", "application/json", strings.NewReader(`{"query": "{ stats { identities } }"}`))
 		if err != nil {
 			t.Fatal(err)
@@ -235,7 +235,7 @@ func TestSocketServer_GraphQL(t *testing.T) {
 		if readOnly {
 			want = graph.GraphQLReadOnly
 		}
-		if len(exec.modes) != 1 || exec.modes[0] != want || exec.actors[0] != "cli:alice" {
+		if len(exec.modes) != 1 || exec.modes[0] != want || exec.actors[0] != "mcp:alice" {
 			t.Errorf("read-only %v: modes=%v actors=%v", readOnly, exec.modes, exec.actors)
 		}
 

@@ -109,7 +109,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestClient_SameResultsAndEvents(t *testing.T) {
 	t.Parallel()
 	s := newServed(t)
-	ctx := caller("cli:alice", "req-create", "a new synth")
+	ctx := caller("mcp:alice", "req-create", "a new synth")
 	id, err := s.client.CreateIdentity(ctx, graph.IdentityCreate{Name: "Roland JD-Xi", Tags: []string{"role:synth"},
 		Hints: []graph.Fingerprint{{Kind: graph.FPUSBID, Value: "0582:01a9"}}})
 	if err != nil {
@@ -118,11 +118,11 @@ func TestClient_SameResultsAndEvents(t *testing.T) {
 	if got, want := id.ID, "identity:roland-jd-xi"; got != want {
 		t.Fatalf("id=%q, want %q", got, want)
 	}
-	note, err := s.client.AddNote(caller("cli:alice", "req-note", ""), graph.NoteCreate{Target: id.ID, Kind: "warning", Body: "fan is loud"})
+	note, err := s.client.AddNote(caller("mcp:alice", "req-note", ""), graph.NoteCreate{Target: id.ID, Kind: "warning", Body: "fan is loud"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.client.UpdateTags(caller("cli:bob", "req-tag", ""), "roland-jd-xi", []string{"location:studio"}, []string{"role:synth"}); err != nil {
+	if _, err := s.client.UpdateTags(caller("mcp:bob", "req-tag", ""), "roland-jd-xi", []string{"location:studio"}, []string{"role:synth"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -170,7 +170,7 @@ func TestClient_SameResultsAndEvents(t *testing.T) {
 	if _, err := s.client.Unbound(bg); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.client.Bind(caller("cli:alice", "req-bind", "plugged in"), graph.BindInput{Ref: "usb:3-3.2", IdentityID: "roland-jd-xi"})
+	res, err := s.client.Bind(caller("mcp:alice", "req-bind", "plugged in"), graph.BindInput{Ref: "usb:3-3.2", IdentityID: "roland-jd-xi"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestClient_SameResultsAndEvents(t *testing.T) {
 	}
 
 	// The events carry the caller's actor, request id and message.
-	evs, _, err := s.svc.FindEvents(bg, graph.EventFilter{Actor: "cli:*", First: 100})
+	evs, _, err := s.svc.FindEvents(bg, graph.EventFilter{Actor: "mcp:*", First: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,15 +205,15 @@ func TestClient_SameResultsAndEvents(t *testing.T) {
 	for _, e := range evs {
 		switch e.RequestID {
 		case "req-create":
-			if e.Actor != "cli:alice" || e.Message != "a new synth" {
+			if e.Actor != "mcp:alice" || e.Message != "a new synth" {
 				t.Errorf("create event %s: actor %q message %q", e.Action, e.Actor, e.Message)
 			}
 		case "req-tag":
-			if e.Actor != "cli:bob" || e.Message != "" {
+			if e.Actor != "mcp:bob" || e.Message != "" {
 				t.Errorf("tag event %s: actor %q message %q", e.Action, e.Actor, e.Message)
 			}
 		case "req-bind":
-			if e.Actor != "cli:alice" || e.Message != "plugged in" {
+			if e.Actor != "mcp:alice" || e.Message != "plugged in" {
 				t.Errorf("bind event %s: actor %q message %q", e.Action, e.Actor, e.Message)
 			}
 		}
@@ -224,7 +224,7 @@ func TestClient_SameResultsAndEvents(t *testing.T) {
 			t.Errorf("no event %q among %v", want, seen)
 		}
 	}
-	cevs, cnext, err := s.client.FindEvents(bg, graph.EventFilter{Actor: "cli:*", First: 100})
+	cevs, cnext, err := s.client.FindEvents(bg, graph.EventFilter{Actor: "mcp:*", First: 100})
 	if err != nil || mustJSON(t, cevs) != mustJSON(t, evs) || cnext != "" {
 		t.Errorf("FindEvents through the socket differs (%v)", err)
 	}
@@ -237,7 +237,7 @@ func TestClient_SameResultsAndEvents(t *testing.T) {
 func TestClient_ErrorsKeepTheirCode(t *testing.T) {
 	t.Parallel()
 	s := newServed(t)
-	ctx := caller("cli:alice", "", "")
+	ctx := caller("mcp:alice", "", "")
 	if _, err := s.client.CreateIdentity(ctx, graph.IdentityCreate{Name: "Korg Minilogue"}); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestClient_ErrorsKeepTheirCode(t *testing.T) {
 func TestClient_Streams(t *testing.T) {
 	t.Parallel()
 	s := newServed(t)
-	ctx := caller("cli:alice", "", "")
+	ctx := caller("mcp:alice", "", "")
 	for _, name := range []string{"Alpha", "Beta", "Gamma"} {
 		if _, err := s.client.CreateIdentity(ctx, graph.IdentityCreate{Name: name, Tags: []string{"role:synth"}}); err != nil {
 			t.Fatal(err)
@@ -363,7 +363,7 @@ func TestClient_Streams(t *testing.T) {
 	})
 
 	t.Run("NavigateProgress", func(t *testing.T) {
-		rctx := caller("cli:alice", "req-nav", "drive")
+		rctx := caller("mcp:alice", "req-nav", "drive")
 		if _, err := s.client.RobotArm(rctx, "robot:scout"); err != nil {
 			t.Fatal(err)
 		}
@@ -389,17 +389,17 @@ func TestClient_Streams(t *testing.T) {
 		}
 		var actions []string
 		for _, e := range evs {
-			if e.RequestID == "req-nav" && e.Actor == "cli:alice" {
+			if e.RequestID == "req-nav" && e.Actor == "mcp:alice" {
 				actions = append(actions, e.Action)
 			}
 		}
 		if strings.Join(actions, ",") != "robot.navigate.end,robot.navigate.start" {
-			t.Errorf("navigation events by cli:alice/req-nav: %v", actions)
+			t.Errorf("navigation events by mcp:alice/req-nav: %v", actions)
 		}
 	})
 
 	t.Run("NavigateCancel", func(t *testing.T) {
-		rctx, cancel := context.WithCancel(caller("cli:alice", "", ""))
+		rctx, cancel := context.WithCancel(caller("mcp:alice", "", ""))
 		defer cancel()
 		if _, err := s.client.RobotArm(rctx, "robot:scout"); err != nil {
 			t.Fatal(err)
@@ -431,7 +431,7 @@ func TestHandler_ReadOnly(t *testing.T) {
 	svc := identity.New(storetest.MustOpen(t), nil, nil)
 	_, client := serve(t, svc, remote.Options{ReadOnly: true})
 	defer client.Close()
-	ctx := caller("cli:alice", "", "")
+	ctx := caller("mcp:alice", "", "")
 	_, err := client.CreateIdentity(ctx, graph.IdentityCreate{Name: "X"})
 	if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(graph.ErrorMessage(err), "read-only") {
 		t.Fatalf("create on a read-only server: %v", err)

@@ -12,7 +12,7 @@ func TestClient_Traversal(t *testing.T) {
 	t.Parallel()
 	s := newServed(t)
 	bg := context.Background()
-	ctx := caller("cli:alice", "", "")
+	ctx := caller("mcp:alice", "", "")
 	if _, err := s.client.Bind(ctx, graph.BindInput{Ref: "usb:3-3.2", NewName: "JD-Xi", Slug: "jdxi"}); err != nil {
 		t.Fatal(err)
 	}

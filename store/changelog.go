@@ -135,7 +135,7 @@ func (db *DB) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Eve
 		}
 		if f.Target != "" {
 			target := f.Target
-			if graph.KindOf(target) == "" {
+			if graph.KindOf(target) == "" && target != graph.ChangelogTarget {
 				if full, err := resolve(tx, target); err == nil {
 					target = full
 				} else {
@@ -250,6 +250,17 @@ func (db *DB) VerifyChangelog(ctx context.Context) (*graph.VerifyReport, error) 
 				broken(lastSeq, "", fmt.Sprintf("the head's hash does not match event %d's", lastSeq))
 			}
 		}
+		if hasCP {
+			p, err := lastPrune(tx)
+			if err != nil {
+				broken(0, "", graph.ErrorMessage(err))
+			} else if p != nil {
+				r.PrunedBy = p
+				if p.LastSeq != cp.Seq || p.Checkpoint != hex.EncodeToString(cp.Hash[:]) {
+					broken(cp.Seq, "", fmt.Sprintf("the checkpoint (event %d) is not the one the last prune recorded (event %d, %s at seq %d): events were cut outside devgraph", cp.Seq, p.LastSeq, p.Actor, p.EventSeq))
+				}
+			}
+		}
 		r.OK = r.Problem == ""
 		if hasHead {
 			r.HeadSeq, r.HeadHash = head.Seq, hex.EncodeToString(head.Hash[:])
@@ -260,16 +271,26 @@ func (db *DB) VerifyChangelog(ctx context.Context) (*graph.VerifyReport, error) 
 }
 
 // PruneChangelog drops events older than before, leaving a checkpoint (seq and hash of the
-// last dropped event) from which the rest verifies.
+// last dropped event) from which the rest verifies, and records the cut as a
+// changelog.prune event in the same transaction. The newest event always stays. Only a
+// caller trusted with the audit trail may prune (graph.MayPrune), and never with a before
+// in the future, which would drop events written after the caller chose to prune.
 func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error) {
+	if !graph.MayPrune(ctx) {
+		return 0, graph.Errorf(graph.EFORBIDDEN, "pruning the changelog needs a token marked prune: end its line in the server's token file with the word prune (name token prune) and restart the server, or run devgraph changelog prune on the server's machine as its user")
+	}
 	if before.IsZero() {
 		return 0, graph.FieldErrorf(graph.EINVALID, "before", "give the time before which events are dropped, e.g. --before 2026-01-01 or --before 720h")
+	}
+	if now := db.now(); before.After(now) {
+		return 0, graph.FieldErrorf(graph.EINVALID, "before", "before %s is in the future (now %s); a prune drops only events older than a past time, e.g. 720h ago or 2026-01-01",
+			before.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
 	var n int
 	_, err := db.update(ctx, func(w *wtx) error {
 		n = 0
 		events := w.b(m.BucketEvents)
-		var last *m.EventHeader
+		var first, last *m.EventHeader
 		var dead [][]byte
 		c := events.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -279,6 +300,9 @@ func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error)
 			}
 			if !h.Time.Before(before) || h.Seq == w.head.Seq {
 				break // the newest event always stays, so the head stays checkable
+			}
+			if first == nil {
+				first = h
 			}
 			last = h
 			dead = append(dead, append([]byte(nil), k...))
@@ -313,9 +337,25 @@ func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error)
 		}
 		n = len(dead)
 		w.count(m.CountEvents, -int64(n))
-		return nil
+		return w.emit(graph.ActChangelogPrune, graph.ChangelogTarget, nil, graph.Prune{
+			FirstSeq: first.Seq, LastSeq: last.Seq, Checkpoint: hex.EncodeToString(hash[:]),
+			Dropped: n, Before: before.UTC(),
+		})
 	})
 	return n, err
+}
+
+// lastPrune reads the newest changelog.prune event (nil when none is kept).
+func lastPrune(tx *bolt.Tx) (*graph.PruneReport, error) {
+	e, err := lastEvent(tx, graph.ChangelogTarget, graph.ActChangelogPrune)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	r := &graph.PruneReport{EventSeq: e.Seq, Actor: e.Actor, Time: e.Time}
+	if err := json.Unmarshal(e.After, &r.Prune); err != nil {
+		return nil, damaged(e.Seq, err)
+	}
+	return r, nil
 }
 
 // body marshals an event body: nil stays absent, json.RawMessage and []byte are kept.

@@ -51,7 +51,10 @@
 //     these fits one transaction.
 //
 // The hash chain is documented at graph.CanonicalEvent. The head (last seq and hash)
-// lives in the meta bucket, so a cut-off tail is caught; a prune leaves a checkpoint.
+// lives in the meta bucket, so a cut-off tail is caught; a prune leaves a checkpoint and
+// records the cut as a changelog.prune event (target "changelog": the seq range and the
+// checkpoint's hash) in the same transaction, which VerifyChangelog reports and holds the
+// checkpoint to. Pruning needs graph.MayPrune on the context and a before not in the future.
 //
 // Devices. ObserveDevices skips its write altogether when a snapshot changes nothing but
 // last-seen times younger than a minute, so a server polling every few seconds does not

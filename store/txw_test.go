@@ -172,7 +172,7 @@ func TestWriteSet_IsTheFilesChange(t *testing.T) {
 		}},
 		{"delete with cascade", func() error { return db.DeleteIdentity(ctx, "roland-jd-xi") }},
 		{"restore", func() error { _, err := db.RestoreIdentity(ctx, "roland-jd-xi"); return err }},
-		{"prune", func() error { _, err := db.PruneChangelog(ctx, time.Now().Add(time.Hour)); return err }},
+		{"prune", func() error { _, err := db.PruneChangelog(graph.WithPrunePermission(ctx), time.Now()); return err }},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) { check(t, db, c, s.do) })

@@ -21,7 +21,7 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print JSON")
 	since := fs.String("since", "", "only events at or after this: a duration back from now (24h, 90m) or a time (RFC 3339, or 2006-01-02)")
 	until := fs.String("until", "", "only events before this (same forms as --since)")
-	target := fs.String("target", "", "only events on this node (id, slug or device ref)")
+	target := fs.String("target", "", "only events on this node (id, slug or device ref; changelog for prunes)")
 	actor := fs.String("actor", "", "only events by actors matching this glob, e.g. 'mcp:*'")
 	action := fs.String("action", "", "only actions matching this glob, e.g. 'hint.*'")
 	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
@@ -39,7 +39,9 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		if *target != "" {
+		if *target == graph.ChangelogTarget {
+			f.Target = *target // the changelog's own events (prunes)
+		} else if *target != "" {
 			id, err := svc.ResolveID(ctx, *target)
 			if err != nil {
 				// Deleted nodes still have history: take the id as typed.
@@ -113,14 +115,33 @@ func changelogVerify(ctx context.Context, e *env, args []string) error {
 			if err := writeJSON(e.stdout, r); err != nil {
 				return err
 			}
-		} else if r.OK {
-			fmt.Fprintf(e.stdout, "changelog ok: %d events checked (seq %d..%d), head %s\n", r.Checked, r.FirstSeq, r.HeadSeq, short(r.HeadHash))
+		} else {
+			if r.OK {
+				fmt.Fprintf(e.stdout, "changelog ok: %d events checked (seq %d..%d), head %s\n", r.Checked, r.FirstSeq, r.HeadSeq, short(r.HeadHash))
+			}
+			if line := prunedLine(r); line != "" {
+				fmt.Fprintln(e.stdout, line)
+			}
 		}
 		if !r.OK {
 			return graph.Errorf(graph.ECONFLICT, "changelog broken at seq %d (event %s): %s", r.BrokenSeq, r.BrokenID, r.Problem)
 		}
 		return nil
 	})
+}
+
+// prunedLine says where the retained chain begins and who pruned it ("" when never pruned).
+func prunedLine(r *graph.VerifyReport) string {
+	if r.Checkpoint == "" {
+		return ""
+	}
+	seq, hash, _ := strings.Cut(r.Checkpoint, ":")
+	line := fmt.Sprintf("retained chain begins at seq %d, after checkpoint %s (event %s)", r.FirstSeq, short(hash), seq)
+	if p := r.PrunedBy; p != nil {
+		return line + fmt.Sprintf("; pruned by %s at %s (events %d..%d, before %s; event %d)",
+			p.Actor, fmtTime(p.Time), p.FirstSeq, p.LastSeq, fmtTime(p.Before), p.EventSeq)
+	}
+	return line + "; no changelog.prune event records who pruned it (an older devgraph pruned without one)"
 }
 
 func short(h string) string {
@@ -148,7 +169,11 @@ func changelogPrune(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "pruned %s before %s; the rest stays verifiable from the checkpoint\n", plural(n, "event", "events"), fmtTime(t))
+		if n == 0 {
+			fmt.Fprintf(e.stdout, "pruned 0 events before %s; nothing changed\n", fmtTime(t))
+			return nil
+		}
+		fmt.Fprintf(e.stdout, "pruned %s before %s; the rest stays verifiable from the checkpoint, and a changelog.prune event records the cut\n", plural(n, "event", "events"), fmtTime(t))
 		return nil
 	})
 }

@@ -82,9 +82,11 @@ func (e *env) demoRigDir(db string) string {
 	return filepath.Join(base, "devgraph", "demo-rig-"+hex.EncodeToString(sum[:])[:12])
 }
 
-// withCaller puts the CLI's actor, a fresh request id and the --message on ctx.
+// withCaller puts the CLI's actor, a fresh request id and the --message on ctx. The CLI
+// runs as the database's own user, who may prune the changelog.
 func (c *common) withCaller(ctx context.Context) context.Context {
 	ctx = graph.WithActor(ctx, cliActor())
+	ctx = graph.WithPrunePermission(ctx)
 	ctx = graph.WithRequestID(ctx, graph.NewRequestID())
 	if c.message != "" {
 		ctx = graph.WithMessage(ctx, c.message)

@@ -12,7 +12,6 @@ import (
 	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/remote"
-	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/store"
 )
 
@@ -171,12 +170,20 @@ func (e *env) openHTTP(f *serveFlags, rt *runtime, log *slog.Logger) (*devhttp.S
 	return hs, nil
 }
 
-// relay serves this process's stdio MCP through the server that holds the database.
-// With --http it also serves HTTP here, over the holder's socket.
+// relay serves this process's stdio MCP through the server that holds the database. It
+// serves no HTTP: HTTP callers' actors (http:<token>) are recorded only by the server that
+// checks their tokens, so --http alone is refused and beside --stdio it is skipped.
 func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db string, log *slog.Logger) error {
 	ping, err := cl.Ping(ctx)
 	if err != nil {
 		return err
+	}
+	// HTTP callers act as http:<token> or http:local, which the holder's socket does not
+	// accept from a caller (only the server that checked the token may record it): HTTP
+	// is served by the server holding the database.
+	noHTTP := fmt.Sprintf("the server holding %s (pid %d) must serve HTTP itself: start it with --http %s", db, ping.PID, f.httpAddr)
+	if f.httpAddr != "" && !f.stdio {
+		return graph.Errorf(graph.ECONFLICT, "cannot serve --http here: %s", noHTTP)
 	}
 	var ignored []string
 	for _, name := range relayIgnored {
@@ -193,21 +200,8 @@ func (e *env) relay(ctx context.Context, f *serveFlags, cl *remote.Client, db st
 	}
 	fmt.Fprintln(e.stderr, line)
 	if f.httpAddr != "" {
-		rt := &runtime{log: log}
-		if err := rt.build(cl, nil, search.ServiceNames(cl), nil, f); err != nil {
-			return err
-		}
-		defer rt.close()
-		if !f.stdio {
-			return e.runFrontends(ctx, f, rt, log)
-		}
-		// The stdio relay is what this process is for (an MCP client started it); HTTP
-		// beside it is a bonus, so a taken port does not end the session.
-		if hs, err := e.openHTTP(f, rt, log); err != nil {
-			log.Warn("relay: not serving HTTP here; the stdio session relays on", "http", f.httpAddr, "err", graph.ErrorMessage(err))
-		} else {
-			defer hs.Close()
-		}
+		// The stdio relay is what this process is for (an MCP client started it).
+		log.Warn("relay: not serving HTTP here; the stdio session relays on", "http", f.httpAddr, "reason", noHTTP)
 	}
 	if !f.stdio {
 		return nil

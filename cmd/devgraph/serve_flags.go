@@ -33,7 +33,7 @@ func (e *env) parseServeFlags(args []string) (*serveFlags, error) {
 	var f serveFlags
 	f.register(fs, true)
 	fs.StringVar(&f.httpAddr, "http", "", "also serve GraphQL, GraphiQL and MCP over HTTP on ADDR (e.g. 127.0.0.1:8080); stdio MCP is then off unless --stdio")
-	fs.StringVar(&f.tokenFile, "token-file", "", "bearer tokens (\"name token\" per line); required for a non-loopback --http address")
+	fs.StringVar(&f.tokenFile, "token-file", "", "bearer tokens (\"name token\" per line, \"name token prune\" for one that may prune the changelog); required for a non-loopback --http address")
 	fs.BoolVar(&f.readOnly, "read-only", false, "refuse every change: no write tools, no robot motion, read-only socket")
 	fs.BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin/stdout (the default without --http)")
 	fs.Var(&f.simRobots, "sim-robot", "add a simulated robot NAME[@x,y] (repeatable)")

@@ -116,7 +116,7 @@ func TestCrash_Server(t *testing.T) {
 	cutKept := map[string]int{}        // … of which committed before the server died
 	for round := 0; round < rounds; round++ {
 		srv := startServe(t, env, serveArgs...)
-		sock := strings.TrimPrefix(srv.waitLine("socket: "), "socket: ")
+		srv.waitLine("socket: ") // the CLI writers go through it
 		gql := strings.TrimPrefix(srv.waitLine("GraphiQL: "), "GraphiQL: ")
 		mcpURL := strings.TrimPrefix(srv.waitLine("MCP: "), "MCP: ")
 
@@ -143,10 +143,11 @@ func TestCrash_Server(t *testing.T) {
 		var reachedOnce sync.Once
 		stop := make(chan struct{})
 		inFlight := make([]atomic.Bool, len(writers))
+		var killed atomic.Bool
 		type result struct {
 			tried []crashOp
 			acked []crashOp
-			errs  []string
+			errs  []string // failures while the server was up: none expected
 		}
 		results := make([]result, len(writers))
 		var wg sync.WaitGroup
@@ -174,7 +175,12 @@ func TestCrash_Server(t *testing.T) {
 					err := w.write(op)
 					inFlight[wi].Store(false)
 					if err != nil {
-						res.errs = append(res.errs, err.Error())
+						// Whatever a write cut by the kill says (the wording is each
+						// interface's), it is not acknowledged; a failure before the
+						// kill is a bug.
+						if !killed.Load() {
+							res.errs = append(res.errs, err.Error())
+						}
 						if i == 0 { // no identity to write on
 							return
 						}
@@ -199,6 +205,7 @@ func TestCrash_Server(t *testing.T) {
 				flying[writers[wi].iface] = true
 			}
 		}
+		killed.Store(true)
 		srv.cmd.Process.Signal(syscall.SIGKILL)
 		close(stop)
 		if err := srv.wait(); err == nil {
@@ -215,11 +222,8 @@ func TestCrash_Server(t *testing.T) {
 				ackedBy[w.iface]++
 			}
 			n += len(r.acked)
-			// A write refused for anything but the server going away is a test failure.
 			for _, e := range r.errs {
-				if !crashLostServer(e) {
-					t.Errorf("round %d: %s: a write failed with %s", round, w.name, e)
-				}
+				t.Errorf("round %d: %s: a write failed while the server was up: %s", round, w.name, e)
 			}
 		}
 		var fl []string
@@ -233,9 +237,6 @@ func TestCrash_Server(t *testing.T) {
 			round, killAt, jitter, n, fl)
 		if t.Failed() {
 			return
-		}
-		if _, err := os.Stat(sock); err != nil && !os.IsNotExist(err) {
-			t.Fatalf("round %d: socket: %v", round, err)
 		}
 		written := checkCrashFile(t, env, db, round, all, acked)
 		if t.Failed() {
@@ -300,18 +301,6 @@ func crashShort(iface string) string {
 		return "gq"
 	}
 	return "cl"
-}
-
-// crashLostServer reports whether a write's error is the server going away (killed),
-// the only failure the test expects.
-func crashLostServer(e string) bool {
-	for _, s := range []string{"connection refused", "connection reset", "EOF", "broken pipe",
-		"server is not answering", "no server", "in use by another devgraph process"} {
-		if strings.Contains(e, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkCrashFile checks the file after a kill, with no server running: the CLI's

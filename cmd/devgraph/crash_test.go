@@ -517,8 +517,9 @@ func (w *crashWriter) initialize() error {
 	if err != nil {
 		return err
 	}
-	if res["result"] == nil {
-		return fmt.Errorf("initialize: %v", res)
+	r, _ := res["result"].(map[string]any)
+	if r == nil || r["protocolVersion"] != "2025-11-25" {
+		return fmt.Errorf("initialize: %v, want protocol 2025-11-25", res)
 	}
 	if w.session = hdr.Get("Mcp-Session-Id"); w.session == "" {
 		return errors.New("initialize: no Mcp-Session-Id")
@@ -537,9 +538,12 @@ func (w *crashWriter) callTool(tool string, args map[string]any) error {
 			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "crash-" + w.name, "version": "1.0"},
 		}
 	}
-	res, _, err := w.post("tools/call", tool, params)
+	res, hdr, err := w.post("tools/call", tool, params)
 	if err != nil {
 		return err
+	}
+	if w.iface == ifMCPModern && hdr.Get("Mcp-Session-Id") != "" {
+		return fmt.Errorf("%s: a 2026-07-28 request was given a session", tool)
 	}
 	r, _ := res["result"].(map[string]any)
 	if r == nil {

@@ -65,7 +65,7 @@ func diskFullErr(path string, err error) error {
 	case has(syscall.EDQUOT):
 		return graph.Errorf(graph.EUNAVAILABLE, "the disk quota is used up: %s; free space or raise the quota for %s and try again", kept, path)
 	case has(syscall.EFBIG):
-		return graph.Errorf(graph.EUNAVAILABLE, "the file size limit was reached writing %s: %s; raise the limit (ulimit -f) and restart devgraph, or make the file smaller (devgraph changelog prune, devgraph compact)", path, kept)
+		return graph.Errorf(graph.EUNAVAILABLE, "the file size limit was reached writing %s: %s; raise devgraph's file size limit (ulimit -f, or prlimit for a running server) or make the file smaller (devgraph changelog prune, then devgraph compact) and try again", path, kept)
 	}
 	return nil
 }

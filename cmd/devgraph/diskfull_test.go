@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
+)
+
+// setFileSizeLimit sets the soft RLIMIT_FSIZE of process pid (prlimit(2)); the hard
+// limit stays, so a process of the same user may lower it and raise it back.
+func setFileSizeLimit(t *testing.T, pid int, bytes uint64) {
+	t.Helper()
+	var old syscall.Rlimit
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), syscall.RLIMIT_FSIZE, 0, uintptr(unsafe.Pointer(&old)), 0, 0); e != 0 {
+		t.Fatalf("read the file size limit of %d: %v", pid, e)
+	}
+	lim := syscall.Rlimit{Cur: min(bytes, old.Max), Max: old.Max}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), syscall.RLIMIT_FSIZE, uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+		t.Fatalf("set the file size limit of %d to %d: %v", pid, bytes, e)
+	}
+}
+
+// gqlResult is a GraphQL response.
+type gqlResult struct {
+	Data   map[string]json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+}
+
+func gqlVars(t *testing.T, url, query string, vars map[string]any) gqlResult {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var r gqlResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("GraphQL answered %s %q: %v", resp.Status, b, err)
+	}
+	return r
+}
+
+// TestProcess_FileSizeLimit: a `serve --http` child whose RLIMIT_FSIZE is lowered to its
+// database's size is filled through GraphQL until a write fails. The write fails with a
+// one-line "file size limit" error (the process is not killed by SIGXFSZ), reads keep
+// working over HTTP and the socket, the CLI's write through the socket gets the same
+// line, every acknowledged write is there, and once the limit is raised writes resume;
+// after a clean stop the changelog verifies and the file holds every acknowledged note.
+func TestProcess_FileSizeLimit(t *testing.T) {
+	t.Parallel()
+	env := procEnv(t)
+	r := newTestRig(t)
+	db := filepath.Join(t.TempDir(), "limit.db")
+	srv := startServe(t, env, append([]string{"--db", db, "--http", "127.0.0.1:0"}, r.flags()...)...)
+	srv.waitLine("socket: ")
+	url := strings.TrimPrefix(srv.waitLine("GraphiQL: "), "GraphiQL: ")
+	pid := srv.cmd.Process.Pid
+
+	if res := gqlVars(t, url, `mutation { createIdentity(name: "Fill") { id } }`, nil); len(res.Errors) > 0 {
+		t.Fatalf("createIdentity: %+v", res.Errors)
+	}
+	const limit = 256 << 10
+	setFileSizeLimit(t, pid, limit)
+
+	rnd := rand.New(rand.NewPCG(3, 4))
+	acked := map[string]string{}
+	addNote := func(target string) (string, gqlResult) {
+		body := noteText(rnd, 8<<10)
+		res := gqlVars(t, url, `mutation($t: ID!, $b: String!) { addNote(target: $t, body: $b) { id } }`, map[string]any{"t": target, "b": body})
+		var n struct{ ID string }
+		if len(res.Errors) == 0 {
+			json.Unmarshal(res.Data["addNote"], &n)
+			acked[n.ID] = body
+		}
+		return n.ID, res
+	}
+	var refused gqlResult
+	for i := 0; ; i++ {
+		if i == 400 {
+			t.Fatalf("400 notes of 8 KiB fit under a %d-byte file size limit", limit)
+		}
+		if _, res := addNote("identity:fill"); len(res.Errors) > 0 {
+			refused = res
+			break
+		}
+	}
+	msg := refused.Errors[0].Message
+	fi, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("refused after %d notes (file %d bytes): %s", len(acked), fi.Size(), msg)
+	if len(acked) == 0 {
+		t.Errorf("no note fitted under the limit; the test shows nothing about acknowledged writes")
+	}
+	if !strings.Contains(msg, "file size limit") || strings.Contains(msg, "\n") || refused.Errors[0].Extensions["code"] != graph.EUNAVAILABLE {
+		t.Errorf("the refusal %q (%v) does not name the file size limit in one line", msg, refused.Errors[0].Extensions)
+	}
+	if syscall.Kill(pid, 0) != nil {
+		t.Fatalf("serve died at the file size limit:\n%s", srv.log())
+	}
+
+	// While at the limit: reads work over HTTP and through the socket; the CLI's write
+	// through the socket gets the same one line.
+	if res := gqlVars(t, url, `{ identity(id: "fill") { notes(first: 1) { totalCount } } }`, nil); len(res.Errors) > 0 {
+		t.Errorf("read over HTTP at the limit: %+v", res.Errors)
+	}
+	if out := binOK(t, env, "identities", "--db", db); !strings.Contains(out, "identity:fill") {
+		t.Errorf("identities through the socket at the limit: %q", out)
+	}
+	_, errs, code := runBin(t, env, "note", "add", "fill", noteText(rnd, 8<<10), "--db", db)
+	if code != 1 || !strings.Contains(errs, "file size limit") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("CLI note add at the limit: exit %d %q, want exit 1 and one line naming the file size limit", code, errs)
+	}
+
+	// The limit is raised: writes resume.
+	setFileSizeLimit(t, pid, ^uint64(0))
+	for i := 0; i < 10; i++ {
+		if _, res := addNote("identity:fill"); len(res.Errors) > 0 {
+			t.Fatalf("write %d after raising the limit: %+v", i, res.Errors)
+		}
+	}
+	if out := binOK(t, env, "changelog", "verify", "--db", db); !strings.HasPrefix(out, "changelog ok") {
+		t.Errorf("verify through the socket: %q", out)
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	if err := srv.wait(); err != nil {
+		t.Fatalf("serve ended with %v:\n%s", err, srv.log())
+	}
+	if out := binOK(t, env, "changelog", "verify", "--db", db); !strings.HasPrefix(out, "changelog ok") {
+		t.Errorf("verify after the restart: %q", out)
+	}
+	checkNotes(t, db, acked)
+}
+
+// checkNotes opens the database file and finds every acknowledged note in it.
+func checkNotes(t *testing.T, db string, acked map[string]string) {
+	t.Helper()
+	st, err := store.Open(db, store.Options{Timeout: 5 * time.Second, NoBackup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for id, body := range acked {
+		n, err := st.FindNoteByID(context.Background(), id)
+		if err != nil || n.Body != body {
+			t.Fatalf("acknowledged note %s: %v", id, err)
+		}
+	}
+	t.Logf("all %d acknowledged notes are in the file", len(acked))
+}
+
+// noteText is n bytes of lowercase text that does not compress.
+func noteText(r *rand.Rand, n int) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz "
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = letters[r.IntN(len(letters))]
+	}
+	return fmt.Sprint(string(b))
+}

@@ -40,7 +40,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 			return e.serveDB(ctx, f, st, db, log)
 		}
 		if graph.ErrorCode(err) != graph.ELOCKED || time.Now().After(deadline) || ctx.Err() != nil {
-			return err
+			return lockedBy(err, db)
 		}
 	}
 }

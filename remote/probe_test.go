@@ -125,4 +125,3 @@ func serve(t *testing.T, path string, h http.Handler) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 }
-

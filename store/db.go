@@ -111,7 +111,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	bdb, err := openBolt(path, opts)
 	if err != nil {
-		return nil, err
+		return nil, openDiskFull(path, err)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -129,7 +129,7 @@ func Open(path string, opts Options) (*DB, error) {
 	})
 	if err != nil {
 		bdb.Close()
-		return nil, err
+		return nil, openDiskFull(path, err)
 	}
 	if !opts.ReadOnly {
 		writePID(path)

@@ -70,6 +70,24 @@ func diskFullErr(path string, err error) error {
 	return nil
 }
 
+// openDiskFull turns an error from opening (creating, migrating) the database at path
+// into the disk-full error when that is its cause; any other error is returned as is.
+func openDiskFull(path string, err error) error {
+	has := func(e syscall.Errno) bool { return errors.Is(err, e) || strings.Contains(err.Error(), e.Error()) }
+	var why string
+	switch {
+	case has(syscall.ENOSPC):
+		why = "the disk is full"
+	case has(syscall.EDQUOT):
+		why = "the disk quota is used up"
+	case has(syscall.EFBIG):
+		why = "the file size limit was reached"
+	default:
+		return err
+	}
+	return graph.Errorf(graph.EUNAVAILABLE, "cannot create or update %s: %s; free space on its disk (or raise the limit) and try again; nothing was changed", path, why)
+}
+
 // ioCause names the system error inside err ("input/output error") when there is one.
 func ioCause(err error) string {
 	var errno syscall.Errno

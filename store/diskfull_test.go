@@ -143,6 +143,20 @@ func TestDB_DiskFull(t *testing.T) {
 		}
 	}
 	f.check(ctx, db, "while full")
+	// Take the last free blocks too, so that nothing at all fits below.
+	if top, err := os.Create(filepath.Join(dir, "topup")); err == nil {
+		for err == nil {
+			_, err = top.Write(make([]byte, 4096))
+		}
+		top.Close()
+	}
+	// A new database cannot be made while full, and the error says why (not "damaged").
+	if nd, err := store.Open(filepath.Join(dir, "new.db"), store.Options{NoBackup: true, Logger: quiet}); err == nil {
+		nd.Close()
+		t.Errorf("a new database was created on a full disk")
+	} else if msg := graph.ErrorMessage(err); !strings.Contains(msg, "the disk is full") || strings.Contains(msg, "damaged") {
+		t.Errorf("creating a database on a full disk: %q", msg)
+	}
 
 	// A restart while the disk is full: the file opens, reads work, writes are refused.
 	if err := db.Close(); err != nil {

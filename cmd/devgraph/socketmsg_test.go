@@ -156,6 +156,9 @@ func TestProcess_SocketMessages(t *testing.T) {
 			t.Errorf("serve with a file in the way: exit %d", code)
 		}
 		saysOneLine(t, "serve with a file in the way", errs, sock+" is a regular file, not a socket", "move it away, then start the server again")
+		if out, _, _ := runBin(t, env, "doctor", "--db", db); !strings.Contains(out, sock+" is a regular file, not a socket") {
+			t.Errorf("doctor's server row does not name the file in the way:\n%s", out)
+		}
 		if b, _ := os.ReadFile(sock); string(b) != "mine\n" {
 			t.Errorf("the file in the way was changed: %q", b)
 		}

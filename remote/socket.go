@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -147,6 +149,12 @@ func (l *peerListener) Close() error {
 		return nil
 	}
 	return l.closeErr
+}
+
+// serverLost reports whether err means the server went away in the middle of a call
+// (killed, crashed): the connection was closed or reset under an answer.
+func serverLost(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // WaitAnswering pings the socket until it answers or ctx ends.

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -162,6 +164,38 @@ func TestProcess_SocketMessages(t *testing.T) {
 		if b, _ := os.ReadFile(sock); string(b) != "mine\n" {
 			t.Errorf("the file in the way was changed: %q", b)
 		}
+	})
+
+	t.Run("KilledMidCommand", func(t *testing.T) {
+		t.Parallel()
+		env, db, _ := setup(t)
+		r := newTestRig(t)
+		srv := startServe(t, env, append([]string{"--db", db, "--sim-robot", "scout@0,0"}, r.flags()...)...)
+		srv.waitLine("socket: ")
+		binOK(t, env, "robot", "arm", "scout", "--db", db)
+		nav := exec.Command(binary, "robot", "navigate", "scout", "40", "40", "--timeout", "60s", "--db", db)
+		nav.Env = env
+		stderr, err := nav.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nav.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nav.Process.Kill() })
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() && !strings.Contains(sc.Text(), "m to go") {
+		}
+		srv.cmd.Process.Kill() // mid-navigation
+		var last string
+		for sc.Scan() {
+			last = sc.Text()
+		}
+		err = nav.Wait()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Errorf("navigate when its server was killed: %v", err)
+		}
+		saysOneLine(t, "navigate when its server was killed", last, "stopped while answering", "stopped or crashed", "devgraph changelog")
 	})
 
 	t.Run("HungServer", func(t *testing.T) {

@@ -151,6 +151,8 @@ func (e *env) runFrontends(ctx context.Context, f *serveFlags, rt *runtime, log 
 // from its MCP server, all behind the http package's guard (Host, Origin, tokens).
 func (e *env) openHTTP(f *serveFlags, rt *runtime, log *slog.Logger) (*devhttp.Server, error) {
 	hs := &devhttp.Server{Addr: f.httpAddr, Options: devhttp.Options{GraphQL: rt.exec, MCP: rt.mcp.HTTPHandler(), ReadOnly: f.readOnly, Logger: log}}
+	// A GraphQL response may take as long as the query's time limit (--query-timeout).
+	hs.Timeouts.Write = max(devhttp.DefaultTimeouts.Write, f.limits.Timeout+30*time.Second)
 	if f.tokenFile != "" {
 		toks, err := devhttp.LoadTokens(f.tokenFile)
 		if err != nil {

@@ -62,17 +62,65 @@ func gqlVars(t *testing.T, url, query string, vars map[string]any) gqlResult {
 	return r
 }
 
-// TestProcess_FileSizeLimit: a `serve --http` child whose RLIMIT_FSIZE is lowered to its
-// database's size is filled through GraphQL until a write fails. The write fails with a
-// one-line "file size limit" error (the process is not killed by SIGXFSZ), reads keep
-// working over HTTP and the socket, the CLI's write through the socket gets the same
-// line, every acknowledged write is there, and once the limit is raised writes resume;
-// after a clean stop the changelog verifies and the file holds every acknowledged note.
-func TestProcess_FileSizeLimit(t *testing.T) {
+// TestProcess_DiskFull: a `serve --http` child is filled through GraphQL until a write
+// fails, once at the file size limit (its RLIMIT_FSIZE lowered with prlimit: EFBIG, and
+// SIGXFSZ must not kill it) and once on a full file system (a small tmpfs the test
+// mounts: ENOSPC). The write fails with one line naming the cause, reads keep working
+// over HTTP and the socket, the CLI's write through the socket gets the same line, and
+// once the limit is raised or a ballast file removed writes resume; after a clean stop
+// the changelog verifies and the file holds every acknowledged note.
+func TestProcess_DiskFull(t *testing.T) {
 	t.Parallel()
+	t.Run("FileSizeLimit", func(t *testing.T) {
+		t.Parallel()
+		var pid int
+		fillUntilRefused(t, t.TempDir(), "file size limit",
+			func(p int) { pid = p; setFileSizeLimit(t, pid, 256<<10) },
+			func() { setFileSizeLimit(t, pid, ^uint64(0)) })
+	})
+	t.Run("NoSpace", func(t *testing.T) {
+		t.Parallel()
+		dir := mountTmpfs(t, "1m")
+		ballast := filepath.Join(dir, "ballast")
+		if err := os.WriteFile(ballast, make([]byte, 256<<10), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fillUntilRefused(t, dir, "the disk is full", func(int) {}, func() {
+			if err := os.Remove(ballast); err != nil {
+				t.Fatal(err)
+			}
+		})
+	})
+}
+
+// mountTmpfs mounts a tmpfs of the given size (mount(8)'s size=) on a temp dir and
+// unmounts it when the test ends. It needs root: without it the test fails under CI=true
+// and is skipped otherwise.
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	dir := shortTemp(t)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0700"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("mount a %s tmpfs on %s (the test needs root): %v", size, dir, err)
+		}
+		t.Skipf("mount a %s tmpfs on %s (the test needs root): %v", size, dir, err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fillUntilRefused serves a database in dir, calls limit with the server's pid, writes
+// 8 KiB notes through GraphQL until one is refused with cause, checks reads and the
+// CLI at the limit, calls lift, and checks that writes resume and nothing acknowledged
+// is lost, also after a restart.
+func fillUntilRefused(t *testing.T, dir, cause string, limit func(pid int), lift func()) {
 	env := procEnv(t)
 	r := newTestRig(t)
-	db := filepath.Join(t.TempDir(), "limit.db")
+	db := filepath.Join(dir, "full.db")
 	srv := startServe(t, env, append([]string{"--db", db, "--http", "127.0.0.1:0"}, r.flags()...)...)
 	srv.waitLine("socket: ")
 	url := strings.TrimPrefix(srv.waitLine("GraphiQL: "), "GraphiQL: ")
@@ -81,9 +129,7 @@ func TestProcess_FileSizeLimit(t *testing.T) {
 	if res := gqlVars(t, url, `mutation { createIdentity(name: "Fill") { id } }`, nil); len(res.Errors) > 0 {
 		t.Fatalf("createIdentity: %+v", res.Errors)
 	}
-	const limit = 256 << 10
-	setFileSizeLimit(t, pid, limit)
-
+	limit(pid)
 	rnd := rand.New(rand.NewPCG(3, 4))
 	acked := map[string]string{}
 	addNote := func(target string) (string, gqlResult) {
@@ -99,7 +145,7 @@ func TestProcess_FileSizeLimit(t *testing.T) {
 	var refused gqlResult
 	for i := 0; ; i++ {
 		if i == 400 {
-			t.Fatalf("400 notes of 8 KiB fit under a %d-byte file size limit", limit)
+			t.Fatalf("400 notes of 8 KiB fit; the limit never came")
 		}
 		if _, res := addNote("identity:fill"); len(res.Errors) > 0 {
 			refused = res
@@ -115,11 +161,11 @@ func TestProcess_FileSizeLimit(t *testing.T) {
 	if len(acked) == 0 {
 		t.Errorf("no note fitted under the limit; the test shows nothing about acknowledged writes")
 	}
-	if !strings.Contains(msg, "file size limit") || strings.Contains(msg, "\n") || refused.Errors[0].Extensions["code"] != graph.EUNAVAILABLE {
-		t.Errorf("the refusal %q (%v) does not name the file size limit in one line", msg, refused.Errors[0].Extensions)
+	if !strings.Contains(msg, cause) || strings.Contains(msg, "\n") || refused.Errors[0].Extensions["code"] != graph.EUNAVAILABLE {
+		t.Errorf("the refusal %q (%v) does not say %q in one line", msg, refused.Errors[0].Extensions, cause)
 	}
 	if syscall.Kill(pid, 0) != nil {
-		t.Fatalf("serve died at the file size limit:\n%s", srv.log())
+		t.Fatalf("serve died at the limit:\n%s", srv.log())
 	}
 
 	// While at the limit: reads work over HTTP and through the socket; the CLI's write
@@ -143,17 +189,17 @@ func TestProcess_FileSizeLimit(t *testing.T) {
 			}
 			continue
 		}
-		if code != 1 || !strings.Contains(errs, "file size limit") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
-			t.Errorf("CLI note add at the limit: exit %d %q, want exit 1 and one line naming the file size limit", code, errs)
+		if code != 1 || !strings.Contains(errs, cause) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("CLI note add at the limit: exit %d %q, want exit 1 and one line saying %q", code, errs, cause)
 		}
 		break
 	}
 
-	// The limit is raised: writes resume.
-	setFileSizeLimit(t, pid, ^uint64(0))
+	// The limit is lifted: writes resume.
+	lift()
 	for i := 0; i < 10; i++ {
 		if _, res := addNote("identity:fill"); len(res.Errors) > 0 {
-			t.Fatalf("write %d after raising the limit: %+v", i, res.Errors)
+			t.Fatalf("write %d after lifting the limit: %+v", i, res.Errors)
 		}
 	}
 	if out := binOK(t, env, "changelog", "verify", "--db", db); !strings.HasPrefix(out, "changelog ok") {

@@ -128,7 +128,7 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 		opts.MaxHTTPSessions = DefaultMaxHTTPSessions
 	}
 	if opts.MaxHTTPSessions > 0 {
-		s.sessions = &sessionCap{max: opts.MaxHTTPSessions, open: map[string]struct{}{}}
+		s.sessions = &sessionCap{max: opts.MaxHTTPSessions, log: log, open: map[string]struct{}{}}
 		s.sessions.install(hooks)
 	}
 	hooks.AddBeforeInitialize(func(context.Context, any, *mcp.InitializeRequest) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 
@@ -25,6 +26,7 @@ const DefaultMaxHTTPSessions = 256
 // open one more than max.
 type sessionCap struct {
 	max int
+	log *slog.Logger
 
 	mu      sync.Mutex
 	open    map[string]struct{} // ids of the HTTP sessions registered
@@ -99,6 +101,7 @@ func (c *sessionCap) limit(next http.Handler) http.Handler {
 			return
 		}
 		if !c.reserve() {
+			c.log.Warn("mcp: refused a new HTTP session: the session cap is reached", "max", c.max, "remote", r.RemoteAddr)
 			id := msg.ID
 			if len(id) == 0 {
 				id = json.RawMessage("null")

@@ -72,6 +72,8 @@ type DB struct {
 
 	suggester atomic.Pointer[graph.Suggester] // names the closest node of an unknown id; see SetSuggester
 
+	writeFailed atomic.Pointer[graph.Error] // set when a commit failed with an unknown outcome (diskfull.go)
+
 	// testHook, when set, is called at named points inside write transactions; an error
 	// it returns aborts the write (atomicity tests).
 	testHook func(point string) error
@@ -121,7 +123,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	bdb, err := openBolt(path, opts)
 	if err != nil {
-		return nil, err
+		return nil, openDiskFull(path, err)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -159,7 +161,7 @@ func Open(path string, opts Options) (*DB, error) {
 	})
 	if err != nil {
 		bdb.Close()
-		return nil, undecodable(path, err)
+		return nil, undecodable(path, openDiskFull(path, err))
 	}
 	if !opts.ReadOnly {
 		writePID(path)
@@ -375,6 +377,9 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	if db.viewOf(ctx) != nil {
 		return nil, errInView()
 	}
+	if err := db.writesRefused(); err != nil {
+		return nil, err
+	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
 	db.mu.RLock()
 	if db.closed {
@@ -415,12 +420,20 @@ func (db *DB) commitLoop() {
 }
 
 func (db *DB) runBatch(batch []*writeReq) {
+	if err := db.writesRefused(); err != nil {
+		for _, r := range batch {
+			r.err = err
+			close(r.done)
+		}
+		return
+	}
 	for len(batch) > 0 {
-		failed := -1
+		failed, txid, committing := -1, 0, false
 		var ferr error
 		db.observeTx(true)
 		err := db.guard(func() error {
 			return db.bolt.Update(func(tx *bolt.Tx) error {
+				txid = tx.ID()
 				w, err := newWtx(db, tx)
 				if err != nil {
 					return err
@@ -439,8 +452,11 @@ func (db *DB) runBatch(batch []*writeReq) {
 					return err
 				}
 				if db.beforeCommit != nil {
-					return db.beforeCommit(changes)
+					if err := db.beforeCommit(changes); err != nil {
+						return err
+					}
 				}
+				committing = true
 				return nil
 			})
 		})
@@ -453,6 +469,9 @@ func (db *DB) runBatch(batch []*writeReq) {
 			return
 		}
 		if failed < 0 {
+			if committing {
+				err = db.commitErr(txid, err)
+			}
 			for _, r := range batch {
 				r.err, r.events = internal("commit", err), nil
 				close(r.done)

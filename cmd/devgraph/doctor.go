@@ -115,6 +115,9 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	t := newTable(e.stdout, "CHECK", "STATUS", "DETAIL")
 	t.row("database", okIf(rep.Exists || rep.Server, "ok", "missing"), db)
 	server := "no server running; commands open the file"
+	if p := remote.Probe(rep.Socket, 500*time.Millisecond); !rep.Server && p.Problem() != "" {
+		server = p.Problem() + "; until then no server can start"
+	}
 	if rep.Server {
 		server = fmt.Sprintf("pid %d on %s", rep.ServerPID, rep.Socket)
 	}

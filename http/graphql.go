@@ -12,7 +12,6 @@ import (
 	"path"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -71,6 +70,15 @@ func writeErr(w http.ResponseWriter, status int, code, format string, args ...an
 	writeJSON(w, status, newRefusal(code, format, args...))
 }
 
+// writeFieldErr answers err's code and message with extensions.field naming the input.
+func writeFieldErr(w http.ResponseWriter, status int, err error) {
+	r := newRefusal(graph.ErrorCode(err), "%s", graph.ErrorMessage(err))
+	if f := graph.ErrorField(err); f != "" {
+		r.Errors[0].Extensions["field"] = f
+	}
+	writeJSON(w, status, r)
+}
+
 func (h *graphqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req graph.GraphQLRequest
 	m := graph.GraphQLReadWrite
@@ -92,8 +100,10 @@ func (h *graphqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusRequestEntityTooLarge, graph.ELIMIT, "the request body is larger than %d bytes; send a smaller query or fewer variables", h.maxBody)
 			return
 		}
-		if !utf8.Valid(body) {
-			writeErr(w, http.StatusBadRequest, graph.EINVALID, "the request body is not valid UTF-8; send JSON text encoded as UTF-8")
+		// Before decoding: encoding/json would replace invalid UTF-8 and lone surrogate
+		// escapes with U+FFFD. The refusal names the field ("variables.message").
+		if err := graph.CheckJSONText(body); err != nil {
+			writeFieldErr(w, http.StatusBadRequest, err)
 			return
 		}
 		if err := decodeRequest(body, &req); err != nil {
@@ -106,9 +116,26 @@ func (h *graphqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			graphiql(w, r)
 			return
 		}
+		for _, name := range []string{"query", "operationName"} {
+			if err := graph.ValidateText(name, q.Get(name), 0, 0); err != nil {
+				writeFieldErr(w, http.StatusBadRequest, err)
+				return
+			}
+		}
 		req.Query = q.Get("query")
 		req.OperationName = q.Get("operationName")
 		if v := q.Get("variables"); v != "" {
+			if f, bad := graph.FindJSONTextFault([]byte(v)); bad {
+				field := "variables"
+				switch {
+				case strings.HasPrefix(f.Path, "["):
+					field += f.Path
+				case f.Path != "":
+					field += "." + f.Path
+				}
+				writeFieldErr(w, http.StatusBadRequest, f.Refusal(field))
+				return
+			}
 			if err := json.Unmarshal([]byte(v), &req.Variables); err != nil {
 				writeErr(w, http.StatusBadRequest, graph.EINVALID, "variables is not a JSON object: %s", jsonProblem(err))
 				return

@@ -266,8 +266,9 @@ func (s *Server) HTTPHandler() http.Handler {
 		if s.sessions != nil {
 			h = s.sessions.limit(h)
 		}
-		// mcp-go reads whole bodies into memory; bound them.
-		s.httpHandler = http.MaxBytesHandler(h, maxHTTPBody)
+		// mcp-go reads whole bodies into memory; bound them. Text that is not valid
+		// UTF-8 is refused before mcp-go decodes (and would replace) it.
+		s.httpHandler = http.MaxBytesHandler(refuseBadTextHTTP(h), maxHTTPBody)
 	}
 	return s.httpHandler
 }

@@ -208,6 +208,16 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		Error  json.RawMessage `json:"error"`
 		Params json.RawMessage `json:"params"`
 	}
+	if resp, refused := refuseBadText(line); refused {
+		// Text that is not valid UTF-8 never reaches mcp-go, which would replace it.
+		s.log.Info("stdio: refused a message holding text that is not valid UTF-8")
+		if resp != nil {
+			if err := w.write(resp); err != nil {
+				s.log.Debug("stdio: write response", "err", err)
+			}
+		}
+		return
+	}
 	if err := json.Unmarshal(line, &base); err != nil {
 		_ = w.write(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
 			Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error: each line must be one JSON-RPC message", nil)})

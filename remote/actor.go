@@ -25,8 +25,8 @@ const maxActorBytes = 128
 // also holds cli: to the peer's own user.
 func ValidActor(a string) error {
 	bad := func(why string) error {
-		return graph.FieldErrorf(graph.EINVALID, "actor", "%s %q %s; a socket caller acts as cli:<its own user> (leave the actor out) or mcp:<client name> (at most %d bytes)",
-			HeaderActor, shownActor(a), why, maxActorBytes)
+		return graph.FieldErrorf(graph.EINVALID, "actor", "actor %q %s; a socket caller acts as cli:<its own user> (leave the actor out) or mcp:<client name> (at most %d bytes)",
+			shownActor(a), why, maxActorBytes)
 	}
 	switch {
 	case a == "":
@@ -141,34 +141,37 @@ func userName(uid int) string {
 	return name
 }
 
-// CallerContext returns r's context carrying the caller's actor, request id and message
-// from the X-Devgraph-* headers; without an actor header the caller is cli:<the peer's
-// user>. An actor header other than cli:<the peer's user> or mcp:<client name> is an
-// EINVALID error (answer 400). The caller, the same OS user, may prune the changelog. Other endpoints served on the same socket (GraphQL for `devgraph query`)
-// use it too.
+// CallerContext reads the Caller line that starts r's body and returns r's context
+// carrying the caller's actor, request id and message; r.Body is left holding the rest
+// of the body (the method's arguments). Without an actor the caller is cli:<the peer's
+// user>. A caller line that is not valid text (CheckJSONText), not a Caller, or names an
+// actor other than cli:<the peer's user> or mcp:<client name> is an EINVALID error
+// (answer 400). The caller, the same OS user, may prune the changelog. Other endpoints
+// served on the same socket (GraphQL for `devgraph query`) use it too.
 func CallerContext(r *http.Request) (context.Context, error) {
+	c, err := readCaller(r)
+	if err != nil {
+		return nil, err
+	}
 	ctx := r.Context()
 	actor := peerActor(ctx)
-	if vs, ok := r.Header[http.CanonicalHeaderKey(HeaderActor)]; ok {
-		if len(vs) != 1 {
-			return nil, graph.FieldErrorf(graph.EINVALID, "actor", "send one %s header, not %d", HeaderActor, len(vs))
-		}
-		if err := ValidActor(vs[0]); err != nil {
+	if c.Actor != "" {
+		if err := ValidActor(c.Actor); err != nil {
 			return nil, err
 		}
-		if err := checkPeerActor(ctx, vs[0]); err != nil {
+		if err := checkPeerActor(ctx, c.Actor); err != nil {
 			return nil, err
 		}
-		actor = vs[0]
+		actor = c.Actor
 	}
 	ctx = graph.WithActor(ctx, actor)
 	// Only the same OS user reaches the socket, and it may open the file itself.
 	ctx = graph.WithPrunePermission(ctx)
-	if id := r.Header.Get(HeaderRequestID); id != "" {
-		ctx = graph.WithRequestID(ctx, id)
+	if c.RequestID != "" {
+		ctx = graph.WithRequestID(ctx, c.RequestID)
 	}
-	if m := r.Header.Get(HeaderMessage); m != "" {
-		ctx = graph.WithMessage(ctx, m)
+	if c.Message != "" {
+		ctx = graph.WithMessage(ctx, c.Message)
 	}
 	return ctx, nil
 }

@@ -19,8 +19,8 @@ import (
 var _ graph.Service = (*Client)(nil)
 
 // Client is a graph.Service answered by the server listening on a unix socket. It is
-// safe for concurrent use. Each call forwards the context's actor, request id and
-// message, so the server records the caller's events exactly as the caller would.
+// safe for concurrent use. Each call sends the context's actor, request id and message
+// in its body's caller line, so the server records the caller's events exactly as the caller would.
 type Client struct {
 	path string
 	http *http.Client
@@ -141,15 +141,18 @@ func rootCause(err error) error {
 }
 
 // Post sends body to another endpoint the server offers on the socket (such as
-// /graphql), with the context's actor, request id and message, and returns the response
-// whatever its status. The caller closes its body.
+// /graphql), after the caller line carrying the context's actor, request id and
+// message, and returns the response whatever its status. The caller closes its body.
 func (c *Client) Post(ctx context.Context, path, contentType string, body io.Reader) (*http.Response, error) {
+	body, err := withCaller(ctx, body)
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://localhost"+path, body)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
-	setCaller(req, ctx)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -160,26 +163,33 @@ func (c *Client) Post(ctx context.Context, path, contentType string, body io.Rea
 	return resp, nil
 }
 
-func setCaller(req *http.Request, ctx context.Context) {
+// withCaller puts the caller line (Caller) before body: the context's actor, request id
+// and message travel in the body, where a message of any lines and length fits.
+func withCaller(ctx context.Context, body io.Reader) (io.Reader, error) {
+	var cl Caller
 	if a := graph.ActorFrom(ctx); a != "unknown" {
-		req.Header.Set(HeaderActor, a)
+		cl.Actor = a
 	}
-	if id := graph.RequestIDFrom(ctx); id != "" {
-		req.Header.Set(HeaderRequestID, id)
+	cl.RequestID = graph.RequestIDFrom(ctx)
+	cl.Message = graph.MessageFrom(ctx)
+	line, err := callerLine(cl)
+	if err != nil {
+		return nil, err
 	}
-	if m := graph.MessageFrom(ctx); m != "" {
-		req.Header.Set(HeaderMessage, m)
-	}
+	return io.MultiReader(bytes.NewReader(line), body), nil
 }
 
 // do sends one call and returns the response (status 200) or the call's error.
 func (c *Client) do(ctx context.Context, method string, body io.Reader) (*http.Response, error) {
+	body, err := withCaller(ctx, body)
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://devgraph/rpc/"+method, body)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	setCaller(req, ctx)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -198,9 +208,13 @@ func (c *Client) do(ctx context.Context, method string, body io.Reader) (*http.R
 	return resp, nil
 }
 
-// call sends args and decodes the JSON result into out.
+// call sends args and decodes the JSON result into out. Text json.Marshal would
+// silently replace (invalid UTF-8) is refused before anything is sent.
 func (c *Client) call(ctx context.Context, method string, args, out any) error {
-	b, err := json.Marshal(args)
+	b, err := encodeArgs(args)
+	if graph.ErrorCode(err) == graph.EINVALID {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("encode %s arguments: %w", method, err)
 	}
@@ -220,6 +234,14 @@ func (c *Client) call(ctx context.Context, method string, args, out any) error {
 		return c.unavailable(fmt.Errorf("decode %s result: %w", method, err))
 	}
 	return nil
+}
+
+// encodeArgs is json.Marshal refusing, with the field named, text it would replace.
+func encodeArgs(args any) ([]byte, error) {
+	if err := graph.CheckValueText(args); err != nil {
+		return nil, err
+	}
+	return json.Marshal(args)
 }
 
 // stream reads NDJSON frames: data goes to w, progress to onProgress, and the result
@@ -498,7 +520,10 @@ func (c *Client) robot(ctx context.Context, method, robot string) (*graph.RobotS
 // RobotNavigate blocks like the server's; cancelling ctx closes the connection, which
 // cancels the navigation on the server (and stops the robot).
 func (c *Client) RobotNavigate(ctx context.Context, robot string, goal graph.Goal, progress func(graph.NavProgress)) (*graph.NavResult, error) {
-	b, err := json.Marshal(argNavigate{robot, goal})
+	b, err := encodeArgs(argNavigate{robot, goal})
+	if graph.ErrorCode(err) == graph.EINVALID {
+		return nil, err
+	}
 	if err != nil {
 		return nil, graph.FieldErrorf(graph.EINVALID, "goal", "goal is not a finite number pair: %v", err)
 	}

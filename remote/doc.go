@@ -5,7 +5,7 @@
 // The wire is plain HTTP/1.1 on the socket:
 //
 //	GET  /rpc/ping              → {"pid":…, "db":…, "version":…}
-//	POST /rpc/<Method>          a JSON object of the method's arguments
+//	POST /rpc/<Method>          the caller line, then a JSON object of the method's arguments
 //	                            → 200 and the JSON result, or
 //	                            → 4xx/5xx and {"error":{"code","message","field"}}
 //
@@ -18,12 +18,17 @@
 //	{"result":…}                 the method's result
 //	{"error":{…}}                the method's error
 //
-// Import sends the raw export stream as the request body.
+// Import sends the raw export stream after the caller line.
 //
-// The caller's actor, request id and change message travel in the X-Devgraph-Actor,
-// X-Devgraph-Request-Id and X-Devgraph-Message headers. Only the same user can connect
-// (the socket is mode 0600 and Listen checks every peer's uid with SO_PEERCRED, refusing
-// others). The server accepts only cli:<the peer's own user> and mcp:<client name> as the
+// Every POST body starts with the caller line, {"actor","request_id","message"} (Caller;
+// empty fields left out): the caller's actor, request id and change message travel in
+// the body, where a "why" of several lines fits. Text that is not valid UTF-8 (raw
+// bytes, lone surrogate escapes) or holds a NUL is refused with its JSON path as the
+// field ("message", "add[1]"), never replaced: the client checks before it encodes
+// (graph.CheckValueText) and the server before it decodes (graph.CheckJSONText).
+//
+// Only the same user can connect (the socket is mode 0600 and Listen checks every peer's
+// uid with SO_PEERCRED, refusing others). The server accepts only cli:<the peer's own user> and mcp:<client name> as the
 // actor a caller names (at most 128 bytes, else 400): http: actors are recorded only by
 // the server that checked the token, discovery: and robot: only by the server itself; a
 // caller naming none is recorded as cli:<the peer's user>, and may prune the changelog. The

@@ -132,22 +132,45 @@ func graphQLHandler(exec graph.GraphQLExecutor, readOnly bool) http.Handler {
 			http.Error(w, "use POST", http.StatusMethodNotAllowed)
 			return
 		}
-		var req graph.GraphQLRequest
-		if err := json.NewDecoder(io.LimitReader(r.Body, exec.MaxRequestBytes())).Decode(&req); err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": "malformed request body: " + err.Error(), "extensions": map[string]any{"code": graph.EINVALID}}}})
-			return
-		}
+		// The caller line comes first; the GraphQL request is the rest of the body.
 		ctx, err := CallerContext(r)
 		if err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": graph.ErrorMessage(err), "extensions": map[string]any{"code": graph.ErrorCode(err)}}}})
+			graphQLRefusal(w, err)
+			return
+		}
+		var req graph.GraphQLRequest
+		body, err := io.ReadAll(io.LimitReader(r.Body, exec.MaxRequestBytes()+1))
+		switch {
+		case err != nil:
+			err = graph.Errorf(graph.EINVALID, "could not read the request: %v", err)
+		case int64(len(body)) > exec.MaxRequestBytes():
+			err = graph.Errorf(graph.ELIMIT, "the request is larger than %d bytes; send a smaller query or fewer variables", exec.MaxRequestBytes())
+		default:
+			// Checked before decoding: encoding/json would replace invalid UTF-8.
+			err = graph.CheckJSONText(body)
+		}
+		if err == nil {
+			if derr := json.Unmarshal(body, &req); derr != nil {
+				err = graph.Errorf(graph.EINVALID, "malformed request body: %v", derr)
+			}
+		}
+		if err != nil {
+			graphQLRefusal(w, err)
 			return
 		}
 		resp, _ := exec.ExecuteGraphQL(ctx, req, mode)
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(resp)
 	})
+}
+
+// graphQLRefusal answers 400 with a GraphQL error carrying err's code and field.
+func graphQLRefusal(w http.ResponseWriter, err error) {
+	ext := map[string]any{"code": graph.ErrorCode(err)}
+	if f := graph.ErrorField(err); f != "" {
+		ext["field"] = f
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": graph.ErrorMessage(err), "extensions": ext}}})
 }

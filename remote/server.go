@@ -1,8 +1,8 @@
 package remote
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -95,10 +95,26 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// decodeArgs decodes the method's arguments, the rest of the body after the caller
+// line, refusing text that is not valid UTF-8 (CheckJSONText: encoding/json would
+// silently replace it) with the JSON path of the bad string as the field.
 func decodeArgs(r *http.Request, dst any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxArgs))
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxArgs+1))
+	if err != nil {
+		return graph.Errorf(graph.EINVALID, "could not read the arguments: %v", err)
+	}
+	if len(b) > maxArgs {
+		return graph.Errorf(graph.ELIMIT, "the arguments are larger than %d MiB; send less at a time", maxArgs>>20)
+	}
+	if err := graph.CheckJSONText(b); err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(dst); err != nil {
 		return graph.Errorf(graph.EINVALID, "malformed arguments: %v", err)
 	}
 	return nil

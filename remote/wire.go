@@ -1,19 +1,72 @@
 package remote
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
 )
 
-// Headers carrying the caller's context.
-const (
-	HeaderActor     = "X-Devgraph-Actor"
-	HeaderRequestID = "X-Devgraph-Request-Id"
-	HeaderMessage   = "X-Devgraph-Message"
-)
+// Caller is the first JSON value of every POST body on the socket, on a line of its own:
+// who is calling and why. It travels in the body because the message is free text (a
+// two-line "why", any UTF-8) that an HTTP header cannot carry. Empty fields are left
+// out; a caller naming no actor acts as cli:<the peer's user>.
+type Caller struct {
+	Actor     string `json:"actor,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
+// callerLine encodes c as the line that starts a request body. Text json.Marshal would
+// silently replace (invalid UTF-8) is refused instead, naming the field.
+func callerLine(c Caller) ([]byte, error) {
+	if err := graph.CheckValueText(c); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encode the caller: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// readCaller decodes the Caller line at the start of r's body and leaves r.Body holding
+// the rest. Its text is checked before decoding (graph.CheckJSONText), so a message that
+// is not valid UTF-8 is refused, never replaced.
+func readCaller(r *http.Request) (Caller, error) {
+	body := r.Body
+	dec := json.NewDecoder(io.LimitReader(body, maxArgs))
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(dec.Buffered(), body), body}
+	if err != nil {
+		return Caller{}, graph.Errorf(graph.EINVALID, "the request body does not start with the caller line {\"actor\",\"request_id\",\"message\"}: %v", err)
+	}
+	if err := graph.CheckJSONText(raw); err != nil {
+		return Caller{}, err
+	}
+	var c Caller
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&c); err != nil {
+		return Caller{}, graph.Errorf(graph.EINVALID, "malformed caller line (%v): a request body starts with {\"actor\",\"request_id\",\"message\"}; is the devgraph CLI an older version than the server?", err)
+	}
+	if len(c.RequestID) > maxRequestIDBytes {
+		return Caller{}, graph.FieldErrorf(graph.EINVALID, "request_id", "request_id is %d bytes; the limit is %d (leave it out and the server makes one)", len(c.RequestID), maxRequestIDBytes)
+	}
+	return c, nil
+}
+
+// maxRequestIDBytes bounds a request id a caller names: it is stored on every event of
+// the request.
+const maxRequestIDBytes = 128
 
 // wireError is the error body: {"error":{"code","message","field"}}.
 type wireError struct {

@@ -71,6 +71,10 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.Close()
 	ctx = c.withCaller(ctx)
+	// Refused rather than sent: json.Marshal would replace invalid UTF-8 with U+FFFD.
+	if err := graph.CheckValueText(req); err != nil {
+		return err
+	}
 	var resp json.RawMessage
 	if s.client != nil {
 		body, _ := json.Marshal(req)

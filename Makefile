@@ -7,7 +7,7 @@ RACE_PKGS ?= ./store/... ./identity/ ./remote/ ./mcptools/ ./query/ ./search/ ./
 # "context deadline exceeded" although nothing was found).
 FUZZTIME ?= 30s
 FUZZMINIMIZETIME ?= 3s
-# chaos: SIGKILL rounds of the crash test.
+# chaos: SIGKILL rounds of each crash test.
 CHAOS_ROUNDS ?= 100
 
 .PHONY: run test bench build vet fmt load lint race chaos fuzz staticcheck tidy-check
@@ -40,9 +40,12 @@ tidy-check:
 race:
 	$(GO) test -count=1 -race $$($(GO) list $(RACE_PKGS) 2>/dev/null)
 
-# chaos: the crash test, SIGKILLing a writer CHAOS_ROUNDS times on one file.
+# chaos: the crash tests, CHAOS_ROUNDS SIGKILLs each on one file: store's (a writer
+# process) and the real server's (`devgraph serve --http` under MCP in both eras, GraphQL
+# and CLI writers). DEVGRAPH_CRASH_SEED=<seed from the log> replays the server test's kills.
 chaos:
 	DEVGRAPH_CRASH_ROUNDS=$(CHAOS_ROUNDS) $(GO) test -count=1 -run '^TestCrash_SIGKILL$$' -timeout 30m ./store/
+	DEVGRAPH_CRASH_ROUNDS=$(CHAOS_ROUNDS) $(GO) test -count=1 -v -run '^TestCrash_Server$$' -timeout 30m ./cmd/devgraph/
 
 # fuzz: every fuzz target for FUZZTIME each (.ci/fuzz.sh); a failing input is saved to the
 # package's testdata/fuzz corpus, where `go test` replays it.

@@ -36,6 +36,48 @@ type Options struct {
 	// Logger gets the access log (one line per request at info) and the server's own
 	// errors (at debug); nil discards them.
 	Logger *slog.Logger
+	// Timeouts bound slow and idle clients; zero fields take the defaults.
+	Timeouts Timeouts
+}
+
+// Timeouts bound how long a client may hold a connection without making progress, so
+// slow or idle clients cannot pile up. A connection costs a goroutine and a file
+// descriptor, so many idle ones do not stop others from being served; these make sure
+// they go away. There is no server-wide read or write timeout: MCP's event streams
+// (GET /mcp, and a POST /mcp answered as a stream) live as long as the session, so each
+// route sets its own deadlines.
+type Timeouts struct {
+	// ReadHeader is how long a client may take to send a request's headers (default 10 s).
+	ReadHeader time.Duration
+	// Body is how long a client may take to send a request's body (default 30 s).
+	Body time.Duration
+	// Write is how long a non-streaming request (GraphQL, GraphiQL, /healthz) may take
+	// from its headers to the last byte of its response (default 2 min; GraphQL's own
+	// time limit ends a query well before). MCP is not bounded by it.
+	Write time.Duration
+	// Idle is how long a kept-alive connection may wait for its next request
+	// (default 2 min).
+	Idle time.Duration
+}
+
+// DefaultTimeouts are the timeouts a zero Timeouts field takes.
+var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Body: 30 * time.Second, Write: 2 * time.Minute, Idle: 2 * time.Minute}
+
+func (t Timeouts) withDefaults() Timeouts {
+	d := DefaultTimeouts
+	if t.ReadHeader > 0 {
+		d.ReadHeader = t.ReadHeader
+	}
+	if t.Body > 0 {
+		d.Body = t.Body
+	}
+	if t.Write > 0 {
+		d.Write = t.Write
+	}
+	if t.Idle > 0 {
+		d.Idle = t.Idle
+	}
+	return d
 }
 
 // NewHandler serves the routes, each behind Guard, with an access log around them all:
@@ -56,6 +98,7 @@ func newHandler(opts Options) (*accessLog, *slog.Logger) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	guard := GuardOptions{Tokens: opts.Tokens, Loopback: opts.Loopback, AllowedHosts: opts.AllowedHosts}
+	tm := opts.Timeouts.withDefaults()
 
 	gql := http.NewServeMux()
 	if opts.GraphQL != nil {
@@ -70,7 +113,7 @@ func newHandler(opts Options) (*accessLog, *slog.Logger) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
-	guarded := Guard(gql, guard)
+	guarded := deadlines(Guard(gql, guard), tm.Body, tm.Write)
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", guarded)
@@ -79,15 +122,15 @@ func newHandler(opts Options) (*accessLog, *slog.Logger) {
 	if opts.MCP != nil {
 		rpc := guard
 		rpc.JSONRPCErrors = true
-		mux.Handle("/mcp", Guard(opts.MCP, rpc))
+		mux.Handle("/mcp", deadlines(Guard(opts.MCP, rpc), tm.Body, 0))
 	}
-	mux.Handle("/", Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/", deadlines(Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			http.Redirect(w, r, "/graphql", http.StatusFound)
 			return
 		}
 		http.NotFound(w, r)
-	}), guard))
+	}), guard), tm.Body, tm.Write))
 	return &accessLog{log: log, next: mux}, log
 }
 
@@ -112,7 +155,8 @@ func (s *Server) Open() error {
 		return graph.Errorf(graph.EUNAVAILABLE, "cannot listen on %s: %v", s.Addr, rootErr(err))
 	}
 	s.ln, s.routes = ln, routes
-	s.hs = &http.Server{Handler: routes, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	tm := s.Timeouts.withDefaults()
+	s.hs = &http.Server{Handler: routes, ReadHeaderTimeout: tm.ReadHeader, IdleTimeout: tm.Idle, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	s.errc = make(chan error, 1)
 	s.done = make(chan struct{})
 	go func() {
@@ -150,6 +194,45 @@ func (s *Server) Close() error {
 		s.routes.wait()
 	})
 	return nil
+}
+
+// deadlines bounds one request on its connection: its body must arrive within body,
+// and, when write > 0, its response must be written within write of its start. With
+// write 0 (MCP's streams) a deadline left on the kept-alive connection by an earlier
+// request is cleared. The body's deadline is lifted once the body has been read, so
+// a handler still running then (a stream) is not cut off by it.
+func deadlines(next http.Handler, body, write time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		start := time.Now()
+		var wd time.Time
+		if write > 0 {
+			wd = start.Add(write)
+		}
+		rc.SetWriteDeadline(wd)
+		if body > 0 && r.Body != nil && r.Body != http.NoBody {
+			rc.SetReadDeadline(start.Add(body))
+			r.Body = &bodyDeadline{ReadCloser: r.Body, rc: rc}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyDeadline lifts the connection's read deadline when the body has been read to its
+// end.
+type bodyDeadline struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *bodyDeadline) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 func rootErr(err error) error {

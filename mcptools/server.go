@@ -52,6 +52,9 @@ type Options struct {
 	// NotifyInterval is how often coalesced resource notifications are sent
 	// (default 100 ms).
 	NotifyInterval time.Duration
+	// MaxHTTPSessions caps the MCP sessions open at once over HTTP (default
+	// DefaultMaxHTTPSessions; negative: no cap); an initialize past it is refused.
+	MaxHTTPSessions int
 }
 
 // DefaultMaxPage is the page cap when Options.MaxPage is 0.
@@ -67,7 +70,8 @@ type Server struct {
 
 	tools []*toolDef
 
-	subs *subscriptions
+	subs     *subscriptions
+	sessions *sessionCap // the HTTP session cap (sessions.go)
 
 	httpMu      sync.Mutex
 	http        *server.StreamableHTTPServer
@@ -120,6 +124,13 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
+	if opts.MaxHTTPSessions == 0 {
+		opts.MaxHTTPSessions = DefaultMaxHTTPSessions
+	}
+	if opts.MaxHTTPSessions > 0 {
+		s.sessions = &sessionCap{max: opts.MaxHTTPSessions, log: log, open: map[string]struct{}{}}
+		s.sessions.install(hooks)
+	}
 	// The client's own name goes to the HTTP access log for every request (initialize
 	// carries it; later requests have it from the session or their _meta).
 	hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
@@ -249,10 +260,15 @@ func (s *Server) HTTPHandler() http.Handler {
 			server.WithSessionIdleTTL(30*time.Minute),
 			server.WithStreamableHTTPLogger(s.log),
 			server.WithHeartbeatInterval(30*time.Second),
+			server.WithHTTPContextFunc(markHTTP),
 		)
+		var h http.Handler = s.http
+		if s.sessions != nil {
+			h = s.sessions.limit(h)
+		}
 		// mcp-go reads whole bodies into memory; bound them. Text that is not valid
 		// UTF-8 is refused before mcp-go decodes (and would replace) it.
-		s.httpHandler = http.MaxBytesHandler(refuseBadTextHTTP(s.http), maxHTTPBody)
+		s.httpHandler = http.MaxBytesHandler(refuseBadTextHTTP(h), maxHTTPBody)
 	}
 	return s.httpHandler
 }

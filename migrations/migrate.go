@@ -121,7 +121,7 @@ func readVersion(db *bolt.DB, path string) (version int, empty bool, err error) 
 		}
 		v, err := strconv.Atoi(string(meta.Get(KeyVersion)))
 		if err != nil || v < 1 {
-			return graph.Errorf(graph.EINVALID, "database %s has a damaged schema version %q; restore it from a backup", path, meta.Get(KeyVersion))
+			return graph.Errorf(graph.EINVALID, "database %s has a damaged schema version %q: restore a backup; devgraph backup makes one", path, meta.Get(KeyVersion))
 		}
 		version = v
 		return nil
@@ -130,7 +130,7 @@ func readVersion(db *bolt.DB, path string) (version int, empty bool, err error) 
 }
 
 func notDevgraph(path string) error {
-	return graph.Errorf(graph.EINVALID, "%s is a bbolt file but not a devgraph database; point --db at a devgraph database or a new path", path)
+	return graph.Errorf(graph.EINVALID, "%s is a bbolt file but not a devgraph database: point --db at a devgraph database or a new path, or restore a backup; devgraph backup makes one", path)
 }
 
 func initFile(tx *bolt.Tx, version int, now time.Time) error {

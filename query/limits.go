@@ -196,9 +196,13 @@ func analyze(doc *ast.Document, l Limits) error {
 		switch def := d.(type) {
 		case *ast.FragmentDefinition:
 			if def.Name != nil {
-				if _, dup := frags[def.Name.Value]; !dup {
-					frags[def.Name.Value] = def
+				// graphql-go's validation follows the last definition of a name, these
+				// checks the first: a second "fragment A { ...A }" would be a cycle only
+				// graphql-go sees, and it overflows the stack (found by FuzzGraphQLGuard).
+				if _, dup := frags[def.Name.Value]; dup {
+					return &resolverError{code: graph.EINVALID, msg: fmt.Sprintf("the document defines fragment %q twice; give each fragment its own name", def.Name.Value)}
 				}
+				frags[def.Name.Value] = def
 			}
 		case *ast.OperationDefinition:
 			ops = append(ops, def)

@@ -124,6 +124,9 @@ func (c *Client) unavailable(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return graph.Errorf(graph.EUNAVAILABLE, "the devgraph server on %s did not answer in time", c.path)
 	}
+	if serverLost(err) {
+		return graph.Errorf(graph.EUNAVAILABLE, "the devgraph server on %s stopped while answering (%v): it was stopped or crashed; start it again (devgraph serve), and see in devgraph changelog whether the change was made", c.path, rootCause(err))
+	}
 	return graph.Errorf(graph.EUNAVAILABLE, "the devgraph server on %s is not answering (%v)", c.path, rootCause(err))
 }
 

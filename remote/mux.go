@@ -58,6 +58,9 @@ func (s *SocketServer) Open() error {
 	if err != nil {
 		return err
 	}
+	if RemovedStale(ln) {
+		s.log.Info("removed a stale socket left by a server that did not shut down cleanly", "socket", s.Path)
+	}
 	mux := http.NewServeMux()
 	if s.RPC != nil {
 		mux.Handle("/rpc/", s.RPC)

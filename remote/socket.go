@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -45,8 +47,10 @@ func SocketPath(dbPath string) string {
 
 // Listen listens on the unix socket at path for same-user peers only: the socket is made
 // mode 0600 and every accepted connection whose peer uid differs from ours is closed
-// (SO_PEERCRED). A stale socket nobody answers on is removed first; a live one is
-// ECONFLICT. Closing the listener removes the socket file.
+// (SO_PEERCRED). A stale socket nobody listens on (a server that was killed) is removed
+// first; anything else in the way (a live server, another program listening, a file that
+// is not a socket, another user's socket) is ECONFLICT saying what it is and what to do.
+// Closing the listener removes the socket file.
 func Listen(path string) (net.Listener, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -60,19 +64,20 @@ func Listen(path string) (net.Listener, error) {
 			return nil, graph.Errorf(graph.EUNAVAILABLE, "socket directory %s is not a private directory of this user; remove it or set XDG_RUNTIME_DIR", dir)
 		}
 	}
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, graph.Errorf(graph.ECONFLICT, "%s exists and is not a socket; remove it", path)
-		}
-		if !ownedByUs(fi) {
-			return nil, graph.Errorf(graph.ECONFLICT, "%s is another user's socket; remove it, or keep the database in a directory only you can write", path)
-		}
-		if Answering(path) {
-			return nil, graph.Errorf(graph.ECONFLICT, "another devgraph server already listens on %s", path)
-		}
+	stale := false
+	switch p := Probe(path, time.Second); p.State {
+	case SocketNone:
+	case SocketStale:
+		// Left by a server that was killed or crashed: nobody listens, so it is ours to
+		// replace.
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			return nil, fmt.Errorf("remove stale socket: %w", err)
 		}
+		stale = true
+	case SocketDevgraph:
+		return nil, graph.Errorf(graph.ECONFLICT, "another devgraph server (pid %d, serving %s) already listens on %s; stop it (kill %d) and start again", p.Ping.PID, p.Ping.DB, path, p.Ping.PID)
+	default:
+		return nil, graph.Errorf(graph.ECONFLICT, "devgraph cannot make its socket: %s, then start the server again", p.Problem())
 	}
 	l, err := net.Listen("unix", path)
 	if err != nil {
@@ -86,7 +91,13 @@ func Listen(path string) (net.Listener, error) {
 	// We remove the file ourselves, and only if it is still ours.
 	ul.SetUnlinkOnClose(false)
 	fi, _ := os.Stat(path)
-	return &peerListener{UnixListener: ul, path: path, info: fi, uid: os.Getuid()}, nil
+	return &peerListener{UnixListener: ul, path: path, info: fi, uid: os.Getuid(), stale: stale}, nil
+}
+
+// RemovedStale reports whether ln, from Listen, replaced a stale socket.
+func RemovedStale(ln net.Listener) bool {
+	pl, ok := ln.(*peerListener)
+	return ok && pl.stale
 }
 
 // Answering reports whether something accepts connections on the socket at path.
@@ -104,6 +115,7 @@ type peerListener struct {
 	path      string
 	info      os.FileInfo
 	uid       int
+	stale     bool // a stale socket was removed to make this one
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -137,6 +149,12 @@ func (l *peerListener) Close() error {
 		return nil
 	}
 	return l.closeErr
+}
+
+// serverLost reports whether err means the server went away in the middle of a call
+// (killed, crashed): the connection was closed or reset under an answer.
+func serverLost(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // WaitAnswering pings the socket until it answers or ctx ends.

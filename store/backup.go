@@ -33,6 +33,11 @@ func Compact(src, dst string) error {
 	if _, err := os.Stat(dst); err == nil {
 		return graph.FieldErrorf(graph.EINVALID, "dst", "%s already exists; compact into a new path", dst)
 	}
+	if hdr, err := checkHeader(src); err != nil {
+		return err
+	} else if hdr == nil {
+		return graph.Errorf(graph.ENOTFOUND, "database %s does not exist", src)
+	}
 	sdb, err := openBolt(src, Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
 		return err
@@ -45,7 +50,8 @@ func Compact(src, dst string) error {
 	if err != nil {
 		return graph.Errorf(graph.EINVALID, "create %s: %v", dst, err)
 	}
-	if err := bolt.Compact(ddb, sdb, 64<<20); err != nil {
+	// Compact reads src through its memory map: guarded, a damaged src is an error.
+	if err := guard(src, func() error { return bolt.Compact(ddb, sdb, 64<<20) }); err != nil {
 		ddb.Close()
 		os.Remove(dst)
 		return fmt.Errorf("compact %s: %w", src, err)

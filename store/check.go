@@ -2,36 +2,22 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/devgraph/devgraph/graph"
 )
 
 // CheckFile opens the closed database at path read-only and checks bbolt's page
 // consistency, the changelog chain and the relations' indexes and counters
-// (CheckRelations). Tests call it after every test (storetest).
+// (CheckRelations). Tests call it after every test (storetest). A damaged file gives the
+// damaged-file error (see damage.go).
 func CheckFile(path string) error {
-	bdb, err := openBolt(path, Options{Timeout: time.Second, ReadOnly: true})
-	if err != nil {
+	if err := CheckConsistency(path); err != nil {
 		return err
 	}
-	var errs []error
-	err = bdb.View(func(tx *bolt.Tx) error {
-		for e := range tx.Check() {
-			errs = append(errs, e)
-		}
-		return nil
-	})
-	bdb.Close()
-	if err != nil {
-		return err
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("bbolt consistency: %w", errors.Join(errs...))
-	}
-	db, err := Open(path, Options{ReadOnly: true})
+	db, err := Open(path, Options{ReadOnly: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
@@ -48,4 +34,24 @@ func CheckFile(path string) error {
 		return err
 	}
 	return relationProblems(problems)
+}
+
+// CheckConsistency checks the closed database at path the way Open does after an unclean
+// shutdown: its header (checkHeader), then bbolt's full page consistency check (tx.Check),
+// read-only. Any problem is the damaged-file error: EINVALID, naming the problem and the
+// way out (restore a backup). doctor shows it as a row; CheckFile starts with it.
+func CheckConsistency(path string) error {
+	hdr, err := checkHeader(path)
+	if err != nil {
+		return err
+	}
+	if hdr == nil {
+		return graph.Errorf(graph.ENOTFOUND, "database %s does not exist; any devgraph command that writes creates it", path)
+	}
+	bdb, err := openBolt(path, Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer bdb.Close()
+	return checkConsistency(path, bdb)
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
@@ -66,7 +66,13 @@ type DB struct {
 
 	migratedFrom int
 
+	// failed is set when a read found the file damaged (a fault, or bbolt panicking on a
+	// page): every later call returns it instead of touching the memory map again.
+	failed atomic.Pointer[graph.Error]
+
 	suggester atomic.Pointer[graph.Suggester] // names the closest node of an unknown id; see SetSuggester
+
+	writeFailed atomic.Pointer[graph.Error] // set when a commit failed with an unknown outcome (diskfull.go)
 
 	// testHook, when set, is called at named points inside write transactions; an error
 	// it returns aborts the write (atomicity tests).
@@ -88,7 +94,9 @@ type DB struct {
 // Open opens (creating if needed) the devgraph database at path, migrating an older file
 // after backing it up. A file another process holds gives ELOCKED after opts.Timeout; a
 // file that is not a devgraph database, is damaged or is from a newer devgraph gives
-// EINVALID.
+// EINVALID, naming the problem and the way out (see damage.go). After an unclean shutdown
+// (the pid file a writer keeps beside the database is still there) Open runs bbolt's full
+// consistency check first.
 func Open(path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -99,41 +107,61 @@ func Open(path string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, graph.FieldErrorf(graph.EINVALID, "db", "database path is empty; pass --db or set DEVGRAPH_DB")
 	}
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return nil, graph.FieldErrorf(graph.EINVALID, "db", "%s is a directory, not a devgraph database; pass a file path", path)
+	hdr, err := checkHeader(path)
+	if err != nil {
+		return nil, err
+	}
+	if hdr == nil { // no file yet
+		if opts.ReadOnly {
+			return nil, graph.Errorf(graph.ENOTFOUND, "database %s does not exist; create it by running a command that writes", path)
 		}
-		if fi.Size() > 0 && fi.Size() < 4096 {
-			return nil, notDevgraph(path, "the file is too short")
-		}
-	} else if opts.ReadOnly {
-		return nil, graph.Errorf(graph.ENOTFOUND, "database %s does not exist; create it by running a command that writes", path)
-	} else if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, graph.Errorf(graph.EINVALID, "cannot create the directory for %s: %v", path, err)
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, graph.Errorf(graph.EINVALID, "cannot create the directory for %s: %v", path, err)
+			}
 		}
 	}
 	bdb, err := openBolt(path, opts)
 	if err != nil {
-		return nil, err
+		return nil, openDiskFull(path, err)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	db := &DB{path: path, opts: opts, now: opts.Now, log: opts.Logger, bolt: bdb, subs: map[int]*subscription{}}
-	if err := db.checkSize(); err != nil {
-		bdb.Close()
-		return nil, err
-	}
-	if st, err := migrations.StatusOf(bdb, path); err == nil && st.Version > 0 && st.Version < migrations.CurrentVersion {
-		db.migratedFrom = st.Version
-	}
-	db.version, db.backup, err = migrations.Prepare(bdb, path, migrations.Options{
-		Now: opts.Now, NoBackup: opts.NoBackup, ReadOnly: opts.ReadOnly, Version: opts.schemaVersion,
+	// Holding bbolt's lock, no other devgraph writes the file: a pid file left beside it
+	// means the last writer did not get to Close (killed, crashed, power cut).
+	_, statErr := os.Stat(pidPath(path))
+	unclean := hdr != nil && statErr == nil
+	err = guard(path, func() error {
+		if err := db.checkSize(); err != nil {
+			return err
+		}
+		if unclean {
+			if err := checkConsistency(path, bdb); err != nil {
+				return err
+			}
+		}
+		if hdr != nil {
+			if err := checkWritten(path, bdb, hdr); err != nil {
+				return err
+			}
+			if hdr.staleMeta >= 0 {
+				opts.Logger.Warn("one of the database's two header pages is damaged; bbolt uses the other, so the last write before it may be missing", "db", path, "page", hdr.staleMeta)
+			}
+		}
+		if st, err := migrations.StatusOf(bdb, path); err == nil && st.Version > 0 && st.Version < migrations.CurrentVersion {
+			db.migratedFrom = st.Version
+		}
+		var err error
+		db.version, db.backup, err = migrations.Prepare(bdb, path, migrations.Options{
+			Now: opts.Now, NoBackup: opts.NoBackup, ReadOnly: opts.ReadOnly, Version: opts.schemaVersion,
+		})
+		return err
 	})
 	if err != nil {
 		bdb.Close()
-		return nil, err
+		return nil, undecodable(path, openDiskFull(path, err))
 	}
 	if !opts.ReadOnly {
 		writePID(path)
@@ -144,45 +172,47 @@ func Open(path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// openBolt opens path with bbolt, under guard: bbolt reads the meta pages and the
+// freelist through its memory map while opening (preloaded in read-only mode too, so
+// that a later tx.Check, reading in a goroutine of its own, finds it loaded).
 func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
-	// bbolt reads the file through a memory map while opening it: a page past the end of a
-	// truncated file faults, which would kill the process; as a panic it is recovered below.
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		// bbolt panics on some damaged files instead of returning an error.
-		if r := recover(); r != nil {
-			why := fmt.Sprint(r)
-			if _, ok := r.(runtime.Error); ok {
-				why = "reading it faulted: it is shorter than its pages say, or damaged"
-			}
-			bdb, err = nil, notDevgraph(path, why)
-		}
-	}()
-	bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
+	// bbolt panicking halfway through Open cannot close its file: close it here (which
+	// drops its lock), so a long-running process does not keep it.
+	var file *os.File
+	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
+	faulted, err := guarded(path, func() (err error) {
+		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, NoSync: opts.NoSync,
+			FreelistType: bolt.FreelistMapType, PreLoadFreelist: true, OpenFile: openFile})
+		return err
+	})
+	if faulted && file != nil {
+		file.Close()
+	}
+	var ge *graph.Error
 	switch {
 	case err == nil:
 		return bdb, nil
+	case errors.As(err, &ge):
+		return nil, err
 	case errors.Is(err, berrors.ErrTimeout):
 		msg := fmt.Sprintf("database %s is in use by another devgraph process", path)
 		if pid := readPID(path); pid > 0 {
 			msg = fmt.Sprintf("database %s is in use by another devgraph process (pid %d)", path, pid)
 		}
 		return nil, graph.Errorf(graph.ELOCKED, "%s; stop it or use its socket", msg)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-		return nil, notDevgraph(path, err.Error())
 	case os.IsPermission(err):
 		return nil, graph.Errorf(graph.EINVALID, "cannot open %s: permission denied", path)
 	default:
-		return nil, notDevgraph(path, err.Error())
+		return nil, damagedFile(path, "cannot be read ("+err.Error()+")")
 	}
 }
 
-func notDevgraph(path, why string) error {
-	return graph.Errorf(graph.EINVALID, "%s is not a devgraph database or is damaged (%s); point --db elsewhere or restore it from a backup", path, why)
-}
-
-// checkSize catches a truncated file, which bbolt would otherwise fault on when reading
-// past its end.
+// checkSize catches a file cut short after checkHeader read it (the same check, on the
+// meta bbolt chose), which bbolt would otherwise fault on when reading past its end.
 func (db *DB) checkSize() error {
 	fi, err := os.Stat(db.path)
 	if err != nil {
@@ -191,10 +221,10 @@ func (db *DB) checkSize() error {
 	var need int64
 	err = db.bolt.View(func(tx *bolt.Tx) error { need = tx.Size(); return nil })
 	if err != nil {
-		return notDevgraph(db.path, err.Error())
+		return damagedFile(db.path, "cannot be read ("+err.Error()+")")
 	}
 	if fi.Size() < need {
-		return notDevgraph(db.path, fmt.Sprintf("the file is truncated: %d bytes, %d expected", fi.Size(), need))
+		return damagedFile(db.path, fmt.Sprintf("is truncated: %d bytes, its pages need %d", fi.Size(), need))
 	}
 	return nil
 }
@@ -229,7 +259,16 @@ func (db *DB) SchemaStatus() (*migrations.StatusReport, error) {
 
 // SchemaStatus reports the schema state of the database at path without changing it
 // (devgraph migrate --status). ENOTFOUND when the file does not exist.
-func SchemaStatus(path string) (*migrations.StatusReport, error) { return migrations.Status(path) }
+func SchemaStatus(path string) (r *migrations.StatusReport, err error) {
+	if _, err := checkHeader(path); err != nil {
+		return nil, err
+	}
+	err = guard(path, func() (err error) {
+		r, err = migrations.Status(path)
+		return err
+	})
+	return r, err
+}
 
 // BackupPath returns where Open copied the file before migrating it ("" when it did not).
 func (db *DB) BackupPath() string { return db.backup }
@@ -259,7 +298,9 @@ func (db *DB) Close() error {
 	}
 	db.subMu.Unlock()
 	db.subWG.Wait()
-	if db.done != nil && readPID(db.path) == os.Getpid() {
+	// A DB that found its file damaged leaves the pid file, so the next Open runs the
+	// full consistency check.
+	if db.done != nil && readPID(db.path) == os.Getpid() && db.failed.Load() == nil {
 		os.Remove(pidPath(db.path))
 	}
 	return db.bolt.Close()
@@ -269,18 +310,40 @@ func (db *DB) Close() error {
 
 var errClosed = graph.Errorf(graph.EUNAVAILABLE, "the database is closed")
 
+// view runs fn in a read transaction: ctx's read view, else one of its own. It is
+// guarded (see damage.go): a damaged file gives the damaged-file error and fails the DB.
 func (db *DB) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ok, err := db.inView(ctx, fn); ok {
-		return db.finish(ctx, err)
-	}
-	err := db.bolt.View(fn)
+	err := db.guard(func() error {
+		if ok, err := db.inView(ctx, fn); ok {
+			return err
+		}
+		return db.bolt.View(fn)
+	})
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return errClosed
 	}
-	return db.finish(ctx, err)
+	return db.finish(ctx, undecodable(db.path, err))
+}
+
+// guard runs fn (which reads or writes through bbolt) under the package's guard, unless
+// the DB has already failed; a damaged-file error it gives fails the DB.
+func (db *DB) guard(fn func() error) error {
+	if err := db.failed.Load(); err != nil {
+		return err
+	}
+	faulted, err := guarded(db.path, fn)
+	if faulted {
+		var ge *graph.Error
+		errors.As(err, &ge)
+		if db.failed.CompareAndSwap(nil, ge) {
+			db.log.Error("database damaged; refusing every further call", "db", db.path, "err", err)
+		}
+		return db.failed.Load()
+	}
+	return err
 }
 
 // ---- writes: group commit ---------------------------------------------------------------
@@ -308,8 +371,14 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	if err := checkCaller(ctx); err != nil {
 		return nil, err
 	}
+	if err := db.failed.Load(); err != nil {
+		return nil, err
+	}
 	if db.viewOf(ctx) != nil {
 		return nil, errInView()
+	}
+	if err := db.writesRefused(); err != nil {
+		return nil, err
 	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
 	db.mu.RLock()
@@ -351,32 +420,45 @@ func (db *DB) commitLoop() {
 }
 
 func (db *DB) runBatch(batch []*writeReq) {
+	if err := db.writesRefused(); err != nil {
+		for _, r := range batch {
+			r.err = err
+			close(r.done)
+		}
+		return
+	}
 	for len(batch) > 0 {
-		failed := -1
+		failed, txid, committing := -1, 0, false
 		var ferr error
 		db.observeTx(true)
-		err := db.bolt.Update(func(tx *bolt.Tx) error {
-			w, err := newWtx(db, tx)
-			if err != nil {
-				return err
-			}
-			var changes []change
-			if db.beforeCommit != nil {
-				w.changes = &changes
-			}
-			for i, r := range batch {
-				if err := w.run(r); err != nil {
-					failed, ferr = i, err
+		err := db.guard(func() error {
+			return db.bolt.Update(func(tx *bolt.Tx) error {
+				txid = tx.ID()
+				w, err := newWtx(db, tx)
+				if err != nil {
 					return err
 				}
-			}
-			if err := w.flush(); err != nil {
-				return err
-			}
-			if db.beforeCommit != nil {
-				return db.beforeCommit(changes)
-			}
-			return nil
+				var changes []change
+				if db.beforeCommit != nil {
+					w.changes = &changes
+				}
+				for i, r := range batch {
+					if err := w.run(r); err != nil {
+						failed, ferr = i, err
+						return err
+					}
+				}
+				if err := w.flush(); err != nil {
+					return err
+				}
+				if db.beforeCommit != nil {
+					if err := db.beforeCommit(changes); err != nil {
+						return err
+					}
+				}
+				committing = true
+				return nil
+			})
 		})
 		db.observeTx(false)
 		if err == nil {
@@ -387,6 +469,9 @@ func (db *DB) runBatch(batch []*writeReq) {
 			return
 		}
 		if failed < 0 {
+			if committing {
+				err = db.commitErr(txid, err)
+			}
 			for _, r := range batch {
 				r.err, r.events = internal("commit", err), nil
 				close(r.done)
@@ -433,15 +518,17 @@ func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 	}
 	r := &writeReq{ctx: ctx, fn: fn}
 	db.observeTx(true)
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
-		w, err := newWtx(db, tx)
-		if err != nil {
-			return err
-		}
-		if err := w.run(r); err != nil {
-			return err
-		}
-		return errDryRun
+	err := db.guard(func() error {
+		return db.bolt.Update(func(tx *bolt.Tx) error {
+			w, err := newWtx(db, tx)
+			if err != nil {
+				return err
+			}
+			if err := w.run(r); err != nil {
+				return err
+			}
+			return errDryRun
+		})
 	})
 	db.observeTx(false)
 	if errors.Is(err, errDryRun) {
@@ -502,6 +589,14 @@ func (w *wtx) run(r *writeReq) (err error) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
+			// Under the commit's guard a fault, or bbolt panicking on a page, means a
+			// damaged file: the DB fails, as it does when a read finds it.
+			if why, ok := fromDamage(p); ok {
+				ge := damagedFile(w.db.path, "is damaged: "+why)
+				w.db.failed.CompareAndSwap(nil, ge)
+				err = w.db.failed.Load()
+				return
+			}
 			err = fmt.Errorf("panic in write: %v\n%s", p, debug.Stack())
 		}
 	}()
@@ -631,8 +726,11 @@ func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) 
 		return nil, nil
 	}
 	var rec T
+	if !utf8.Valid(v) {
+		return nil, storedUndecodable(tx, what+" "+key, errNotUTF8)
+	}
 	if err := json.Unmarshal(v, &rec); err != nil {
-		return nil, internal("decode "+what+" "+key, err)
+		return nil, storedUndecodable(tx, what+" "+key, err)
 	}
 	return &rec, nil
 }

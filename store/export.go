@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/devgraph/devgraph/graph"
 	m "github.com/devgraph/devgraph/migrations"
@@ -59,8 +60,11 @@ func (db *DB) Export(ctx context.Context, w io.Writer) error {
 					return ctx.Err()
 				}
 				l, err := fn(v)
-				if err != nil {
-					return fmt.Errorf("export %s %q: %w", bucket, k, err)
+				if err == nil && !utf8.Valid(v) {
+					err = errNotUTF8
+				}
+				if err != nil { // fn only decodes what the file holds
+					return damagedFile(db.path, fmt.Sprintf("is damaged: the stored %s record %q does not decode (%s)", bucket, k, firstLine(err.Error())))
 				}
 				if err := enc.Encode(l); err != nil {
 					return err
@@ -120,7 +124,7 @@ func (db *DB) Export(ctx context.Context, w io.Writer) error {
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			e, err := m.DecodeEvent(m.ReadU64(k), v)
 			if err != nil {
-				return err
+				return damagedFile(db.path, "is damaged: "+err.Error())
 			}
 			l := exportLine{Type: "event", Event: e}
 			for _, t := range also[e.Seq] {

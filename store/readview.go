@@ -44,7 +44,11 @@ func (db *DB) BeginRead(ctx context.Context) (context.Context, func(), error) {
 	if err := ctx.Err(); err != nil {
 		return ctx, nil, err
 	}
-	tx, err := db.bolt.Begin(false)
+	var tx *bolt.Tx
+	err := db.guard(func() (err error) {
+		tx, err = db.bolt.Begin(false)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 			return ctx, nil, errClosed

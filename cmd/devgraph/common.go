@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -144,6 +146,9 @@ func (e *env) open(ctx context.Context, c *common, mode openMode) (*session, err
 		}
 	}
 	if mode == openServer {
+		if p := remote.Probe(remote.SocketPath(db), time.Second); p.Problem() != "" {
+			return nil, graph.Errorf(graph.EUNAVAILABLE, "no devgraph server answers for %s: %s, then start one with `devgraph serve%s`", db, p.Problem(), demoHint(c))
+		}
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "no devgraph server is running for %s; start one with `devgraph serve%s`", db, demoHint(c))
 	}
 	s, err := e.openLocal(ctx, c, db)
@@ -159,10 +164,39 @@ func (e *env) open(ctx context.Context, c *common, mode openMode) (*session, err
 					return &session{svc: cl, db: db, client: cl, closer: cl.Close}, nil
 				}
 			}
+			return nil, lockedBy(err, db)
 		}
 		return nil, err
 	}
+	if mode != openLocalOnly {
+		// Nothing answered on the socket, so this command opened the file; say so if
+		// something squats the socket path, or the next server will not start.
+		if p := remote.Probe(remote.SocketPath(db), 500*time.Millisecond); p.Problem() != "" {
+			fmt.Fprintf(e.stderr, "devgraph: warning: %s; until then no devgraph server can serve %s (this command opened the file itself)\n", p.Problem(), db)
+		}
+	}
 	return s, nil
+}
+
+// lockedBy explains an ELOCKED error from opening db when no server answered on its
+// socket: what holds the file, and what is at the socket path.
+func lockedBy(err error, db string) error {
+	if graph.ErrorCode(err) != graph.ELOCKED {
+		return err
+	}
+	held := strings.TrimSuffix(graph.ErrorMessage(err), "; stop it or use its socket")
+	p := remote.Probe(remote.SocketPath(db), time.Second)
+	switch p.State {
+	case remote.SocketNone, remote.SocketStale:
+		return graph.Errorf(graph.ELOCKED, "%s, which serves no socket (a command such as import or compact, or a server still starting); wait for it to finish, or stop it", held)
+	case remote.SocketDevgraph:
+		return graph.Errorf(graph.ELOCKED, "%s; its server answers on %s only now: run the command again", held, p.Path)
+	case remote.SocketSilent:
+		if p.Command == "devgraph" {
+			return graph.Errorf(graph.ELOCKED, "%s; its server (pid %d) does not answer on %s: it is hung or overloaded; wait, or stop it (kill %d) and run the command again", held, p.PID, p.Path, p.PID)
+		}
+	}
+	return graph.Errorf(graph.ELOCKED, "%s, and its server cannot be reached: %s, then restart that server", held, p.Problem())
 }
 
 func demoHint(c *common) string {

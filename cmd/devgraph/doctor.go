@@ -9,6 +9,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
 	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/store"
 )
 
 // doctorReport is doctor's --json shape.
@@ -20,6 +21,7 @@ type doctorReport struct {
 	ServerPID     int                  `json:"server_pid,omitempty"`
 	SchemaVersion int                  `json:"schema_version"`
 	SchemaCurrent int                  `json:"schema_current"`
+	Consistency   string               `json:"consistency"` // bbolt's full check: "ok", what is wrong, or why it did not run
 	Stats         *graph.Stats         `json:"stats,omitempty"`
 	Chain         *graph.VerifyReport  `json:"chain,omitempty"`
 	Relations     []string             `json:"relation_problems"` // the relation indexes and counters: what is wrong, none when whole
@@ -43,7 +45,24 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		}
 		cl.Close()
 	}
-	if !rep.Exists && !rep.Server {
+	// bbolt's full consistency check reads the closed file; a server holds it open.
+	var damage error
+	switch {
+	case rep.Server:
+		rep.Consistency = fmt.Sprintf("not checked while the server (pid %d) holds the file; stop it and run doctor again", rep.ServerPID)
+	case rep.Exists:
+		rep.Consistency = "ok"
+		if err := store.CheckConsistency(db); err != nil {
+			rep.Consistency = graph.ErrorMessage(err)
+			if graph.ErrorCode(err) != graph.ELOCKED {
+				damage = err
+				rep.Problems = append(rep.Problems, rep.Consistency)
+			}
+		}
+	}
+	if damage != nil {
+		// the file is damaged: opening it for the other checks would only fail the same way
+	} else if !rep.Exists && !rep.Server {
 		rep.Problems = append(rep.Problems, "the database does not exist yet; any command that writes creates it")
 		// The sources can still be checked without a database.
 		live, err := e.live(c, db)
@@ -88,15 +107,25 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *jsonOut {
-		return writeJSON(e.stdout, rep)
+		if err := writeJSON(e.stdout, rep); err != nil {
+			return err
+		}
+		return damage
 	}
 	t := newTable(e.stdout, "CHECK", "STATUS", "DETAIL")
 	t.row("database", okIf(rep.Exists || rep.Server, "ok", "missing"), db)
 	server := "no server running; commands open the file"
+	if p := remote.Probe(rep.Socket, 500*time.Millisecond); !rep.Server && p.Problem() != "" {
+		server = p.Problem() + "; until then no server can start"
+	}
 	if rep.Server {
 		server = fmt.Sprintf("pid %d on %s", rep.ServerPID, rep.Socket)
 	}
 	t.row("server", okIf(rep.Server, "running", "none"), server)
+	if rep.Consistency != "" {
+		status := okIf(rep.Consistency == "ok", "ok", okIf(damage != nil, "BROKEN", "skipped"))
+		t.row("consistency", status, okIf(rep.Consistency == "ok", "every page of the file checked (bbolt)", rep.Consistency))
+	}
 	if rep.Stats != nil {
 		t.row("schema", okIf(rep.SchemaVersion == rep.SchemaCurrent, "ok", "old"), fmt.Sprintf("version %d (this devgraph writes %d)", rep.SchemaVersion, rep.SchemaCurrent))
 		t.row("contents", "ok", fmt.Sprintf("%d identities, %d devices, %d notes, %d relations, %d events, %d bytes", rep.Stats.Identities, rep.Stats.Devices, rep.Stats.Notes, rep.Stats.Relations, rep.Stats.Events, rep.Stats.FileBytes))
@@ -123,7 +152,10 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		}
 		t.row("source "+s.Name, okIf(s.OK, "ok", "unavailable"), detail)
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return damage
 }
 
 func okIf(ok bool, yes, no string) string {

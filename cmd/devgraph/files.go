@@ -289,7 +289,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	if *status {
-		r, err := migrations.Status(db)
+		r, err := store.SchemaStatus(db)
 		if err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	before, _ := migrations.Status(db)
+	before, _ := store.SchemaStatus(db)
 	st, err := store.Open(db, store.Options{Timeout: lockWait})
 	if err != nil {
 		return err

@@ -10,6 +10,10 @@ import (
 )
 
 func main() {
+	// At the file size limit (ulimit -f) the kernel sends SIGXFSZ, whose default action
+	// kills; ignored, the write fails with EFBIG and the store refuses that one change
+	// with a clear error. The Go runtime ignores it already; this makes it explicit.
+	signal.Ignore(syscall.SIGXFSZ)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

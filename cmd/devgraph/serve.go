@@ -39,7 +39,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 			return e.serveDB(ctx, f, st, db, log)
 		}
 		if graph.ErrorCode(err) != graph.ELOCKED || time.Now().After(deadline) || ctx.Err() != nil {
-			return err
+			return lockedBy(err, db)
 		}
 	}
 }
@@ -150,6 +150,8 @@ func (e *env) runFrontends(ctx context.Context, f *serveFlags, rt *runtime, log 
 // from its MCP server, all behind the http package's guard (Host, Origin, tokens).
 func (e *env) openHTTP(f *serveFlags, rt *runtime, log *slog.Logger) (*devhttp.Server, error) {
 	hs := &devhttp.Server{Addr: f.httpAddr, Options: devhttp.Options{GraphQL: rt.exec, MCP: rt.mcp.HTTPHandler(), ReadOnly: f.readOnly, Logger: log}}
+	// A GraphQL response may take as long as the query's time limit (--query-timeout).
+	hs.Timeouts.Write = max(devhttp.DefaultTimeouts.Write, f.limits.Timeout+30*time.Second)
 	if f.tokenFile != "" {
 		toks, err := devhttp.LoadTokens(f.tokenFile)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	devhttp "github.com/devgraph/devgraph/http"
+	"github.com/devgraph/devgraph/mcptools"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/sources/robot"
 )
@@ -24,7 +25,9 @@ type serveFlags struct {
 	autoBind  bool
 	limits    query.Limits
 	logLevel  string
-	set       map[string]bool // the flags given on the command line
+	// mcpSessions caps the MCP sessions open at once over HTTP.
+	mcpSessions int
+	set         map[string]bool // the flags given on the command line
 }
 
 // parseServeFlags parses and checks serve's flags, before anything is opened.
@@ -40,6 +43,7 @@ func (e *env) parseServeFlags(args []string) (*serveFlags, error) {
 	fs.DurationVar(&f.poll, "poll", 2*time.Second, "how often to read the sources in the background (0: never)")
 	fs.BoolVar(&f.autoBind, "auto-bind", false, "bind devices whose match is high and unambiguous, as discovery:<source>")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	fs.IntVar(&f.mcpSessions, "mcp-max-sessions", mcptools.DefaultMaxHTTPSessions, "MCP over HTTP: sessions open at once; an initialize past it is refused")
 	d := query.DefaultLimits()
 	fs.IntVar(&f.limits.MaxDepth, "max-depth", d.MaxDepth, "GraphQL: deepest selection nesting")
 	fs.IntVar(&f.limits.MaxAliases, "max-aliases", d.MaxAliases, "GraphQL: aliased fields per request")
@@ -62,6 +66,9 @@ func (e *env) parseServeFlags(args []string) (*serveFlags, error) {
 	}
 	if f.poll < 0 {
 		return nil, usagef("serve: --poll must not be negative")
+	}
+	if f.mcpSessions < 1 {
+		return nil, usagef("serve: --mcp-max-sessions must be at least 1")
 	}
 	// Check the HTTP address and tokens before opening anything.
 	if f.httpAddr != "" {

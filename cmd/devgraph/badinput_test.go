@@ -38,18 +38,18 @@ import (
 // tools, and the field is spelled per interface (why, fromPort, --from-port, a JSON path
 // such as arguments.hints[0]); see problem.
 
-// iface is one way in.
-type iface int
+// via is one way in.
+type via int
 
 const (
-	ifFile iface = iota
-	ifSocket
-	ifGraphQL
-	ifMCP
-	nIfaces
+	viaFile via = iota
+	viaSocket
+	viaGraphQL
+	viaMCP
+	nVias
 )
 
-var ifaceNames = [nIfaces]string{"cli-file", "cli-socket", "graphql", "mcp"}
+var viaNames = [nVias]string{"cli-file", "cli-socket", "graphql", "mcp"}
 
 // badInput is one row: the operation and its bad value, said the way each interface says it.
 type badInput struct {
@@ -573,7 +573,7 @@ func (w *badWorld) cli(db string, args ...string) (string, string, int) {
 
 // snapshot is the changelog head (seq and hash) and the full export of the database an
 // interface writes to.
-func (w *badWorld) snapshot(i iface) (string, []byte) {
+func (w *badWorld) snapshot(i via) (string, []byte) {
 	w.t.Helper()
 	ctx := context.Background()
 	type reader interface {
@@ -581,7 +581,7 @@ func (w *badWorld) snapshot(i iface) (string, []byte) {
 		Export(context.Context, io.Writer) error
 	}
 	var r reader
-	if i == ifFile {
+	if i == viaFile {
 		st, err := store.Open(w.fileDB, store.Options{Timeout: 5 * time.Second, ReadOnly: true})
 		if err != nil {
 			w.t.Fatalf("open %s: %v", w.fileDB, err)
@@ -593,7 +593,7 @@ func (w *badWorld) snapshot(i iface) (string, []byte) {
 	}
 	evs, _, err := r.FindEvents(ctx, graph.EventFilter{First: 1})
 	if err != nil {
-		w.t.Fatalf("%s: read the changelog head: %v", ifaceNames[i], err)
+		w.t.Fatalf("%s: read the changelog head: %v", viaNames[i], err)
 	}
 	head := "empty"
 	if len(evs) > 0 {
@@ -601,7 +601,7 @@ func (w *badWorld) snapshot(i iface) (string, []byte) {
 	}
 	var buf bytes.Buffer
 	if err := r.Export(ctx, &buf); err != nil {
-		w.t.Fatalf("%s: export: %v", ifaceNames[i], err)
+		w.t.Fatalf("%s: export: %v", viaNames[i], err)
 	}
 	// The header line says when the export was made; the records follow it.
 	dump := buf.Bytes()
@@ -612,18 +612,18 @@ func (w *badWorld) snapshot(i iface) (string, []byte) {
 }
 
 // try runs row on interface i.
-func (w *badWorld) try(i iface, row badInput) outcome {
+func (w *badWorld) try(i via, row badInput) outcome {
 	w.t.Helper()
 	switch i {
-	case ifFile, ifSocket:
+	case viaFile, viaSocket:
 		db := w.fileDB
-		if i == ifSocket {
+		if i == viaSocket {
 			db = w.srvDB
 		}
 		out, errs, code := w.cli(db, row.cli...)
 		o := outcome{failed: code != 0, msg: strings.TrimRight(errs, "\n"), code: "exit " + strconv.Itoa(code), raw: errs + out}
 		return o
-	case ifGraphQL:
+	case viaGraphQL:
 		body := `{"query":` + rawJSON(row.gql)
 		if row.vars != "" {
 			body += `,"variables":` + row.vars
@@ -658,7 +658,7 @@ func (w *badWorld) try(i iface, row badInput) outcome {
 			o.field, _ = r.Errors[0].Extensions["field"].(string)
 		}
 		return o
-	case ifMCP:
+	case viaMCP:
 		w.mcpID++
 		id := w.mcpID
 		w.srv.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":` + rawJSON(row.tool) + `,"arguments":` + row.args + `}}`)
@@ -794,21 +794,21 @@ func TestBadInput_EveryInterface(t *testing.T) {
 	w.startServer()
 
 	type result struct {
-		out  [nIfaces]outcome
+		out  [nVias]outcome
 		errs []string
 	}
 	results := make([]result, len(rows))
 	tried := 0
-	for i := iface(0); i < nIfaces; i++ {
+	for i := via(0); i < nVias; i++ {
 		head, dump := w.snapshot(i)
 		for r, row := range rows {
 			o := w.try(i, row)
 			tried++
 			results[r].out[i] = o
 			bad := func(format string, args ...any) {
-				results[r].errs = append(results[r].errs, ifaceNames[i]+": "+fmt.Sprintf(format, args...))
+				results[r].errs = append(results[r].errs, viaNames[i]+": "+fmt.Sprintf(format, args...))
 			}
-			if i == ifMCP && row.mcpRefuses != "" {
+			if i == viaMCP && row.mcpRefuses != "" {
 				if !o.failed || !strings.Contains(o.msg, row.mcpRefuses) {
 					bad("MCP has no such operation: want a refusal saying %q, got %s", row.mcpRefuses, clipMsg(o.raw))
 				}
@@ -824,18 +824,18 @@ func TestBadInput_EveryInterface(t *testing.T) {
 				continue
 			}
 			switch i {
-			case ifFile, ifSocket:
+			case viaFile, viaSocket:
 				if o.code != "exit 1" && o.code != "exit 2" {
 					bad("%s, want exit 1 or 2", o.code)
 				}
 				if o.msg == "" || strings.Contains(o.msg, "\n") {
 					bad("stderr is not one line: %q", o.msg)
 				}
-			case ifGraphQL:
+			case viaGraphQL:
 				if o.code != row.code {
 					bad("extensions.code %q, want %q: %s", o.code, row.code, clipMsg(o.msg))
 				}
-			case ifMCP:
+			case viaMCP:
 				if strings.Contains(o.msg, "\n") {
 					bad("message is not one line: %q", o.msg)
 				}
@@ -848,7 +848,7 @@ func TestBadInput_EveryInterface(t *testing.T) {
 				if !named {
 					bad("does not name the field %q: %s", row.field, clipMsg(o.msg))
 				}
-				if i == ifGraphQL && !mentions(o.field, row.field) {
+				if i == viaGraphQL && !mentions(o.field, row.field) {
 					bad("extensions.field %q, want %q", o.field, camelCase(row.field))
 				}
 			}
@@ -873,9 +873,9 @@ func TestBadInput_EveryInterface(t *testing.T) {
 	failedRows := 0
 	for r, row := range rows {
 		var first string
-		for i := iface(0); i < nIfaces; i++ {
+		for i := via(0); i < nVias; i++ {
 			o := results[r].out[i]
-			if !o.failed || i == ifMCP && row.mcpRefuses != "" {
+			if !o.failed || i == viaMCP && row.mcpRefuses != "" {
 				continue
 			}
 			p := problem(row.field, o.msg)
@@ -884,14 +884,14 @@ func TestBadInput_EveryInterface(t *testing.T) {
 				continue
 			}
 			if p != first {
-				results[r].errs = append(results[r].errs, fmt.Sprintf("%s states another problem: %q, %s: %q", ifaceNames[i], p, ifaceNames[0], first))
+				results[r].errs = append(results[r].errs, fmt.Sprintf("%s states another problem: %q, %s: %q", viaNames[i], p, viaNames[0], first))
 			}
 		}
 		if len(results[r].errs) > 0 {
 			failedRows++
 			var sb strings.Builder
-			for i := iface(0); i < nIfaces; i++ {
-				fmt.Fprintf(&sb, "\n    %-10s %s", ifaceNames[i], clipMsg(results[r].out[i].msg))
+			for i := via(0); i < nVias; i++ {
+				fmt.Fprintf(&sb, "\n    %-10s %s", viaNames[i], clipMsg(results[r].out[i].msg))
 			}
 			t.Errorf("%s:\n  %s\n  messages:%s", row.name, strings.Join(results[r].errs, "\n  "), sb.String())
 		}
@@ -900,7 +900,7 @@ func TestBadInput_EveryInterface(t *testing.T) {
 	w.twoLineMessage()
 	w.stop()
 	t.Logf("bad-input table: %d rows × %d interfaces = %d tries, %d rows failing, in %s",
-		len(rows), nIfaces, tried, failedRows, time.Since(start).Round(time.Millisecond))
+		len(rows), nVias, tried, failedRows, time.Since(start).Round(time.Millisecond))
 	if len(rows) < 60 {
 		t.Errorf("the table has %d rows; the issue asks for at least 60", len(rows))
 	}
@@ -991,18 +991,18 @@ func (w *badWorld) startServer() {
 func (w *badWorld) twoLineMessage() {
 	t := w.t
 	const m = "line one\nline two"
-	for i := iface(0); i < nIfaces; i++ {
+	for i := via(0); i < nVias; i++ {
 		tag := fmt.Sprintf("status:two-lines-%d", i)
 		row := badInput{cli: []string{"tag", "jdxi", "+" + tag, "-m", m},
 			gql:  `mutation($m: String) { tag(target: "jdxi", add: ["` + tag + `"], message: $m) { tags { id } } }`,
 			vars: `{"m":` + rawJSON(m) + `}`, tool: "graph_tag", args: `{"target":"jdxi","add":["` + tag + `"],"why":` + rawJSON(m) + `}`}
 		if o := w.try(i, row); o.failed {
-			t.Errorf("%s: a two-line message was refused: %s", ifaceNames[i], clipMsg(o.raw))
+			t.Errorf("%s: a two-line message was refused: %s", viaNames[i], clipMsg(o.raw))
 			continue
 		}
 		var evs []*graph.Event
 		var err error
-		if i == ifFile {
+		if i == viaFile {
 			st, oerr := store.Open(w.fileDB, store.Options{Timeout: 5 * time.Second, ReadOnly: true})
 			if oerr != nil {
 				t.Fatal(oerr)
@@ -1013,10 +1013,10 @@ func (w *badWorld) twoLineMessage() {
 			evs, _, err = w.client.FindEvents(context.Background(), graph.EventFilter{First: 1})
 		}
 		if err != nil || len(evs) == 0 {
-			t.Fatalf("%s: read the changelog: %v", ifaceNames[i], err)
+			t.Fatalf("%s: read the changelog: %v", viaNames[i], err)
 		}
 		if evs[0].Action != graph.ActTagAdd || evs[0].Message != m {
-			t.Errorf("%s: the two-line message was stored as %q on %s", ifaceNames[i], evs[0].Message, evs[0].Action)
+			t.Errorf("%s: the two-line message was stored as %q on %s", viaNames[i], evs[0].Message, evs[0].Action)
 		}
 	}
 }

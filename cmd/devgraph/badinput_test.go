@@ -558,17 +558,12 @@ type badWorld struct {
 	mcpID  int
 }
 
-// fileArgs are the flags of an in-process CLI run on the file.
+// cli runs the CLI on db in this process — the code the binary's main runs, argv and
+// all, so a NUL (which no exec can pass) reaches it too. With a server holding db it goes
+// through the server's socket, as the binary does (the file itself is locked).
 func (w *badWorld) cli(db string, args ...string) (string, string, int) {
 	w.t.Helper()
-	a := append([]string{}, args...)
-	// "--" ends flags; keep our flags before it.
-	for i, x := range a {
-		if x == "--" {
-			return w.c.run(append(append(append([]string{}, a[:i]...), append([]string{"--db", db}, w.rig.flags()...)...), a[i:]...)...)
-		}
-	}
-	return w.c.run(append(a, append([]string{"--db", db}, w.rig.flags()...)...)...)
+	return w.c.run(append(append([]string{}, args...), append([]string{"--db", db}, w.rig.flags()...)...)...)
 }
 
 // snapshot is the changelog head (seq and hash) and the full export of the database an

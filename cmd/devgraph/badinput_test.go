@@ -522,6 +522,10 @@ func badInputs(fx badFixture) []badInput {
 			cli: []string{"tag", "jdxi", "-rolesynth"}, gql: tagQ, vars: o("target", s("jdxi"), "remove", `["rolesynth"]`),
 			tool: "graph_tag", args: o("target", s("jdxi"), "remove", `["rolesynth"]`)},
 
+		{name: "find/malformed-tag-filter", code: graph.EINVALID, field: "tag", want: []string{"rolesynth"},
+			cli: []string{"identities", "--tag", "rolesynth"}, gql: `query($tags: [String!]) { identities(filter: {tags: $tags}) { totalCount } }`, vars: o("tags", `["rolesynth"]`),
+			tool: "graph_find", args: o("tags", `["rolesynth"]`)},
+
 		// Prune: a before in the future cuts nothing, anywhere; MCP has no prune at all.
 		{name: "prune/before-in-the-future", code: graph.EINVALID, field: "before", want: []string{"future"},
 			cli: []string{"changelog", "prune", "--before", "2999-01-01"}, gql: pruneQ, vars: o("before", s("2999-01-01T00:00:00Z")),

@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/graphql-go/graphql"
 
@@ -316,9 +315,9 @@ func (b *builder) mutationType() *graphql.Object {
 			"pruneChangelog": {Type: nonNull(prunePayloadType), Description: "Drop events older than before (a past time), keeping the rest verifiable from a checkpoint; records a changelog.prune event. Over HTTP it needs a token marked prune in the server's token file (FORBIDDEN otherwise).",
 				Args: args(graphql.FieldConfigArgument{"before": req(TimeScalar, "RFC 3339 or a duration ago, e.g. 720h.")}),
 				Resolve: b.mutate(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
-					before, ok := p.Args["before"].(time.Time)
-					if !ok {
-						return nil, invalidArg("before", "before: want an RFC 3339 time or a duration ago such as 720h")
+					before, err := timeArg("before", p.Args["before"])
+					if err != nil {
+						return nil, err
 					}
 					return svc.PruneChangelog(ctx, before)
 				})},

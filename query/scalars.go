@@ -113,7 +113,7 @@ type badTime string
 
 func parseTime(s string) any {
 	t, err := graph.ParseWhen("", s, time.Now())
-	if err != nil {
+	if err != nil || t.IsZero() {
 		return badTime(s)
 	}
 	return t
@@ -126,8 +126,10 @@ func timeArg(field string, v any) (time.Time, error) {
 	case time.Time:
 		return t, nil
 	case badTime:
-		_, err := graph.ParseWhen(field, string(t), time.Now())
-		return time.Time{}, err
+		if _, err := graph.ParseWhen(field, string(t), time.Now()); err != nil {
+			return time.Time{}, err
+		}
+		return time.Time{}, graph.FieldErrorf(graph.EINVALID, field, "%s is empty; give a duration back from now (30m, 24h, 7d), an RFC 3339 time or a date", field)
 	}
 	return time.Time{}, nil
 }

@@ -531,6 +531,10 @@ func badInputs(fx badFixture) []badInput {
 			cli: []string{"changelog", "prune", "--before", "2999-01-01"}, gql: pruneQ, vars: o("before", s("2999-01-01T00:00:00Z")),
 			tool: "graph_query", args: o("query", s(pruneQ), "variables", o("before", s("2999-01-01T00:00:00Z"))), mcpRefuses: "read-only"},
 
+		{name: "prune/before-not-a-time", code: graph.EINVALID, field: "before", want: []string{"soon"},
+			cli: []string{"changelog", "prune", "--before", "soon"}, gql: pruneQ, vars: o("before", s("soon")),
+			tool: "graph_query", args: o("query", s(pruneQ), "variables", o("before", s("soon"))), mcpRefuses: "read-only"},
+
 		// Merge into itself.
 		{name: "merge/into-itself", code: graph.EINVALID, want: []string{"identity:jdxi"},
 			cli: []string{"identity", "merge", "jdxi", "jdxi"}, gql: mergeQ, vars: o("from", s("jdxi"), "into", s("jdxi")),

@@ -200,6 +200,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeIn()
+	// Through a server too: the transport waits for the body's read to end.
+	defer endReadsWith(ctx, r)()
 	ctx = graph.WithImportMaxSize(ctx, int64(maxSize))
 	err = e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		var last time.Time
@@ -275,6 +277,15 @@ func importInput(ctx context.Context, stdin io.Reader, name string) (io.Reader, 
 		}
 		return nil, nil, ctx.Err()
 	}
+}
+
+// endReadsWith makes a read of r waiting on a pipe end when ctx does, for readers that
+// take deadlines (a pollable *os.File); the returned func undoes it.
+func endReadsWith(ctx context.Context, r io.Reader) func() bool {
+	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Unix(1, 0)) })
+	}
+	return func() bool { return true }
 }
 
 // sizeFlag is a byte count given as 4294967296, 4G, 4GiB, 512M, 64K …

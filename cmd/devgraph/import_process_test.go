@@ -246,3 +246,80 @@ func TestProcess_QueryEndlessFiles(t *testing.T) {
 	}
 	wantOneLine(t, errs, "the document on stdin is larger than")
 }
+
+// Through a running server's socket the same bounds hold: the server spools the stream
+// under the caller's --max-size and refuses a bad line 1 at once; an interrupted client
+// exits 1 and nothing is imported; a good stream with a --max-size of its own imports.
+func TestProcess_ImportThroughServer(t *testing.T) {
+	t.Parallel()
+	env := procEnv(t)
+	db, _ := importDB(t, env)
+	srvTmp := t.TempDir()
+	srv := startServe(t, append(env, "TMPDIR="+srvTmp), "--db", db, "--poll", "0")
+	srv.waitLine("socket: ")
+	before := importState(t, env, db)
+	header := exportHeader(t, env, db)
+	cliTmp := t.TempDir()
+	cliEnv := append(env, "TMPDIR="+cliTmp)
+
+	for _, c := range []struct {
+		name  string
+		stdin io.Reader
+		args  []string
+		want  string
+	}{
+		{"endless records past --max-size", &endlessRecords{pending: []byte(header)}, []string{"import", "-", "--max-size", "1M"}, "larger than --max-size 1M"},
+		{"/dev/zero", nil, []string{"import", "/dev/zero"}, "import line 1 is not an export record"},
+	} {
+		out, errs, code := runLimited(t, cliEnv, "true", c.stdin, append(c.args, "--db", db)...)
+		if code != 1 {
+			t.Fatalf("%s: exit %d, want 1\n%s%s\nserver:\n%s", c.name, code, out, errs, srv.log())
+		}
+		wantOneLine(t, errs, c.want)
+	}
+
+	cmd := exec.Command(binary, "import", "-", "--db", db)
+	cmd.Env = cliEnv
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	watchdog := time.AfterFunc(2*time.Minute, func() { _ = cmd.Process.Kill() })
+	defer watchdog.Stop()
+	records := bytes.Repeat([]byte(`{"type":"robot","robot":{"ref":"x"}}`+"\n"), (4<<20)/37)
+	if _, err := in.Write(append([]byte(header), records...)); err != nil {
+		t.Fatalf("write: %v\n%s", err, errb.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if ee, ok := cmd.Wait().(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("interrupted import through the server: %v\n%s", cmd.ProcessState, errb.String())
+	}
+	wantOneLine(t, errb.String(), "import interrupted; nothing was imported")
+
+	if after := importState(t, env, db); after != before {
+		t.Fatalf("the database changed:\n before %s\n after  %s", before, after)
+	}
+	emptyDir(t, cliTmp)
+
+	// A good stream with a --max-size of its own goes through.
+	other := filepath.Join(t.TempDir(), "other.db")
+	binOK(t, env, "identity", "create", "Unit B", "--db", other)
+	exp := binOK(t, env, "export", "--db", other)
+	out, errs, code := runLimited(t, cliEnv, "true", strings.NewReader(exp), "import", "-", "--max-size", "8G", "--db", db)
+	if code != 0 || !strings.Contains(out, "imported 1 record") {
+		t.Fatalf("import through the server: exit %d\n%s%s\nserver:\n%s", code, out, errs, srv.log())
+	}
+	srv.stdin.Close()
+	if err := srv.wait(); err != nil {
+		t.Fatalf("serve ended with %v:\n%s", err, srv.log())
+	}
+	emptyDir(t, srvTmp)
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/query"
@@ -142,9 +141,7 @@ func readQueryFile(ctx context.Context, name, field string) ([]byte, error) {
 // field) as soon as it sees them; a read waiting on a pipe ends with ctx.
 func readCapped(ctx context.Context, r io.Reader, what, field string) ([]byte, error) {
 	max := maxQueryInput()
-	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
-		defer context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Unix(1, 0)) })()
-	}
+	defer endReadsWith(ctx, r)()
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -617,6 +617,13 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 		}
 		if empty {
 			w.deferPuts() // raw records and indexes go in key order at the end
+		} else {
+			// bbolt splits a node only at commit, so one transaction of unsorted puts
+			// into a bucket costs quadratic time: these indexes, which the ordinary
+			// paths write but do not read back during an import (hints only to find a
+			// unit hint's holder, and importCheck refused any clash), go in key order at
+			// the end.
+			w.deferPutsIn(m.BucketNames, m.BucketTags, m.BucketHints, m.BucketEvTarget)
 		}
 		n := 0
 		_, err := scanExport(ctx, src.again, empty, func(line int, l exportLine) error {
@@ -637,7 +644,7 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 		if empty {
 			return w.flushPending()
 		}
-		return nil
+		return w.flushPuts()
 	})
 	if err != nil {
 		if ctx.Err() != nil {

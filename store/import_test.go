@@ -404,3 +404,34 @@ func TestImport_CancelWhileWaitingOnAPipe(t *testing.T) {
 		t.Fatalf("changed:\n %s\n %s", before, after)
 	}
 }
+
+// Into a non-empty database the indexes the import writes in key order at the end
+// (names, tags, hints, events by target) find what it imported, in the same transaction
+// as the records.
+func TestImport_NonEmptyIndexes(t *testing.T) {
+	exp := importSource(t)
+	ctx := ctxActor("cli:dst")
+	db := storetest.MustOpen(t)
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Mine", Tags: []string{"role:synth"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Import(ctx, onlyReader{bytes.NewReader(exp)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, n, _, err := db.FindIdentities(ctx, graph.IdentityFilter{Tags: []string{"role:synth"}}); err != nil || n != 13 {
+		t.Errorf("by tag: %d, %v; want 13", n, err)
+	}
+	hint := fp("usb_serial", "0582:01a9:S07")
+	if ids, _, _, err := db.FindIdentities(ctx, graph.IdentityFilter{Hint: &hint}); err != nil || len(ids) != 1 || ids[0].ID != "identity:unit-07" {
+		t.Errorf("by hint: %v, %v", ids, err)
+	}
+	if _, n, _, err := db.FindIdentities(ctx, graph.IdentityFilter{Name: "unit 1"}); err != nil || n != 2 {
+		t.Errorf("by name prefix: %d, %v; want 2", n, err)
+	}
+	if evs, _, err := db.FindEvents(ctx, graph.EventFilter{Target: "identity:unit-03"}); err != nil || len(evs) == 0 {
+		t.Errorf("events of identity:unit-03: %d, %v", len(evs), err)
+	}
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Thief", Hints: []graph.Fingerprint{hint}}); graph.ErrorCode(err) != graph.ECONFLICT {
+		t.Errorf("an imported unit hint taken again: %v, want CONFLICT", err)
+	}
+}

@@ -10,7 +10,11 @@ import (
 )
 
 func main() {
+	// The first SIGINT or SIGTERM cancels ctx: the command stops cleanly (an import rolls
+	// back, serve stops its robots). A second one ends the process the default way, in
+	// case something does not stop.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
 	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

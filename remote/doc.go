@@ -18,7 +18,8 @@
 //	{"result":…}                 the method's result
 //	{"error":{…}}                the method's error
 //
-// Import sends the raw export stream as the request body.
+// Import sends the raw export stream as the request body; POST /rpc/Import?max_size=N
+// carries the caller's import --max-size, under which the server spools that body.
 //
 // The caller's actor, request id and change message travel in the X-Devgraph-Actor,
 // X-Devgraph-Request-Id and X-Devgraph-Message headers. Only the same user can connect

@@ -10,7 +10,8 @@ func SetTestHook(db *DB, fn func(point string) error) { db.testHook = fn }
 // WithSchemaVersion makes Open write a brand-new file at an old schema version.
 func WithSchemaVersion(o Options, v int) Options { o.schemaVersion = v; return o }
 
-// SetImportBatch makes imports write n lines per transaction until the returned func.
+// SetImportBatch makes imports call their progress func every n lines written (all in
+// one transaction) until the returned func.
 func SetImportBatch(n int) (restore func()) {
 	old := importBatch
 	importBatch = n

@@ -202,6 +202,13 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	defer closeIn()
 	// Through a server too: the transport waits for the body's read to end.
 	defer endReadsWith(ctx, r)()
+	if f, ok := r.(*os.File); ok {
+		// A server spools even a regular file (it reaches it as a stream); the file's
+		// size bounds it already.
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > int64(maxSize) {
+			maxSize = sizeFlag(fi.Size())
+		}
+	}
 	ctx = graph.WithImportMaxSize(ctx, int64(maxSize))
 	err = e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		var last time.Time

@@ -317,6 +317,17 @@ func TestProcess_ImportThroughServer(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "imported 1 record") {
 		t.Fatalf("import through the server: exit %d\n%s%s\nserver:\n%s", code, out, errs, srv.log())
 	}
+	// A regular file larger than --max-size: its own size bounds the server's spool.
+	third := filepath.Join(t.TempDir(), "third.db")
+	binOK(t, env, "identity", "create", "Unit C", "--db", third)
+	file := filepath.Join(t.TempDir(), "third.jsonl")
+	binOK(t, env, "export", file, "--db", third)
+	if fi, err := os.Stat(file); err != nil || fi.Size() <= 500 {
+		t.Fatalf("export %v: want over 500 bytes (%v)", fi, err)
+	}
+	if out := binOK(t, cliEnv, "import", file, "--max-size", "500", "--db", db); !strings.Contains(out, "imported 1 record") {
+		t.Fatalf("import of a regular file through the server: %q", out)
+	}
 	srv.stdin.Close()
 	if err := srv.wait(); err != nil {
 		t.Fatalf("serve ended with %v:\n%s", err, srv.log())

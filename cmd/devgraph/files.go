@@ -192,7 +192,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, closeIn, err := importInput(ctx, e.stdin, pos[0])
+	r, closeIn, err := openInput(ctx, e.stdin, pos[0])
 	if err != nil {
 		if ctx.Err() != nil {
 			return errImportInterrupted
@@ -241,10 +241,10 @@ func runImport(ctx context.Context, e *env, args []string) error {
 
 var errImportInterrupted = graph.Errorf(graph.EUNAVAILABLE, "import interrupted; nothing was imported")
 
-// importInput opens what import reads: stdin for "-", else the file. A pipe or FIFO is
+// openInput opens what import (and query -f) reads: stdin for "-", else the file. A pipe or FIFO is
 // made pollable, so a read waiting on it ends when ctx does (SIGINT, SIGTERM); opening a
 // FIFO that no writer has opened yet waits for one, or for ctx.
-func importInput(ctx context.Context, stdin io.Reader, name string) (io.Reader, func(), error) {
+func openInput(ctx context.Context, stdin io.Reader, name string) (io.Reader, func(), error) {
 	if name == "-" {
 		return pollableReader(stdin)
 	}

@@ -126,7 +126,7 @@ func maxQueryInput() int64 {
 
 // readQueryFile reads name (for the flag named field), at most maxQueryInput bytes.
 func readQueryFile(ctx context.Context, name, field string) ([]byte, error) {
-	r, closeIn, err := importInput(ctx, nil, name)
+	r, closeIn, err := openInput(ctx, nil, name)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -241,9 +241,9 @@ func runImport(ctx context.Context, e *env, args []string) error {
 
 var errImportInterrupted = graph.Errorf(graph.EUNAVAILABLE, "import interrupted; nothing was imported")
 
-// openInput opens what import (and query -f) reads: stdin for "-", else the file. A pipe or FIFO is
-// made pollable, so a read waiting on it ends when ctx does (SIGINT, SIGTERM); opening a
-// FIFO that no writer has opened yet waits for one, or for ctx.
+// openInput opens what import (and query -f) reads: stdin for "-", else the file. A
+// pipe or FIFO is made pollable, so a read waiting on it ends when ctx does (SIGINT,
+// SIGTERM); opening a FIFO that no writer has opened yet waits for one, or for ctx.
 func openInput(ctx context.Context, stdin io.Reader, name string) (io.Reader, func(), error) {
 	if name == "-" {
 		return pollableReader(stdin)

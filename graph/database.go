@@ -5,6 +5,28 @@ import (
 	"io"
 )
 
+// DefaultImportMaxSize bounds an import read from a stream (a pipe, stdin, the socket):
+// such input is spooled to a temporary file so it can be read twice, and the spool stops
+// here. A regular file is read in place, twice, and has no such bound.
+const DefaultImportMaxSize int64 = 4 << 30
+
+type importMaxSizeKey struct{}
+
+// WithImportMaxSize returns a context whose imports spool at most n bytes of a stream
+// (the CLI's import --max-size); n <= 0 means DefaultImportMaxSize.
+func WithImportMaxSize(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, importMaxSizeKey{}, n)
+}
+
+// ImportMaxSizeFrom returns the context's import spool bound, DefaultImportMaxSize when
+// none was set.
+func ImportMaxSizeFrom(ctx context.Context) int64 {
+	if n, ok := ctx.Value(importMaxSizeKey{}).(int64); ok && n > 0 {
+		return n
+	}
+	return DefaultImportMaxSize
+}
+
 // Stats are cheap counters kept by the store.
 type Stats struct {
 	Identities    int    `json:"identities"`
@@ -34,10 +56,13 @@ type DatabaseService interface {
 	Backup(ctx context.Context, w io.Writer) (int64, error)
 	// Export writes every record and the changelog as JSON lines.
 	Export(ctx context.Context, w io.Writer) error
-	// Import reads Export's JSON lines in batched transactions, calling progress now and
-	// then. Into an empty database the chain is kept byte for byte; into a non-empty one
-	// the import records its own events. The whole input is checked first: malformed
-	// input (EINVALID) or an identity, unit hint or note already here (ECONFLICT) writes
-	// nothing, and the error names the first such line.
+	// Import reads Export's JSON lines twice: a first pass checks them all, a second
+	// writes them in one transaction, calling progress now and then. A regular file is
+	// read in place; any other reader is spooled to a temporary file (removed before
+	// Import returns) of at most ImportMaxSizeFrom(ctx) bytes, ELIMIT past that. Into an
+	// empty database the chain is kept byte for byte; into a non-empty one the import
+	// records its own events. Malformed input (EINVALID), a line longer than any record
+	// (ELIMIT), or an identity, unit hint or note already here (ECONFLICT) writes nothing,
+	// and the error names the first such line; so does a cancelled ctx (ctx.Err()).
 	Import(ctx context.Context, r io.Reader, progress func(records int)) (*ImportStats, error)
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -454,8 +455,13 @@ func (c *Client) Import(ctx context.Context, r io.Reader, progress func(records 
 			progress(p.Records)
 		}
 	}
+	// The server spools the stream (it cannot seek in it) under the caller's bound.
+	method := "Import"
+	if n := graph.ImportMaxSizeFrom(ctx); n != graph.DefaultImportMaxSize {
+		method += "?max_size=" + strconv.FormatInt(n, 10)
+	}
 	// Hide r's other methods (WriterTo, Len) so the transport streams it chunked.
-	err := c.stream(ctx, "Import", io.MultiReader(r), nil, onProgress, &out)
+	err := c.stream(ctx, method, io.MultiReader(r), nil, onProgress, &out)
 	return out, err
 }
 

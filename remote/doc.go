@@ -18,7 +18,8 @@
 //	{"result":…}                 the method's result
 //	{"error":{…}}                the method's error
 //
-// Import sends the raw export stream after the caller line.
+// Import sends the raw export stream after the caller line; POST /rpc/Import?max_size=N
+// carries the caller's import --max-size, under which the server spools that stream.
 //
 // Every POST body starts with the caller line, {"actor","request_id","message"} (Caller;
 // empty fields left out): the caller's actor, request id and change message travel in

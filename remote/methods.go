@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -245,8 +246,18 @@ var methods = []method{
 		return func(w http.ResponseWriter, r *http.Request) {
 			// The body is read while progress frames go out.
 			_ = http.NewResponseController(w).EnableFullDuplex()
+			ctx := r.Context()
+			if v := r.URL.Query().Get("max_size"); v != "" {
+				// The caller's import --max-size: the store spools the body under it.
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n <= 0 {
+					h.writeError(w, graph.FieldErrorf(graph.EINVALID, "max_size", "max_size %q is not a positive byte count", v))
+					return
+				}
+				ctx = graph.WithImportMaxSize(ctx, n)
+			}
 			st := newStream(h, w)
-			stats, err := h.svc.Import(r.Context(), r.Body, func(n int) { st.progress(importProgress{n}) })
+			stats, err := h.svc.Import(ctx, r.Body, func(n int) { st.progress(importProgress{n}) })
 			st.end(stats, err)
 		}
 	}},

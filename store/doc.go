@@ -86,7 +86,9 @@
 // rolls the whole group back. A committer that replicates write sets (an etcd cluster:
 // one Txn fenced on the changelog head) plugs in there; today only tests use it.
 //
-// Import checks the whole input before writing anything (a file it can seek in is read
-// twice, anything else is spooled beside the database first): bad lines, a broken chain
-// or a clash with what is here already leave the database as it was.
+// Import checks the whole input before writing anything, then writes it in one
+// transaction (a regular file is read twice in place; anything else is spooled, as the
+// check reads it, to an unlinked file in os.TempDir capped by graph.ImportMaxSizeFrom):
+// bad lines, a line past MaxImportLine, a broken chain, a clash with what is here
+// already, or a cancelled context leave the database as it was.
 package store

@@ -14,7 +14,8 @@ func SetTxObserver(db *DB, fn func(begin bool)) { db.txObserver = fn }
 // WithSchemaVersion makes Open write a brand-new file at an old schema version.
 func WithSchemaVersion(o Options, v int) Options { o.schemaVersion = v; return o }
 
-// SetImportBatch makes imports write n lines per transaction until the returned func.
+// SetImportBatch makes imports call their progress func every n lines written (all in
+// one transaction) until the returned func.
 func SetImportBatch(n int) (restore func()) {
 	old := importBatch
 	importBatch = n

@@ -11,10 +11,10 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	m "github.com/devgraph/devgraph/migrations"
@@ -22,13 +22,78 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// importBatch is how many lines one import transaction writes (a variable for tests).
+// importBatch is how many lines an import writes between progress calls (a variable for
+// tests).
 var importBatch = 20000
+
+// MaxImportLine bounds one line of an import. The longest record devgraph writes is an
+// identity.delete event whose before carries the identity (data ≤ 64 KiB), all of its
+// notes (≤ 500 of ≤ 16 KiB each) and the ids of its relations (≤ 1,000). JSON escaping
+// can make one byte six ("<" is written \u003c), so that record stays under 49 MiB;
+// 64 MiB leaves room for some 100,000 hints and tags besides. A longer line is not an
+// export and is refused as soon as it passes the bound, unread beyond it.
+const MaxImportLine = 64 << 20
+
+// importLines splits an import into lines. Each line is bounded by max: one that grows
+// past it is ELIMIT at once, and one whose first byte other than a space is not '{' is
+// EINVALID at its first fragment, so endless or binary input is refused without being
+// read to its end (bufio.Scanner would buffer up to its limit and then fail vaguely).
+type importLines struct {
+	br   *bufio.Reader
+	max  int
+	line int // number of the line next returned
+}
+
+func newImportLines(r io.Reader, max int) *importLines {
+	return &importLines{br: bufio.NewReaderSize(r, 1<<20), max: max}
+}
+
+// next returns the next line, trimmed of spaces (possibly empty), and its 1-based
+// number; io.EOF after the last. The slice is the caller's.
+func (l *importLines) next() ([]byte, int, error) {
+	l.line++
+	var out []byte
+	checked := false
+	for {
+		frag, err := l.br.ReadSlice('\n')
+		if len(out) == 0 && err == nil {
+			out = frag // the whole line in one piece: copied below
+		} else {
+			out = append(out, frag...)
+		}
+		body := bytes.TrimRight(out, "\r\n")
+		if len(body) > l.max {
+			return nil, l.line, graph.Errorf(graph.ELIMIT, "import line %d is longer than %d MiB, more than any record devgraph writes: not an export", l.line, l.max>>20)
+		}
+		if !checked {
+			if t := bytes.TrimLeft(body, " \t\r\v\f"); len(t) > 0 {
+				checked = true
+				if t[0] != '{' {
+					return nil, l.line, graph.Errorf(graph.EINVALID, "import line %d is not an export record (a record is a JSON object); give a file made by devgraph export", l.line)
+				}
+			}
+		}
+		switch {
+		case err == nil:
+			return bytes.Clone(bytes.TrimSpace(out)), l.line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue // out holds a copy: frag is the reader's buffer
+		case errors.Is(err, io.EOF):
+			if len(bytes.TrimSpace(out)) == 0 {
+				return nil, l.line, io.EOF
+			}
+			return bytes.Clone(bytes.TrimSpace(out)), l.line, nil
+		default:
+			return nil, l.line, err
+		}
+	}
+}
 
 // scanExport reads Export's lines, calling fn for each record after the header (and for
 // the header itself when it carries a checkpoint and withCheckpoint is set), in order.
-// Malformed input is EINVALID naming the line. Lines are decoded in parallel chunks
-// (JSON decoding is most of an import's CPU); fn runs on the caller's goroutine.
+// Malformed input is EINVALID naming the line, a line past MaxImportLine ELIMIT; a
+// cancelled ctx stops it with ctx.Err(). Lines are decoded in parallel chunks (JSON
+// decoding is most of an import's CPU); fn runs on the caller's goroutine.
 func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(line int, l exportLine) error) (int, error) {
 	type chunk struct {
 		nums  []int
@@ -55,8 +120,7 @@ func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(l
 		defer close(readerDone)
 		defer close(work)
 		defer close(order)
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		lines := newImportLines(r, MaxImportLine)
 		c := &chunk{done: make(chan struct{})}
 		flush := func() bool {
 			if len(c.raw) == 0 {
@@ -75,20 +139,27 @@ func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(l
 			c = &chunk{done: make(chan struct{})}
 			return true
 		}
-		line := 0
-		for sc.Scan() {
-			line++
-			b := bytes.TrimSpace(sc.Bytes())
+		for {
+			b, line, err := lines.next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					scanErr = err
+				}
+				last = line - 1
+				if scanErr != nil {
+					last = line
+				}
+				break
+			}
 			if len(b) == 0 {
 				continue
 			}
 			c.nums = append(c.nums, line)
-			c.raw = append(c.raw, append([]byte(nil), b...))
+			c.raw = append(c.raw, b)
 			if len(c.raw) == chunkLines && !flush() {
 				return
 			}
 		}
-		scanErr, last = sc.Err(), line
 		flush()
 	}()
 	workers := max(1, min(runtime.GOMAXPROCS(0), 4))
@@ -111,14 +182,13 @@ func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(l
 	}
 	sawHeader := false
 	line := 0
-	n := 0
 	for c := range order {
 		<-c.done
+		if ctx.Err() != nil {
+			return line, ctx.Err()
+		}
 		for i, l := range c.lines {
 			line = c.nums[i]
-			if n++; n%4096 == 0 && ctx.Err() != nil {
-				return line, ctx.Err()
-			}
 			if i == c.bad {
 				return line, graph.Errorf(graph.EINVALID, "import line %d is not an export record: %v", line, c.err)
 			}
@@ -144,8 +214,15 @@ func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(l
 		}
 	}
 	// order is closed: the reader has finished and set scanErr and last.
+	if ctx.Err() != nil {
+		return last, ctx.Err()
+	}
 	if scanErr != nil {
-		return last, graph.Errorf(graph.EINVALID, "read import at line %d: %v", last+1, scanErr)
+		var ge *graph.Error
+		if errors.As(scanErr, &ge) {
+			return last, scanErr
+		}
+		return last, graph.Errorf(graph.EINVALID, "read import at line %d: %v", last, scanErr)
 	}
 	if !sawHeader {
 		return last, graph.Errorf(graph.EINVALID, "the import is empty; give a file made by devgraph export")
@@ -153,31 +230,104 @@ func scanExport(ctx context.Context, r io.Reader, withCheckpoint bool, fn func(l
 	return last, nil
 }
 
-// rewindable returns r as a reader that can be read twice: r itself when it is a file it
-// can seek back in, else a copy spooled to a temporary file beside the database. done
-// removes the copy.
-func (db *DB) rewindable(r io.Reader) (io.ReadSeeker, func(), error) {
+// importSource is an import's input, read twice: first by the check, then again by the
+// write. A regular file is read in place from its offset; any other reader (a pipe,
+// stdin, a socket body) is copied as the check reads it into an unlinked temporary file
+// of at most max bytes, which the write then reads back.
+type importSource struct {
+	first io.Reader     // what the check reads
+	again io.ReadSeeker // what the write reads, after rewinding
+	done  func()        // releases the spool
+}
+
+// openImportSource makes r readable twice (see importSource). The spool lives in
+// os.TempDir ($TMPDIR), not beside the database: a runaway input then fills no disk the
+// database needs, and a user can point it elsewhere. It is unlinked as soon as it is
+// made, so nothing is left behind on any exit, SIGKILL included.
+func openImportSource(r io.Reader, max int64) (*importSource, error) {
 	if f, ok := r.(*os.File); ok {
 		if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
 			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-				return &offsetFile{f, pos}, func() {}, nil
+				o := &offsetFile{f, pos}
+				return &importSource{first: o, again: o, done: func() {}}, nil
 			}
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(db.path), ".devgraph-import-*")
+	dir := os.TempDir()
+	tmp, err := os.CreateTemp(dir, "devgraph-import-*")
 	if err != nil {
-		return nil, nil, graph.Errorf(graph.EINVALID, "cannot spool the import beside %s: %v", db.path, err)
+		return nil, graph.Errorf(graph.EINVALID, "cannot spool the import in %s: %v; set TMPDIR to a writable directory, or import a regular file", dir, unwrapPathErr(err))
 	}
-	done := func() { tmp.Close(); os.Remove(tmp.Name()) }
-	if _, err := io.Copy(tmp, r); err != nil {
-		done()
-		return nil, nil, graph.Errorf(graph.EINVALID, "read import: %v", err)
+	name := tmp.Name()
+	unlinked := os.Remove(name) == nil
+	done := func() {
+		tmp.Close()
+		if !unlinked {
+			os.Remove(name)
+		}
 	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		done()
-		return nil, nil, fmt.Errorf("rewind spooled import: %w", err)
+	return &importSource{first: &spooler{r: r, f: tmp, dir: dir, max: max}, again: &offsetFile{tmp, 0}, done: done}, nil
+}
+
+// spooler copies what is read from r into f, refusing input past max bytes (ELIMIT).
+type spooler struct {
+	r      io.Reader
+	f      *os.File
+	dir    string
+	n, max int64
+}
+
+func (s *spooler) Read(p []byte) (int, error) {
+	if room := s.max - s.n + 1; int64(len(p)) > room {
+		p = p[:room] // one byte past max tells a stream of exactly max from a longer one
 	}
-	return &offsetFile{tmp, 0}, done, nil
+	n, err := s.r.Read(p)
+	if n > 0 {
+		if s.n+int64(n) > s.max {
+			return 0, graph.FieldErrorf(graph.ELIMIT, "max-size", "the import stream is larger than --max-size %s; give a larger --max-size, or import a regular file (read in place, with no size limit)", FormatSize(s.max))
+		}
+		if _, werr := s.f.Write(p[:n]); werr != nil {
+			return 0, graph.Errorf(graph.EINVALID, "cannot spool the import in %s: %v; set TMPDIR to a directory with room, or import a regular file", s.dir, unwrapPathErr(werr))
+		}
+		s.n += int64(n)
+	}
+	return n, err
+}
+
+// FormatSize writes n bytes the way --max-size takes it: 4G, 512M, 64K, or bytes.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// interruptible makes a read of r that blocks (an idle pipe) end when ctx is done, for
+// readers that take deadlines (a pollable *os.File, a net.Conn); it returns the undo.
+func interruptible(ctx context.Context, r io.Reader) func() {
+	d, ok := r.(interface{ SetReadDeadline(time.Time) error })
+	if !ok {
+		return func() {}
+	}
+	stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Unix(1, 0)) })
+	return func() {
+		if !stop() {
+			_ = d.SetReadDeadline(time.Time{})
+		}
+	}
 }
 
 // offsetFile reads a file from start; Seek(0, io.SeekStart) goes back to start.
@@ -416,11 +566,13 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 }
 
 // Import checks the whole input first (importCheck: bad or clashing input changes
-// nothing), then reads Export's lines again in batched transactions. Into an empty
-// database it writes the records as they are and the changelog byte for byte (each
-// event's hash checked); into a non-empty one it creates identities (with hints and
-// tags), devices and notes through the ordinary paths, recording its own events, and
+// nothing), then reads Export's lines again and writes them in one transaction, so an
+// error or a cancelled ctx (SIGINT, SIGTERM, a client gone) rolls everything back. Into
+// an empty database it writes the records as they are and the changelog byte for byte
+// (each event's hash checked); into a non-empty one it creates identities (with hints
+// and tags), devices and notes through the ordinary paths, recording its own events, and
 // skips the file's changelog. Devices known here already keep this database's record.
+// A regular file is read twice in place; other input is spooled (openImportSource).
 func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int)) (*graph.ImportStats, error) {
 	if db.viewOf(ctx) != nil {
 		return nil, errInView()
@@ -445,98 +597,64 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 		return nil, graph.Errorf(graph.EINVALID, "database %s is open read-only; an import needs it read-write", db.path)
 	}
 	st.KeptLog = empty
-	src, done, err := db.rewindable(r)
+	defer interruptible(ctx, r)()
+	src, err := openImportSource(r, graph.ImportMaxSizeFrom(ctx))
 	if err != nil {
 		return nil, err
 	}
-	defer done()
-	if err := db.importCheck(ctx, src, empty); err != nil {
+	defer src.done()
+	if err := db.importCheck(ctx, src.first, empty); err != nil {
+		if ctx.Err() != nil {
+			return st, ctx.Err()
+		}
 		return st, err
 	}
-	if _, err := src.Seek(0, io.SeekStart); err != nil {
-		return st, fmt.Errorf("rewind import: %w", err)
-	}
-	r = src
-	// Decoding runs one batch ahead of writing, so JSON work overlaps the commit's I/O.
-	type decoded struct {
-		lines []exportLine
-		upTo  int // input line number reached
-		err   error
-	}
-	batches := make(chan decoded, 2)
-	stop := make(chan struct{})
-	decoderDone := make(chan struct{})
-	defer func() { close(stop); <-decoderDone }() // the decoder stops within a line
-	go func() {
-		defer close(decoderDone)
-		defer close(batches)
-		send := func(d decoded) bool {
-			select {
-			case batches <- d:
-				return true
-			case <-stop:
-				return false
-			}
+	var recs, evs int
+	_, err = db.update(ctx, func(w *wtx) error {
+		recs, evs = 0, 0 // fn may run again when a write grouped with it fails
+		if _, err := src.again.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("rewind import: %w", err)
 		}
-		var batch []exportLine
-		last, err := scanExport(ctx, r, empty, func(line int, l exportLine) error {
-			select {
-			case <-stop:
-				return errImportStopped
-			default:
-			}
-			batch = append(batch, l)
-			if len(batch) >= importBatch {
-				if !send(decoded{lines: batch, upTo: line}) {
-					return errImportStopped
-				}
-				batch = nil
-			}
-			return nil
-		})
-		if errors.Is(err, errImportStopped) {
-			return
+		if empty {
+			w.deferPuts() // raw records and indexes go in key order at the end
+		} else {
+			// bbolt splits a node only at commit, so one transaction of unsorted puts
+			// into a bucket costs quadratic time: these indexes, which the ordinary
+			// paths write but do not read back during an import (hints only to find a
+			// unit hint's holder, and importCheck refused any clash), go in key order at
+			// the end.
+			w.deferPutsIn(m.BucketNames, m.BucketTags, m.BucketHints, m.BucketEvTarget)
 		}
-		if err != nil {
-			send(decoded{err: err})
-			return
-		}
-		send(decoded{lines: batch, upTo: last})
-	}()
-	for d := range batches {
-		if d.err != nil {
-			return st, d.err
-		}
-		if len(d.lines) == 0 {
-			continue
-		}
-		var recs, evs int
-		_, err := db.update(ctx, func(w *wtx) error {
-			recs, evs = 0, 0
-			if empty {
-				w.deferPuts() // raw records and indexes go in key order at the end
+		n := 0
+		_, err := scanExport(ctx, src.again, empty, func(line int, l exportLine) error {
+			r, e, err := w.importLine(l, empty)
+			if err != nil {
+				return fmt.Errorf("import line %d: %w", line, err)
 			}
-			for _, l := range d.lines {
-				n, e, err := w.importLine(l, empty)
-				if err != nil {
-					return err
-				}
-				recs += n
-				evs += e
-			}
-			if empty {
-				return w.flushPending()
+			recs += r
+			evs += e
+			if n++; progress != nil && n%importBatch == 0 {
+				progress(recs + evs)
 			}
 			return nil
 		})
 		if err != nil {
-			return st, fmt.Errorf("import (up to line %d): %w", d.upTo, err)
+			return err
 		}
-		st.Records += recs
-		st.Events += evs
-		if progress != nil {
-			progress(st.Records + st.Events)
+		if empty {
+			return w.flushPending()
 		}
+		return w.flushPuts()
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+		return st, err
+	}
+	st.Records, st.Events = recs, evs
+	if progress != nil {
+		progress(recs + evs)
 	}
 	return st, nil
 }
@@ -687,8 +805,6 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 	}
 	return 0, 0, graph.Errorf(graph.EINVALID, "import: unknown record type %q", l.Type)
 }
-
-var errImportStopped = errors.New("import stopped")
 
 // checkImportedRelation checks a relation line's record: a rel: id, a valid declarable
 // type, node ends that are not the same, ports and attrs within the limits.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -238,5 +239,199 @@ func TestImport_CleanAfterCheck(t *testing.T) {
 	}
 	if r, _ := empty.VerifyChangelog(ctx); !r.OK {
 		t.Fatalf("verify %+v", r)
+	}
+}
+
+// endless reads prefix, then fill forever, counting the bytes handed out.
+type endless struct {
+	prefix []byte
+	fill   byte
+	n      int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	k := copy(p, e.prefix)
+	e.prefix = e.prefix[k:]
+	for i := k; i < len(p); i++ {
+		p[i] = e.fill
+	}
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// Defect 2 (issue 11): endless input is refused once a bound is passed, having read no
+// more than that bound and a buffer beyond it, and changes nothing.
+func TestImport_EndlessInputRefused(t *testing.T) {
+	exp := importSource(t)
+	header := exp[:bytes.IndexByte(exp, '\n')+1]
+	robot := []byte(`{"type":"robot","robot":{"ref":"x"}}` + "\n")
+	const buf = 2 << 20 // the line reader's buffer and the spooler's read, with room
+	cases := []struct {
+		name    string
+		in      *endless
+		maxSize int64
+		code    string
+		want    string
+		bound   int64 // the most that may be read
+	}{
+		{"zeros", &endless{fill: 0}, 0, graph.EINVALID, "import line 1 is not an export record", buf},
+		{"one endless line", &endless{prefix: []byte("{"), fill: 'a'}, 0, graph.ELIMIT, "import line 1 is longer than 64 MiB", store.MaxImportLine + buf},
+		{"endless records past --max-size", &endless{prefix: append(append([]byte(nil), header...), bytes.Repeat(robot, 1000)...), fill: '\n'}, 1 << 20, graph.ELIMIT, "larger than --max-size 1M", 1<<20 + buf},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			db := storetest.MustOpen(t)
+			ctx := ctxActor("cli:dst")
+			if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Mine"}); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, db)
+			if c.maxSize > 0 {
+				ctx = graph.WithImportMaxSize(ctx, c.maxSize)
+			}
+			_, err := db.Import(ctx, c.in, nil)
+			mustCode(t, err, c.code)
+			if msg := graph.ErrorMessage(err); !strings.Contains(msg, c.want) || !strings.Contains(msg, "nothing was imported") {
+				t.Errorf("message %q; want %q and nothing was imported", msg, c.want)
+			}
+			if c.in.n > c.bound {
+				t.Errorf("read %d bytes before refusing; the bound is %d", c.in.n, c.bound)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Fatalf("changed:\n %s\n %s", before, after)
+			}
+			if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+				t.Errorf("left in TMPDIR: %v", left)
+			}
+		})
+	}
+}
+
+// A regular file is read twice in place: with no usable TMPDIR it still imports, while
+// a stream, which must be spooled, is refused with the reason.
+func TestImport_RegularFileNotCopied(t *testing.T) {
+	exp := importSource(t)
+	ctx := ctxActor("cli:dst")
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	path := filepath.Join(t.TempDir(), "exp.jsonl")
+	if err := os.WriteFile(path, exp, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	db := storetest.MustOpen(t)
+	if st, err := db.Import(ctx, f, nil); err != nil || st.Records != 12+12+1 {
+		t.Fatalf("import of a regular file with no TMPDIR: %+v %v", st, err)
+	}
+	other := storetest.MustOpen(t)
+	_, err = other.Import(ctx, onlyReader{bytes.NewReader(exp)}, nil)
+	if msg := graph.ErrorMessage(err); !strings.Contains(msg, "cannot spool the import in") || !strings.Contains(msg, "TMPDIR") {
+		t.Fatalf("a stream with no TMPDIR: %v", err)
+	}
+}
+
+// SIGINT or SIGTERM while the import writes (its ctx cancelled from the progress call,
+// which runs inside the write transaction) leaves the database exactly as it was: the
+// whole import is one transaction.
+func TestImport_CancelledWhileWritingChangesNothing(t *testing.T) {
+	defer store.SetImportBatch(3)()
+	exp := importSource(t)
+	for _, empty := range []bool{true, false} {
+		t.Run(fmt.Sprintf("empty=%v", empty), func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			db := storetest.MustOpen(t)
+			if !empty {
+				if _, err := db.CreateIdentity(ctxActor("cli:dst"), graph.IdentityCreate{Name: "Mine"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, db)
+			ctx, cancel := context.WithCancel(ctxActor("cli:dst"))
+			defer cancel()
+			calls := 0
+			_, err := db.Import(ctx, onlyReader{bytes.NewReader(exp)}, func(int) { calls++; cancel() })
+			if !errors.Is(err, context.Canceled) || calls == 0 {
+				t.Fatalf("err %v after %d progress calls; want context.Canceled from inside the write", err, calls)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Fatalf("an interrupted import changed the database:\n before %s\n after  %s", before, after)
+			}
+			if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+				t.Errorf("left in TMPDIR: %v", left)
+			}
+			// And the same import, not interrupted, goes through afterwards.
+			if _, err := db.Import(ctxActor("cli:dst"), onlyReader{bytes.NewReader(exp)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A pipe that sends the header and then nothing: cancelling ctx ends the waiting read
+// (the pipe takes deadlines) and the import returns ctx.Err().
+func TestImport_CancelWhileWaitingOnAPipe(t *testing.T) {
+	exp := importSource(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	db := storetest.MustOpen(t)
+	before := snapshot(t, db)
+	ctx, cancel := context.WithCancel(ctxActor("cli:dst"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Import(ctx, pr, nil)
+		done <- err
+	}()
+	// 4 MiB through a 64 KiB pipe: once written, the import has read most of it and
+	// waits for more (or soon will).
+	robots := bytes.Repeat([]byte(`{"type":"robot","robot":{"ref":"x"}}`+"\n"), (4<<20)/37)
+	if _, err := pw.Write(append(exp[:bytes.IndexByte(exp, '\n')+1], robots...)); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if after := snapshot(t, db); after != before {
+		t.Fatalf("changed:\n %s\n %s", before, after)
+	}
+}
+
+// Into a non-empty database the indexes the import writes in key order at the end
+// (names, tags, hints, events by target) find what it imported, in the same transaction
+// as the records.
+func TestImport_NonEmptyIndexes(t *testing.T) {
+	exp := importSource(t)
+	ctx := ctxActor("cli:dst")
+	db := storetest.MustOpen(t)
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Mine", Tags: []string{"role:synth"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Import(ctx, onlyReader{bytes.NewReader(exp)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, n, _, err := db.FindIdentities(ctx, graph.IdentityFilter{Tags: []string{"role:synth"}}); err != nil || n != 13 {
+		t.Errorf("by tag: %d, %v; want 13", n, err)
+	}
+	hint := fp("usb_serial", "0582:01a9:S07")
+	if ids, _, _, err := db.FindIdentities(ctx, graph.IdentityFilter{Hint: &hint}); err != nil || len(ids) != 1 || ids[0].ID != "identity:unit-07" {
+		t.Errorf("by hint: %v, %v", ids, err)
+	}
+	if _, n, _, err := db.FindIdentities(ctx, graph.IdentityFilter{Name: "unit 1"}); err != nil || n != 2 {
+		t.Errorf("by name prefix: %d, %v; want 2", n, err)
+	}
+	if evs, _, err := db.FindEvents(ctx, graph.EventFilter{Target: "identity:unit-03"}); err != nil || len(evs) == 0 {
+		t.Errorf("events of identity:unit-03: %d, %v", len(evs), err)
+	}
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Thief", Hints: []graph.Fingerprint{hint}}); graph.ErrorCode(err) != graph.ECONFLICT {
+		t.Errorf("an imported unit hint taken again: %v, want CONFLICT", err)
 	}
 }

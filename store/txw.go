@@ -25,6 +25,8 @@ type txw struct {
 	// import: bbolt inserts into a node by moving its tail, so unsorted bulk puts cost
 	// quadratic time). Deletes are never deferred.
 	pending map[string][]kv
+	// only, when not nil, limits deferring to these buckets (deferPutsIn).
+	only map[string]bool
 
 	// changes, when not nil, receives every put and delete as it is made.
 	changes *[]change
@@ -59,7 +61,7 @@ func (t *txw) b(name []byte) *bolt.Bucket { return t.buckets[string(name)] }
 
 // put writes k=v into bucket now, or later in key order while deferring (deferPuts).
 func (t *txw) put(bucket, k, v []byte) error {
-	if t.pending != nil {
+	if t.pending != nil && (t.only == nil || t.only[string(bucket)]) {
 		t.pending[string(bucket)] = append(t.pending[string(bucket)], kv{k, v})
 		return nil
 	}
@@ -86,9 +88,19 @@ func (t *txw) apply(bucket, k, v []byte, del bool) error {
 // deferPuts starts collecting puts; flushPuts makes them in key order.
 func (t *txw) deferPuts() { t.pending = map[string][]kv{} }
 
+// deferPutsIn defers the puts into these buckets alone, until flushPuts: for index
+// buckets that nothing reads back while their puts wait (a bulk write through the
+// ordinary paths, which read the records themselves).
+func (t *txw) deferPutsIn(buckets ...[]byte) {
+	t.pending, t.only = map[string][]kv{}, map[string]bool{}
+	for _, b := range buckets {
+		t.only[string(b)] = true
+	}
+}
+
 func (t *txw) flushPuts() error {
 	pending := t.pending
-	t.pending = nil
+	t.pending, t.only = nil, nil
 	for name, kvs := range pending {
 		slices.SortStableFunc(kvs, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
 		for _, p := range kvs {

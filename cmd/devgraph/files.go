@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -181,22 +184,33 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 func runImport(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("import", "FILE  (- for stdin) [-m WHY]", false)
+	fs, c := e.flags("import", "FILE  (- for stdin) [--max-size SIZE] [-m WHY]", false)
 	quiet := fs.Bool("quiet", false, "no progress line")
+	maxSize := sizeFlag(graph.DefaultImportMaxSize)
+	fs.Var(&maxSize, "max-size", "`SIZE`: the most a pipe or stdin may carry (it is spooled to $TMPDIR to be read twice): bytes, or with K, M, G or T (powers of 1024), e.g. 512M; a regular FILE is read in place with no limit")
 	pos, err := parse(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	var r io.Reader = e.stdin
-	if pos[0] != "-" {
-		f, err := os.Open(pos[0])
-		if err != nil {
-			return graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", pos[0], unwrapPath(err))
+	r, closeIn, err := openInput(ctx, e.stdin, pos[0])
+	if err != nil {
+		if ctx.Err() != nil {
+			return errImportInterrupted
 		}
-		defer f.Close()
-		r = f
+		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	defer closeIn()
+	// Through a server too: the transport waits for the body's read to end.
+	defer endReadsWith(ctx, r)()
+	if f, ok := r.(*os.File); ok {
+		// A server spools even a regular file (it reaches it as a stream); the file's
+		// size bounds it already.
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > int64(maxSize) {
+			maxSize = sizeFlag(fi.Size())
+		}
+	}
+	ctx = graph.WithImportMaxSize(ctx, int64(maxSize))
+	err = e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		var last time.Time
 		progress := func(n int) {
 			// The first batch at once, then at most twice a second.
@@ -206,7 +220,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 			last = time.Now()
 			fmt.Fprintf(e.stderr, "import: %d records so far\n", n)
 		}
-		st, err := svc.Import(ctx, bufio.NewReaderSize(r, 1<<20), progress)
+		// r goes as it is: a regular file is read twice in place, anything else spooled.
+		st, err := svc.Import(ctx, r, progress)
 		if err != nil {
 			return err
 		}
@@ -217,6 +232,109 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "imported %s and %s (%s)\n", plural(st.Records, "record", "records"), plural(st.Events, "event", "events"), how)
 		return nil
 	})
+	if err != nil && ctx.Err() != nil {
+		// The import writes in one transaction, rolled back when ctx ends.
+		return errImportInterrupted
+	}
+	return err
+}
+
+var errImportInterrupted = graph.Errorf(graph.EUNAVAILABLE, "import interrupted; nothing was imported")
+
+// openInput opens what import (and query -f) reads: stdin for "-", else the file. A
+// pipe or FIFO is made pollable, so a read waiting on it ends when ctx does (SIGINT,
+// SIGTERM); opening a FIFO that no writer has opened yet waits for one, or for ctx.
+func openInput(ctx context.Context, stdin io.Reader, name string) (io.Reader, func(), error) {
+	if name == "-" {
+		return pollableReader(stdin)
+	}
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, nil, graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", name, unwrapPath(err))
+	}
+	if fi.Mode()&os.ModeNamedPipe == 0 {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, nil, graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", name, unwrapPath(err))
+		}
+		return f, func() { f.Close() }, nil
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(name) // blocks until a writer opens the FIFO
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return nil, nil, graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", name, unwrapPath(o.err))
+		}
+		return o.f, func() { o.f.Close() }, nil
+	case <-ctx.Done():
+		// Be the writer the open waits for, so it returns, then close both ends.
+		if w, err := os.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		if o := <-ch; o.f != nil {
+			o.f.Close()
+		}
+		return nil, nil, ctx.Err()
+	}
+}
+
+// endReadsWith makes a read of r waiting on a pipe end when ctx does, for readers that
+// take deadlines (a pollable *os.File); the returned func undoes it.
+func endReadsWith(ctx context.Context, r io.Reader) func() bool {
+	if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Unix(1, 0)) })
+	}
+	return func() bool { return true }
+}
+
+// sizeFlag is a byte count given as 4294967296, 4G, 4GiB, 512M, 64K …
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return store.FormatSize(int64(*s)) }
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// parseSize reads a positive byte count: digits, optionally followed by K, M, G or T
+// (powers of 1024, with or without "iB" or "B").
+func parseSize(v string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(v))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	shift := 0
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'K':
+			shift = 10
+		case 'M':
+			shift = 20
+		case 'G':
+			shift = 30
+		case 'T':
+			shift = 40
+		}
+		if shift > 0 {
+			t = t[:len(t)-1]
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("%q is not a size; want bytes or a number with K, M, G or T, e.g. 512M or 4G", v)
+	}
+	return n << shift, nil
 }
 
 func runCompact(ctx context.Context, e *env, args []string) error {

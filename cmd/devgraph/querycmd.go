@@ -30,15 +30,17 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 	case len(pos) == 1 && pos[0] != "-":
 		req.Query = pos[0]
 	case *file != "" && *file != "-":
-		b, err := os.ReadFile(*file)
+		b, err := readQueryFile(ctx, *file, "f")
 		if err != nil {
-			return graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", *file, unwrapPath(err))
+			return err
 		}
 		req.Query = string(b)
 	default:
-		b, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
+		in, undo, _ := pollableReader(e.stdin)
+		b, err := readCapped(ctx, in, "the document on stdin", "f")
+		undo()
 		if err != nil {
-			return graph.Errorf(graph.EINVALID, "cannot read the document from stdin: %v", err)
+			return err
 		}
 		req.Query = string(b)
 	}
@@ -46,9 +48,9 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		return usagef("query: the document is empty; e.g. devgraph query '{ identities { totalCount } }'")
 	}
 	if *varsFile != "" {
-		b, err := os.ReadFile(*varsFile)
+		b, err := readQueryFile(ctx, *varsFile, "vars-file")
 		if err != nil {
-			return graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", *varsFile, unwrapPath(err))
+			return err
 		}
 		if err := json.Unmarshal(b, &req.Variables); err != nil {
 			return graph.FieldErrorf(graph.EINVALID, "vars-file", "%s is not a JSON object of variables: %v", *varsFile, err)
@@ -115,4 +117,53 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		return graph.Errorf(graph.EINVALID, "%s", fmt.Sprintf("query failed: %s", parsed.Errors[0].Message))
 	}
 	return nil
+}
+
+// maxQueryInput bounds what query reads from -f, --vars-file or stdin: the number an HTTP
+// server reads of a GraphQL body (query.Executor.MaxRequestBytes with the default limits),
+// so the CLI takes no document a server would refuse, and an endless file is refused
+// after that many bytes instead of filling memory.
+func maxQueryInput() int64 {
+	l := query.DefaultLimits()
+	return int64(l.MaxDocumentBytes+l.MaxVariablesBytes) + 4096
+}
+
+// readQueryFile reads name (for the flag named field), at most maxQueryInput bytes.
+func readQueryFile(ctx context.Context, name, field string) ([]byte, error) {
+	r, closeIn, err := openInput(ctx, nil, name)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	defer closeIn()
+	return readCapped(ctx, r, name, field)
+}
+
+// readCapped reads r to its end, refusing more than maxQueryInput bytes (ELIMIT naming
+// field) as soon as it sees them; a read waiting on a pipe ends with ctx.
+func readCapped(ctx context.Context, r io.Reader, what, field string) ([]byte, error) {
+	max := maxQueryInput()
+	defer endReadsWith(ctx, r)()
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return nil, graph.FieldErrorf(graph.EINVALID, field, "cannot read %s: %v", what, unwrapPath(err))
+	}
+	if int64(len(b)) > max {
+		return nil, graph.FieldErrorf(graph.ELIMIT, field, "%s is larger than %d bytes, the most a GraphQL request may carry (document and variables); send a smaller one", what, max)
+	}
+	return b, nil
+}
+
+// pollableReader is pollableStdin for any reader: an *os.File is made pollable where it
+// can be, anything else (a test's buffer) is returned as it is.
+func pollableReader(r io.Reader) (io.Reader, func(), error) {
+	if f, ok := r.(*os.File); ok {
+		return pollableStdin(f)
+	}
+	return r, func() {}, nil
 }

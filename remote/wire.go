@@ -42,10 +42,22 @@ func readCaller(r *http.Request) (Caller, error) {
 	dec := json.NewDecoder(io.LimitReader(body, maxArgs))
 	var raw json.RawMessage
 	err := dec.Decode(&raw)
+	// The caller line ends with a newline, which is not part of what follows: a raw
+	// stream (Import's export lines) starts after it, so its line 1 is line 1 and its
+	// size is its own.
+	rest, _ := io.ReadAll(dec.Buffered())
+	if err == nil && len(rest) == 0 {
+		var b [1]byte
+		n, _ := io.ReadFull(body, b[:])
+		rest = b[:n]
+	}
+	if err == nil {
+		rest = bytes.TrimPrefix(rest, []byte("\n"))
+	}
 	r.Body = struct {
 		io.Reader
 		io.Closer
-	}{io.MultiReader(dec.Buffered(), body), body}
+	}{io.MultiReader(bytes.NewReader(rest), body), body}
 	if err != nil {
 		return Caller{}, graph.Errorf(graph.EINVALID, "the request body does not start with the caller line {\"actor\",\"request_id\",\"message\"}: %v", err)
 	}

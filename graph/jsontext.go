@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -22,6 +23,9 @@ type JSONTextFault struct {
 	// NUL is true for a NUL character (raw or \u0000); otherwise the string holds
 	// invalid UTF-8 or a lone surrogate escape.
 	NUL bool
+	// Overflow is true for a number too big for a float64 (1e999): JSON has no infinity,
+	// and a decoder would refuse it without naming the field.
+	Overflow bool
 }
 
 // Refusal is the EINVALID error for the fault with field naming the input, worded as
@@ -33,13 +37,16 @@ func (f JSONTextFault) Refusal(field string) *Error {
 	if f.NUL {
 		return FieldErrorf(EINVALID, field, "%s contains a NUL byte; remove it", field)
 	}
+	if f.Overflow {
+		return FieldErrorf(EINVALID, field, "%s is not a finite number; give a number within ±1.7e308", field)
+	}
 	return FieldErrorf(EINVALID, field, "%s is not valid UTF-8; send text as UTF-8", field)
 }
 
 // CheckJSONText returns nil when every string of doc is valid UTF-8 without lone
-// surrogate escapes or NUL characters, else the EINVALID *Error of JSONTextFault.Refusal
-// naming the first bad string by its JSON path. It checks text only: malformed JSON is
-// left for the decoder to refuse.
+// surrogate escapes or NUL characters and every number fits a float64, else the EINVALID
+// *Error of JSONTextFault.Refusal naming the first bad value by its JSON path. Malformed
+// JSON is left for the decoder to refuse.
 func CheckJSONText(doc []byte) error {
 	if f, ok := FindJSONTextFault(doc); ok {
 		return f.Refusal(f.Path)
@@ -59,7 +66,8 @@ type jsonFrame struct {
 }
 
 // FindJSONTextFault walks doc (one or more JSON values) and reports the first string
-// holding invalid UTF-8, a lone surrogate escape or a NUL. It stops without a fault at
+// holding invalid UTF-8, a lone surrogate escape or a NUL, or the first number too big
+// for a float64. It stops without a fault at
 // the first syntax error or beyond encoding/json's nesting depth.
 func FindJSONTextFault(doc []byte) (JSONTextFault, bool) {
 	var stack []jsonFrame
@@ -134,6 +142,13 @@ func FindJSONTextFault(doc []byte) (JSONTextFault, bool) {
 			}
 			if j == i {
 				return JSONTextFault{}, false // a stray delimiter: a syntax error
+			}
+			if c == '-' || (c >= '0' && c <= '9') {
+				// Too big for a float64 is a fault; too small merely rounds to zero, as
+				// the decoder rounds it.
+				if f, err := strconv.ParseFloat(string(doc[i:j]), 64); err != nil && math.IsInf(f, 0) {
+					return JSONTextFault{Path: jsonPath(stack), Overflow: true}, true
+				}
 			}
 			i = j
 		}

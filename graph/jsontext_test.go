@@ -19,6 +19,7 @@ func TestCheckJSONText(t *testing.T) {
 			`{"why":"two\nlines","emoji":"\ud83d\ude00 😀","fffd":"\ufffd �","esc":"\"\\\/\b\f\n\r\t"}`,
 			`{"k":"\u00e9\u4e2d"} {"second":"value"}`,
 			`[[[[{"deep":["ok"]}]]]]`,
+			`{"tiny":1e-999,"big":1.7e308,"neg":-1.7e308}`, // underflow rounds to 0, as the decoder does
 		} {
 			if err := graph.CheckJSONText([]byte(doc)); err != nil {
 				t.Errorf("CheckJSONText(%s) = %v, want nil", doc, err)
@@ -47,6 +48,8 @@ func TestCheckJSONText(t *testing.T) {
 			{"{\"s\":\"\xed\xa0\x80\"}", "s", false},     // a surrogate encoded in UTF-8
 			{"\"\xff\"", "", false},
 			{`[{},{"x":[]},{"y":"\ud800"}]`, "[2].y", false},
+			{`{"arguments":{"x":1e999}}`, "arguments.x", false},
+			{`{"variables":{"goal":[1,-1E+400]}}`, "variables.goal[1]", false},
 		} {
 			f, ok := graph.FindJSONTextFault([]byte(tc.doc))
 			if !ok {

@@ -15,6 +15,17 @@ func ParseVar(s string) (key string, value any, err error) {
 		return "", nil, graph.FieldErrorf(graph.EINVALID, "var", "--var %q: want name=value, e.g. --var id=identity:jdxi or --var first=10", truncate(s, 60))
 	}
 	k = strings.TrimPrefix(k, "$")
+	// A JSON value is checked before decoding: json.Unmarshal would replace invalid UTF-8
+	// silently. (Plain text is checked where the request is encoded.)
+	if json.Valid([]byte(v)) {
+		if f, bad := graph.FindJSONTextFault([]byte(v)); bad {
+			field := "variables." + k
+			if f.Path != "" && !strings.HasPrefix(f.Path, "[") {
+				field += "."
+			}
+			return "", nil, f.Refusal(field + f.Path)
+		}
+	}
 	var j any
 	if err := json.Unmarshal([]byte(v), &j); err == nil {
 		return k, j, nil

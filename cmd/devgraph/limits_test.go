@@ -54,6 +54,24 @@ func TestCLI_Limits(t *testing.T) {
 			}
 		})
 	}
+	t.Run("QueryVariables", func(t *testing.T) {
+		// A message in --vars-file or a JSON --var value: refused before json.Unmarshal
+		// could turn the bad text into U+FFFD.
+		doc := `mutation($m: String) { tag(target: "roland-jd-xi", add: ["a:b"], message: $m) { tags { id } } }`
+		dir := t.TempDir()
+		for name, vars := range map[string]string{"raw": "{\"m\":\"x\xffy\"}", "surrogate": `{"m":"x\ud800y"}`, "nul": `{"m":"\u0000"}`} {
+			f := filepath.Join(dir, name+".json")
+			if err := os.WriteFile(f, []byte(vars), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"query", doc, "--vars-file", f, db}
+			in(t).fail(1, "variables.m ", args...)
+			unchanged(t, args...)
+		}
+		args := []string{"query", doc, "--var", `m="\ud800"`, db}
+		in(t).fail(1, "variables.m is not valid UTF-8", args...)
+		unchanged(t, args...)
+	})
 	t.Run("Message1024", func(t *testing.T) {
 		in(t).ok("tag", "roland-jd-xi", "+a:b", "-m", strings.Repeat("é", 512), db)
 		in(t).ok("tag", "roland-jd-xi", "-a:b", db)

@@ -43,6 +43,15 @@ func (f JSONTextFault) Refusal(field string) *Error {
 	return FieldErrorf(EINVALID, field, "%s is not valid UTF-8; send text as UTF-8", field)
 }
 
+// Within names the fault's value inside a document called base: "data" and path
+// "firmware" give "data.firmware", "[2]" gives "data[2]", "" gives "data".
+func (f JSONTextFault) Within(base string) string {
+	if f.Path == "" || strings.HasPrefix(f.Path, "[") {
+		return base + f.Path
+	}
+	return base + "." + f.Path
+}
+
 // CheckJSONText returns nil when every string of doc is valid UTF-8 without lone
 // surrogate escapes or NUL characters and every number fits a float64, else the EINVALID
 // *Error of JSONTextFault.Refusal naming the first bad value by its JSON path. Malformed

@@ -19,11 +19,7 @@ func ParseVar(s string) (key string, value any, err error) {
 	// silently. (Plain text is checked where the request is encoded.)
 	if json.Valid([]byte(v)) {
 		if f, bad := graph.FindJSONTextFault([]byte(v)); bad {
-			field := "variables." + k
-			if f.Path != "" && !strings.HasPrefix(f.Path, "[") {
-				field += "."
-			}
-			return "", nil, f.Refusal(field + f.Path)
+			return "", nil, f.Refusal(f.Within("variables." + k))
 		}
 	}
 	var j any

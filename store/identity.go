@@ -69,6 +69,11 @@ func validateData(d json.RawMessage) (json.RawMessage, error) {
 	if err := graph.ValidateText("data", string(d), 1, graph.MaxDataLen); err != nil {
 		return nil, err
 	}
+	// Escapes too: a lone surrogate ("\ud800") or \u0000 in a string is refused as the
+	// transports refuse it, naming where it is (data.firmware).
+	if f, bad := graph.FindJSONTextFault(d); bad {
+		return nil, f.Refusal(f.Within("data"))
+	}
 	var obj map[string]any
 	if err := json.Unmarshal(d, &obj); err != nil || obj == nil {
 		return nil, graph.FieldErrorf(graph.EINVALID, "data", "data must be a JSON object, e.g. {\"room\":\"studio\"}")

@@ -248,3 +248,29 @@ func serialHints(n int) []graph.Fingerprint {
 	}
 	return out
 }
+
+// TestDB_DataEscapesRefused: identity data is kept as the JSON it was given, so an escape
+// that decodes to no text (a lone surrogate, \u0000) is refused like raw bad bytes, naming
+// where it sits, and nothing is written.
+func TestDB_DataEscapesRefused(t *testing.T) {
+	db := storetest.MustOpen(t)
+	ctx := graph.WithActor(context.Background(), "cli:test")
+	before := head(t, db)
+	for data, field := range map[string]string{
+		`{"fw":"\ud800"}`:             "data.fw",
+		`{"a":{"b":["ok","\udc00"]}}`: "data.a.b[1]",
+		`{"nul":"x\u0000"}`:           "data.nul",
+		"{\"raw\":\"\xff\"}":          "data",
+	} {
+		_, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Unit", Data: []byte(data)})
+		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != field {
+			t.Errorf("data %s: err=%v (field %q), want INVALID on %s", data, err, graph.ErrorField(err), field)
+		}
+	}
+	if got := head(t, db); got != before {
+		t.Fatalf("changelog head moved: %s, was %s", got, before)
+	}
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Unit", Data: []byte(`{"fw":"\u00e9 \ud83d\ude00"}`)}); err != nil {
+		t.Fatalf("data with a surrogate pair: %v", err)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/query"
@@ -55,7 +54,7 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		}
 		// Checked before decoding: json.Unmarshal would replace invalid UTF-8 silently.
 		if f, bad := graph.FindJSONTextFault(b); bad {
-			return f.Refusal(joinJSONPath("variables", f.Path))
+			return f.Refusal(f.Within("variables"))
 		}
 		if err := json.Unmarshal(b, &req.Variables); err != nil {
 			return graph.FieldErrorf(graph.EINVALID, "vars-file", "%s is not a JSON object of variables: %v", *varsFile, err)
@@ -171,13 +170,4 @@ func pollableReader(r io.Reader) (io.Reader, func(), error) {
 		return pollableStdin(f)
 	}
 	return r, func() {}, nil
-}
-
-// joinJSONPath names the value at path (a JSONTextFault path) inside the document called
-// base: "variables" and "m" give "variables.m", and "[2]" gives "variables[2]".
-func joinJSONPath(base, path string) string {
-	if path == "" || strings.HasPrefix(path, "[") {
-		return base + path
-	}
-	return base + "." + path
 }

@@ -52,6 +52,10 @@ type DatabaseService interface {
 	// CheckRelations checks the declared relations against their indexes and counters in
 	// one read; it returns the problems found (none when whole), not an error for them.
 	CheckRelations(ctx context.Context) (problems []string, err error)
+	// CheckConsistency runs the storage engine's full page check in one read while others
+	// keep working; a wrong page is the damaged-file error (EINVALID, naming the problem
+	// and the way out: restore a backup), nil when every page is right.
+	CheckConsistency(ctx context.Context) error
 	// Backup writes a consistent copy of the whole file to w while others keep working.
 	Backup(ctx context.Context, w io.Writer) (int64, error)
 	// Export writes every record and the changelog as JSON lines.

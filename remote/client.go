@@ -437,6 +437,10 @@ func (c *Client) CheckRelations(ctx context.Context) ([]string, error) {
 	return out.Problems, err
 }
 
+func (c *Client) CheckConsistency(ctx context.Context) error {
+	return c.call(ctx, "CheckConsistency", argNone{}, nil)
+}
+
 func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	var out countResult
 	err := c.stream(ctx, "Backup", bytes.NewReader([]byte("{}")), w, nil, &out)

@@ -224,6 +224,9 @@ var methods = []method{
 		p, err := s.CheckRelations(ctx)
 		return problemsResult{p}, err
 	})},
+	{"CheckConsistency", "", unary(func(ctx context.Context, s graph.Service, _ argNone) (any, error) {
+		return argNone{}, s.CheckConsistency(ctx)
+	})},
 	{"Backup", "", func(h *handler) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			st := newStream(h, w)

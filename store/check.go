@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -34,6 +35,21 @@ func CheckFile(path string) error {
 		return err
 	}
 	return relationProblems(problems)
+}
+
+// CheckConsistency runs bbolt's full page check on the open database, in one read
+// transaction beside the others (doctor asks a running server for it over the socket).
+// A problem is the damaged-file error, and fails the DB as a fault would.
+func (db *DB) CheckConsistency(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := db.guard(func() error { return checkConsistency(db.path, db.bolt) })
+	var ge *graph.Error
+	if errors.As(err, &ge) && ge.Code == graph.EINVALID && db.failed.CompareAndSwap(nil, ge) {
+		db.log.Error("database damaged; refusing every further call", "db", db.path, "err", err)
+	}
+	return err
 }
 
 // CheckConsistency checks the closed database at path the way Open does after an unclean

@@ -274,3 +274,27 @@ func TestDB_DataEscapesRefused(t *testing.T) {
 		t.Fatalf("data with a surrogate pair: %v", err)
 	}
 }
+
+// TestDB_CheckConsistencyOpen: the full page check runs on an open database beside a
+// writer (doctor asks a running server for it).
+func TestDB_CheckConsistencyOpen(t *testing.T) {
+	db := storetest.MustOpen(t)
+	ctx := graph.WithActor(context.Background(), "cli:test")
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Unit"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.UpdateTags(ctx, "unit", []string{"role:synth"}, nil)
+		done <- err
+	}()
+	if err := db.CheckConsistency(ctx); err != nil {
+		t.Fatalf("CheckConsistency: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CheckConsistency(ctx); err != nil {
+		t.Fatalf("CheckConsistency after a write: %v", err)
+	}
+}

@@ -134,6 +134,17 @@ func TestProcess_DoctorConsistency(t *testing.T) {
 	if !strings.Contains(out, "consistency") || !strings.Contains(out, "every page of the file checked") {
 		t.Fatalf("doctor on a whole file:\n%s", out)
 	}
+	// While a server holds the file, the server runs the check for doctor.
+	srv := startServe(t, env, "--db", db, "--poll", "0")
+	srv.waitLine("socket: ")
+	out = binOK(t, env, "doctor", "--db", db)
+	if !strings.Contains(out, "every page of the file checked") {
+		t.Fatalf("doctor beside a running server:\n%s", out)
+	}
+	srv.stdin.Close()
+	if err := srv.wait(); err != nil {
+		t.Fatalf("serve ended with %v:\n%s", err, srv.log())
+	}
 	data, err := os.ReadFile(db)
 	if err != nil {
 		t.Fatal(err)

@@ -45,11 +45,21 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		}
 		cl.Close()
 	}
-	// bbolt's full consistency check reads the closed file; a server holds it open.
+	// bbolt's full consistency check: of the closed file, or by the server that holds it.
 	var damage error
 	switch {
 	case rep.Server:
-		rep.Consistency = fmt.Sprintf("not checked while the server (pid %d) holds the file; stop it and run doctor again", rep.ServerPID)
+		rep.Consistency = "ok"
+		err := e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+			return svc.CheckConsistency(ctx)
+		})
+		if err != nil {
+			rep.Consistency = graph.ErrorMessage(err)
+			if graph.ErrorCode(err) == graph.EINVALID {
+				damage = err
+			}
+			rep.Problems = append(rep.Problems, rep.Consistency)
+		}
 	case rep.Exists:
 		rep.Consistency = "ok"
 		if err := store.CheckConsistency(db); err != nil {

@@ -87,7 +87,7 @@ func TestHTTP_Hostile(t *testing.T) {
 		code   string // extensions.code of the first error, "" for any
 	}{
 		{"deep braces", func() *http.Request {
-			return post(t, gql, "application/json", gqlBody(strings.Repeat("{", 100000)+strings.Repeat("}", 100000), nil))
+			return post(t, gql, "application/json", gqlBody(strings.Repeat("{", 200000)+strings.Repeat("}", 200000), nil))
 		}, 413, ""},
 		{"deep braces within the size limit", func() *http.Request {
 			return post(t, gql, "application/json", gqlBody(strings.Repeat("{a", 20000)+strings.Repeat("}", 20000), nil))
@@ -133,7 +133,7 @@ func TestHTTP_Hostile(t *testing.T) {
 			return post(t, gql, "application/json", body)
 		}, 400, graph.ELIMIT},
 		{"variables over their limit", func() *http.Request {
-			return post(t, gql, "application/json", gqlBody(`query($t: String){ find(text: $t){ edges { name } } }`, map[string]any{"t": strings.Repeat("y", 100<<10)}))
+			return post(t, gql, "application/json", gqlBody(`query($t: String){ find(text: $t){ edges { name } } }`, map[string]any{"t": strings.Repeat("y", 300<<10)}))
 		}, 400, graph.ELIMIT},
 		{"many tokens", func() *http.Request {
 			return post(t, gql, "application/json", gqlBody(`{ find(tags: [`+strings.Repeat(`a `, 25000)+`]){ edges { name } } }`, nil))

@@ -82,7 +82,7 @@ func TestClientCallsItsRow(t *testing.T) {
 func TestWriteNames_CoverEveryWrite(t *testing.T) {
 	t.Parallel()
 	reads := []string{"ResolveID", "FindIdentityByID", "FindIdentities", "FindHintHolders",
-		"FindTags", "FindTagged", "FindNotes", "FindNoteByID", "FindEvents", "VerifyChangelog", "Stats", "CheckRelations",
+		"FindTags", "FindTagged", "FindNotes", "FindNoteByID", "FindEvents", "VerifyChangelog", "Stats", "CheckRelations", "CheckConsistency",
 		"Backup", "Export", "Devices", "Device", "Unbound", "Match", "Sources", "Robots", "Robot", "RobotDetect",
 		"FindRelationByID", "FindRelations", "RelationTypes", "Clients", "Client", "Neighbors", "Path", "Trace", "Subgraph"}
 	var got []string

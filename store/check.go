@@ -44,7 +44,7 @@ func (db *DB) CheckConsistency(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := db.guard(func() error { return checkConsistency(db.path, db.bolt) })
+	err := db.guard(func() error { return checkConsistency(db.path, db.bolt, !db.opts.ReadOnly) })
 	var ge *graph.Error
 	if errors.As(err, &ge) && ge.Code == graph.EINVALID && db.failed.CompareAndSwap(nil, ge) {
 		db.log.Error("database damaged; refusing every further call", "db", db.path, "err", err)
@@ -69,5 +69,5 @@ func CheckConsistency(path string) error {
 		return err
 	}
 	defer bdb.Close()
-	return checkConsistency(path, bdb)
+	return checkConsistency(path, bdb, false)
 }

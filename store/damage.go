@@ -307,9 +307,24 @@ func storedUndecodable(tx *bolt.Tx, what string, err error) error {
 // goroutine of its own, where a fault could not be caught; so first every bucket, key and
 // value is walked here, under guard, touching each key's and value's first and last byte:
 // when that passes, every page Check will read lies inside the file.
-func checkConsistency(path string, bdb *bolt.DB) error {
+//
+// bbolt's Check reads the shared free-page list without a lock, so on a database others
+// write (exclusive), it runs in a write transaction that is rolled back: writers wait for
+// the check instead of racing it.
+func checkConsistency(path string, bdb *bolt.DB, exclusive bool) error {
+	in := bdb.View
+	if exclusive {
+		in = func(fn func(*bolt.Tx) error) error {
+			tx, err := bdb.Begin(true)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			return fn(tx)
+		}
+	}
 	return guard(path, func() error {
-		return bdb.View(func(tx *bolt.Tx) error {
+		return in(func(tx *bolt.Tx) error {
 			if err := tx.ForEach(func(name []byte, b *bolt.Bucket) error { touchBucket(b); return nil }); err != nil {
 				return err
 			}

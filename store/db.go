@@ -138,7 +138,7 @@ func Open(path string, opts Options) (*DB, error) {
 			return err
 		}
 		if unclean {
-			if err := checkConsistency(path, bdb); err != nil {
+			if err := checkConsistency(path, bdb, false); err != nil {
 				return err
 			}
 		}

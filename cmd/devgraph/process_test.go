@@ -168,7 +168,11 @@ func startServe(t *testing.T, env []string, args ...string) *child {
 		c.done <- c.cmd.Wait()
 	}()
 	t.Cleanup(func() {
-		if c.cmd.ProcessState == nil {
+		// Not c.cmd.ProcessState: the goroutine above writes it in Wait.
+		select {
+		case err := <-c.done:
+			c.done <- err
+		default:
 			c.cmd.Process.Kill()
 		}
 	})

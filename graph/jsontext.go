@@ -36,6 +36,20 @@ func (f JSONTextFault) Refusal(field string) *Error {
 	return FieldErrorf(EINVALID, field, "%s is not valid UTF-8; send text as UTF-8", field)
 }
 
+// RefusalIn is Refusal for a fault in a JSON document that is itself the value of field
+// (an identity's "data", GraphQL's "variables"): the fault's path is named under it
+// ("data.room", "variables[0]", or field itself for a document that is one string).
+func (f JSONTextFault) RefusalIn(field string) *Error {
+	switch {
+	case f.Path == "":
+	case strings.HasPrefix(f.Path, "["):
+		field += f.Path
+	default:
+		field += "." + f.Path
+	}
+	return f.Refusal(field)
+}
+
 // CheckJSONText returns nil when every string of doc is valid UTF-8 without lone
 // surrogate escapes or NUL characters, else the EINVALID *Error of JSONTextFault.Refusal
 // naming the first bad string by its JSON path. It checks text only: malformed JSON is

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -247,4 +248,39 @@ func serialHints(n int) []graph.Fingerprint {
 		out[i] = graph.Fingerprint{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("0582:01a9:SN%06d", i)}
 	}
 	return out
+}
+
+// TestDB_DataText: an identity's data is JSON a user typed; a string in it that decoding
+// would garble (a lone surrogate escape, which every JSON decoder reads as U+FFFD) or a
+// \u0000 is refused naming its path, as the socket, GraphQL and MCP already refuse it in
+// their request bodies, so the CLI on the file does not store what they refuse.
+func TestDB_DataText(t *testing.T) {
+	db := storetest.MustOpen(t)
+	ctx := graph.WithActor(context.Background(), "cli:test")
+	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "X"}); err != nil {
+		t.Fatal(err)
+	}
+	before := head(t, db)
+	for data, field := range map[string]string{
+		`{"a":"\ud800"}`:           "data.a",
+		`{"a":{"b c":["\u0000"]}}`: `data.a["b c"][0]`,
+		`{"\udc00":1}`:             `data["\udc00"]`,
+	} {
+		d := json.RawMessage(data)
+		_, err := db.UpdateIdentity(ctx, "x", graph.IdentityUpdate{Data: &d})
+		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != field {
+			t.Errorf("update data %s: err=%v field %q, want INVALID naming %s", data, err, graph.ErrorField(err), field)
+		}
+		_, err = db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Y", Data: d})
+		if graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != field {
+			t.Errorf("create with data %s: err=%v field %q, want INVALID naming %s", data, err, graph.ErrorField(err), field)
+		}
+	}
+	if got := head(t, db); got != before {
+		t.Fatalf("the changelog moved: %s, was %s", got, before)
+	}
+	d := json.RawMessage(`{"a":"caf\u00e9 \ud83d\ude00"}`)
+	if _, err := db.UpdateIdentity(ctx, "x", graph.IdentityUpdate{Data: &d}); err != nil {
+		t.Fatalf("valid escapes: %v", err)
+	}
 }

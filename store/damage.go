@@ -60,11 +60,6 @@ const (
 	boltMagic      = 0xED0CDAED
 	boltVersion    = 2
 	noFreelist     = ^uint64(0)
-
-	pageFlagBranch   = 0x01
-	pageFlagLeaf     = 0x02
-	pageFlagMeta     = 0x04
-	pageFlagFreelist = 0x10
 )
 
 // fileMeta is one meta page as read from the file.

@@ -53,4 +53,11 @@ func TestParseVar(t *testing.T) {
 			t.Errorf("ParseVar(%q) err=%v, want INVALID", bad, err)
 		}
 	}
+	// JSON text decoding would garble (encoding/json reads each as U+FFFD) is refused, not
+	// replaced: a lone surrogate escape, a raw byte that is not UTF-8 inside a JSON string.
+	for _, bad := range []string{`m="\ud800"`, "m=\"a\xffb\"", `m=["ok","\udc00"]`, `m={"k":"\u0000"}`} {
+		if _, v, err := query.ParseVar(bad); graph.ErrorCode(err) != graph.EINVALID || graph.ErrorField(err) != "var" {
+			t.Errorf("ParseVar(%q) = %#v, %v; want INVALID naming var", bad, v, err)
+		}
+	}
 }

@@ -15,6 +15,10 @@ func ParseVar(s string) (key string, value any, err error) {
 		return "", nil, graph.FieldErrorf(graph.EINVALID, "var", "--var %q: want name=value, e.g. --var id=identity:jdxi or --var first=10", truncate(s, 60))
 	}
 	k = strings.TrimPrefix(k, "$")
+	// Checked before decoding: encoding/json would read these as U+FFFD.
+	if f, bad := graph.FindJSONTextFault([]byte(v)); bad {
+		return "", nil, graph.FieldErrorf(graph.EINVALID, "var", "--var %s: %s", truncate(k, 60), graph.ErrorMessage(f.RefusalIn(k)))
+	}
 	var j any
 	if err := json.Unmarshal([]byte(v), &j); err == nil {
 		return k, j, nil

@@ -97,3 +97,23 @@ func TestCLI_Limits(t *testing.T) {
 		}
 	})
 }
+
+// TestCLI_QueryVarsText: `query --vars-file` refuses, naming the file, variables whose
+// JSON text decoding would garble (a lone surrogate escape, a byte that is not UTF-8,
+// \u0000), as the HTTP endpoint refuses them, instead of sending U+FFFD in their place.
+func TestCLI_QueryVarsText(t *testing.T) {
+	c := newCLI(t)
+	db := "--db=" + filepath.Join(t.TempDir(), "v.db")
+	c.ok("identity", "create", "X", db)
+	doc := `mutation($n: String!) { createIdentity(name: $n) { id } }`
+	for i, vars := range []string{`{"n":"Syn\ud800th"}`, "{\"n\":\"Syn\xffth\"}", `{"n":"Syn\u0000th"}`} {
+		f := filepath.Join(t.TempDir(), fmt.Sprintf("vars%d.json", i))
+		if err := os.WriteFile(f, []byte(vars), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c.fail(1, "vars-file", "query", doc, "--vars-file", f, db)
+	}
+	if out := c.ok("identities", "--json", db); strings.Contains(out, "syn") {
+		t.Fatalf("an identity was created: %s", out)
+	}
+}

@@ -50,6 +50,10 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return graph.Errorf(graph.ENOTFOUND, "cannot read %s: %v", *varsFile, unwrapPath(err))
 		}
+		// Checked before decoding: encoding/json would read these as U+FFFD.
+		if f, bad := graph.FindJSONTextFault(b); bad {
+			return graph.FieldErrorf(graph.EINVALID, "vars-file", "--vars-file %s: %s", *varsFile, graph.ErrorMessage(f.RefusalIn("variables")))
+		}
 		if err := json.Unmarshal(b, &req.Variables); err != nil {
 			return graph.FieldErrorf(graph.EINVALID, "vars-file", "%s is not a JSON object of variables: %v", *varsFile, err)
 		}

@@ -43,13 +43,18 @@ func (f JSONTextFault) Refusal(field string) *Error {
 	return FieldErrorf(EINVALID, field, "%s is not valid UTF-8; send text as UTF-8", field)
 }
 
-// Within names the fault's value inside a document called base: "data" and path
-// "firmware" give "data.firmware", "[2]" gives "data[2]", "" gives "data".
-func (f JSONTextFault) Within(base string) string {
-	if f.Path == "" || strings.HasPrefix(f.Path, "[") {
-		return base + f.Path
+// RefusalIn is Refusal for a fault in a JSON document that is itself the value of field
+// (an identity's "data", GraphQL's "variables"): the fault's path is named under it
+// ("data.room", "variables[0]", or field itself for a document that is one string).
+func (f JSONTextFault) RefusalIn(field string) *Error {
+	switch {
+	case f.Path == "":
+	case strings.HasPrefix(f.Path, "["):
+		field += f.Path
+	default:
+		field += "." + f.Path
 	}
-	return base + "." + f.Path
+	return f.Refusal(field)
 }
 
 // CheckJSONText returns nil when every string of doc is valid UTF-8 without lone

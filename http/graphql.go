@@ -126,14 +126,7 @@ func (h *graphqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.OperationName = q.Get("operationName")
 		if v := q.Get("variables"); v != "" {
 			if f, bad := graph.FindJSONTextFault([]byte(v)); bad {
-				field := "variables"
-				switch {
-				case strings.HasPrefix(f.Path, "["):
-					field += f.Path
-				case f.Path != "":
-					field += "." + f.Path
-				}
-				writeFieldErr(w, http.StatusBadRequest, f.Refusal(field))
+				writeFieldErr(w, http.StatusBadRequest, f.RefusalIn("variables"))
 				return
 			}
 			if err := json.Unmarshal([]byte(v), &req.Variables); err != nil {

@@ -52,8 +52,9 @@ type Timeouts struct {
 	// Body is how long a client may take to send a request's body (default 30 s).
 	Body time.Duration
 	// Write is how long a non-streaming request (GraphQL, GraphiQL, /healthz) may take
-	// from its headers to the last byte of its response (default 2 min; GraphQL's own
-	// time limit ends a query well before). MCP is not bounded by it.
+	// from its headers to the last byte of its response (default 2 min; give more than
+	// the GraphQL executor's longest time limit, or an answer that runs to it is cut
+	// off: serve does). MCP is not bounded by it.
 	Write time.Duration
 	// Idle is how long a kept-alive connection may wait for its next request
 	// (default 2 min).

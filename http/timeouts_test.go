@@ -33,7 +33,7 @@ func TestServer_Timeouts(t *testing.T) {
 			fmt.Fprintf(w, "data: %d\n\n", i)
 			w.(http.Flusher).Flush()
 			select {
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(250 * time.Millisecond): // the stream lasts 2 s
 			case <-r.Context().Done():
 				return
 			}
@@ -48,7 +48,7 @@ func TestServer_Timeouts(t *testing.T) {
 	}
 	defer s.Close()
 	addr := strings.TrimPrefix(s.URL(), "http://")
-	dial := func(t *testing.T) net.Conn {
+	dial := func(t *testing.T, addr string) net.Conn {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -67,20 +67,20 @@ func TestServer_Timeouts(t *testing.T) {
 	}
 
 	t.Run("HalfHeader", func(t *testing.T) {
-		c := dial(t)
+		c := dial(t, addr)
 		io.WriteString(c, "POST /graphql HTTP/1.1\r\nHost: "+addr+"\r\nContent-Ty")
 		dropped(t, c, "a client stalled in its headers")
 	})
 	t.Run("Silent", func(t *testing.T) {
-		dropped(t, dial(t), "a client that sent nothing")
+		dropped(t, dial(t, addr), "a client that sent nothing")
 	})
 	t.Run("SlowMCPBody", func(t *testing.T) {
-		c := dial(t)
+		c := dial(t, addr)
 		io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":")
 		dropped(t, c, "an MCP client stalled in its body")
 	})
 	t.Run("Idle", func(t *testing.T) {
-		c := dial(t)
+		c := dial(t, addr)
 		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
 		br := bufio.NewReader(c)
 		resp, err := http.ReadResponse(br, nil)
@@ -95,7 +95,19 @@ func TestServer_Timeouts(t *testing.T) {
 		dropped(t, c, "an idle kept-alive connection")
 	})
 	t.Run("StreamOutlivesWriteTimeout", func(t *testing.T) {
-		c := dial(t)
+		// A server of its own, whose write timeout (1 s) a stream outlives and whose
+		// other timeouts a test slowed by a loaded machine cannot hit: only the write
+		// timeout is under test here.
+		ls := &devhttp.Server{Addr: "127.0.0.1:0", Options: devhttp.Options{
+			GraphQL: &fakeExec{}, MCP: mcp, Loopback: true,
+			Timeouts: devhttp.Timeouts{ReadHeader: liveness, Body: liveness, Write: time.Second, Idle: liveness},
+		}}
+		if err := ls.Open(); err != nil {
+			t.Fatal(err)
+		}
+		defer ls.Close()
+		addr := strings.TrimPrefix(ls.URL(), "http://")
+		c := dial(t, addr)
 		br := bufio.NewReader(c)
 		body := `{"query":"{ stats { identities } }"}`
 		fmt.Fprintf(c, "POST /graphql HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body)

@@ -192,6 +192,23 @@ func (s *Service) robotCommand(ctx context.Context, robot string, call func(f gr
 	return s.robotState(ctx, robot, call)
 }
 
+// safetyCommand runs a command that makes a robot safe (stop, disarm), which is never
+// refused: with a change message the changelog cannot take, the robot is made safe all
+// the same, the event is recorded without the message, and the caller gets the
+// message's error saying so (done: "stopped") beside the robot's state.
+func (s *Service) safetyCommand(ctx context.Context, robot, done string, cmd func(graph.Fleet, context.Context, string) (*graph.RobotState, error)) (*graph.RobotState, error) {
+	msgErr := checkCommand(ctx)
+	if msgErr != nil {
+		ctx = graph.WithMessage(ctx, "")
+	}
+	st, err := s.robotState(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return cmd(f, ctx, ref) })
+	if err != nil || msgErr == nil {
+		return st, err
+	}
+	return st, graph.FieldErrorf(graph.ErrorCode(msgErr), "message", "%s; the robot was %s all the same, and the change recorded without the message",
+		graph.ErrorMessage(msgErr), done)
+}
+
 // robotState runs one fleet call on the named robot and annotates its result.
 func (s *Service) robotState(ctx context.Context, robot string, call func(f graph.Fleet, ref string) (*graph.RobotState, error)) (*graph.RobotState, error) {
 	ref, id, err := s.resolveRobot(ctx, robot)
@@ -227,7 +244,7 @@ func (s *Service) RobotNavigate(ctx context.Context, robot string, goal graph.Go
 func (s *Service) RobotStop(ctx context.Context, robot string) (*graph.RobotState, error) {
 	// Stop goes straight to the fleet when named by ref, so it is answered even while the
 	// store is busy.
-	return s.robotCommand(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Stop(ctx, ref) })
+	return s.safetyCommand(ctx, robot, "stopped", graph.Fleet.Stop)
 }
 
 func (s *Service) RobotArm(ctx context.Context, robot string) (*graph.RobotState, error) {
@@ -235,7 +252,7 @@ func (s *Service) RobotArm(ctx context.Context, robot string) (*graph.RobotState
 }
 
 func (s *Service) RobotDisarm(ctx context.Context, robot string) (*graph.RobotState, error) {
-	return s.robotCommand(ctx, robot, func(f graph.Fleet, ref string) (*graph.RobotState, error) { return f.Disarm(ctx, ref) })
+	return s.safetyCommand(ctx, robot, "disarmed", graph.Fleet.Disarm)
 }
 
 func (s *Service) RobotDetect(ctx context.Context, robot string) ([]graph.DetectedObject, error) {

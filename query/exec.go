@@ -368,6 +368,10 @@ func (e *Executor) check(q string) (doc *ast.Document, resp *Response) {
 		}
 	}()
 	if err := scanDocument(q, e.limits); err != nil {
+		var re *resolverError
+		if errors.As(err, &re) {
+			return nil, &Response{Errors: []Error{newError(re.code, re.field, re.msg)}}
+		}
 		return nil, errResponse(graph.ELIMIT, "%s", err)
 	}
 	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(q), Name: "GraphQL request"})})

@@ -128,6 +128,9 @@ func scanDocument(doc string, l Limits) error {
 			}
 			for i++; i < len(doc) && doc[i] != '"' && doc[i] != '\n'; i++ {
 				if doc[i] == '\\' {
+					if err := checkEscape(doc[i:]); err != nil {
+						return err
+					}
 					i++
 				}
 			}
@@ -162,6 +165,37 @@ func scanDocument(doc string, l Limits) error {
 		}
 	}
 	return nil
+}
+
+// checkEscape refuses a \u escape in a string literal (esc starts at its backslash)
+// that graphql-go's lexer would silently turn into U+FFFD, writing each \u as one rune:
+// a lone UTF-16 surrogate, and also a surrogate pair, which the GraphQL spec allows but
+// graphql-go garbles. \u0000 is refused as NUL is everywhere.
+func checkEscape(esc string) error {
+	r, ok := hexEscape(esc)
+	switch {
+	case !ok:
+		return nil // not a \u escape, or a malformed one the parser reports
+	case r == 0:
+		return &resolverError{code: graph.EINVALID, field: "query", msg: `query contains a NUL byte (\u0000 in a string); remove it`}
+	case r >= 0xd800 && r < 0xdc00:
+		if lo, ok := hexEscape(esc[6:]); ok && lo >= 0xdc00 && lo < 0xe000 {
+			return &resolverError{code: graph.EINVALID, field: "query", msg: fmt.Sprintf(`query writes a character as the surrogate pair %s, which devgraph's GraphQL parser cannot read; write the character itself (as UTF-8), or pass the text in variables`, esc[:12])}
+		}
+		fallthrough
+	case r >= 0xdc00 && r < 0xe000:
+		return &resolverError{code: graph.EINVALID, field: "query", msg: fmt.Sprintf(`query is not valid UTF-8: %s is half of a UTF-16 surrogate pair; send text as UTF-8`, esc[:6])}
+	}
+	return nil
+}
+
+// hexEscape decodes the \uXXXX escape at the start of s.
+func hexEscape(s string) (rune, bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[2:6], 16, 16)
+	return rune(n), err == nil
 }
 
 // docStats are the variable-independent measures of a document, fragments expanded.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/query"
 )
 
@@ -28,4 +29,38 @@ func TestMutation_Limits(t *testing.T) {
 		t.Errorf("NUL in message: %q", msg)
 	}
 	e.ok(tag, map[string]any{"add": tags[:32], "m": strings.Repeat("m", 1024)})
+}
+
+// TestDocument_UnicodeEscapes: graphql-go's lexer writes a \u escape as one rune, so a lone
+// surrogate (\ud800) became U+FFFD and a surrogate pair (\ud83d\ude00, 😀) two U+FFFD,
+// silently, in the stored name and the changelog message. Such escapes, and \u0000, are
+// refused with the document named; the character itself, or \u00e9, goes through.
+func TestDocument_UnicodeEscapes(t *testing.T) {
+	e := newEnv(t, query.Options{})
+	for _, c := range []struct{ name, want string }{
+		{`Syn\ud800th`, "not valid UTF-8"},
+		{`Syn\uDC00th`, "not valid UTF-8"},
+		{`Syn\ud83d\ude00th`, "surrogate pair"},
+		{`Syn\u0000th`, "NUL"},
+	} {
+		q := `mutation { createIdentity(name: "` + c.name + `", message: "why") { id name } }`
+		out := e.do(q, nil)
+		errs, _ := out["errors"].([]any)
+		if len(errs) == 0 {
+			t.Errorf("%s: accepted: %v", c.name, out["data"])
+			continue
+		}
+		first := errs[0].(map[string]any)
+		ext, _ := first["extensions"].(map[string]any)
+		if msg, _ := first["message"].(string); ext["code"] != "INVALID" || ext["field"] != "query" || !strings.Contains(msg, c.want) {
+			t.Errorf("%s: %v %v, want INVALID naming the query and %q", c.name, ext, first["message"], c.want)
+		}
+	}
+	if _, n, _, err := e.db.FindIdentities(e.ctx, graph.IdentityFilter{}); err != nil || n != 0 {
+		t.Fatalf("identities after the refusals: %d (%v), want none", n, err)
+	}
+	out := e.ok(`mutation { createIdentity(name: "Caf\u00e9 😀", message: "why") { name } }`, nil)
+	if got := out["createIdentity"].(map[string]any)["name"]; got != "Café 😀" {
+		t.Fatalf("name=%q, want %q", got, "Café 😀")
+	}
 }

@@ -15,12 +15,9 @@ func ParseVar(s string) (key string, value any, err error) {
 		return "", nil, graph.FieldErrorf(graph.EINVALID, "var", "--var %q: want name=value, e.g. --var id=identity:jdxi or --var first=10", truncate(s, 60))
 	}
 	k = strings.TrimPrefix(k, "$")
-	// A JSON value is checked before decoding: json.Unmarshal would replace invalid UTF-8
-	// silently. (Plain text is checked where the request is encoded.)
-	if json.Valid([]byte(v)) {
-		if f, bad := graph.FindJSONTextFault([]byte(v)); bad {
-			return "", nil, f.Refusal(f.Within("variables." + k))
-		}
+	// Checked before decoding: encoding/json would read these as U+FFFD.
+	if f, bad := graph.FindJSONTextFault([]byte(v)); bad {
+		return "", nil, graph.FieldErrorf(graph.EINVALID, "var", "--var %s: %s", truncate(k, 60), graph.ErrorMessage(f.RefusalIn(k)))
 	}
 	var j any
 	if err := json.Unmarshal([]byte(v), &j); err == nil {

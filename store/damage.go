@@ -219,8 +219,11 @@ func guard(path string, fn func() error) error {
 	return err
 }
 
-// guarded is guard, also saying whether fn faulted or bbolt panicked.
-func guarded(path string, fn func() error) (faulted bool, err error) {
+// guarded is guard, also giving, when fn faulted or bbolt panicked, the panicking
+// goroutine's stack (nil otherwise). A bug in devgraph that makes bbolt panic (a missing
+// bucket used as if it were there) looks like damage here; logged, the stack tells the two
+// apart.
+func guarded(path string, fn func() error) (stack []byte, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -228,10 +231,10 @@ func guarded(path string, fn func() error) (faulted bool, err error) {
 			if !ok {
 				panic(r)
 			}
-			faulted, err = true, damagedFile(path, "is damaged: "+why)
+			stack, err = debug.Stack(), damagedFile(path, "is damaged: "+why)
 		}
 	}()
-	return false, fn()
+	return nil, fn()
 }
 
 // fromDamage reports whether the recovered panic r comes from reading a damaged file: a

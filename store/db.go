@@ -184,12 +184,12 @@ func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
 		file = f
 		return f, err
 	}
-	faulted, err := guarded(path, func() (err error) {
+	stack, err := guarded(path, func() (err error) {
 		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, NoSync: opts.NoSync,
 			FreelistType: bolt.FreelistMapType, PreLoadFreelist: true, OpenFile: openFile})
 		return err
 	})
-	if faulted && file != nil {
+	if stack != nil && file != nil {
 		file.Close()
 	}
 	var ge *graph.Error
@@ -334,12 +334,12 @@ func (db *DB) guard(fn func() error) error {
 	if err := db.failed.Load(); err != nil {
 		return err
 	}
-	faulted, err := guarded(db.path, fn)
-	if faulted {
+	stack, err := guarded(db.path, fn)
+	if stack != nil {
 		var ge *graph.Error
 		errors.As(err, &ge)
 		if db.failed.CompareAndSwap(nil, ge) {
-			db.log.Error("database damaged; refusing every further call", "db", db.path, "err", err)
+			db.log.Error("database damaged; refusing every further call", "db", db.path, "err", err, "stack", string(stack))
 		}
 		return db.failed.Load()
 	}
@@ -593,7 +593,9 @@ func (w *wtx) run(r *writeReq) (err error) {
 			// damaged file: the DB fails, as it does when a read finds it.
 			if why, ok := fromDamage(p); ok {
 				ge := damagedFile(w.db.path, "is damaged: "+why)
-				w.db.failed.CompareAndSwap(nil, ge)
+				if w.db.failed.CompareAndSwap(nil, ge) {
+					w.db.log.Error("database damaged; refusing every further call", "db", w.db.path, "err", ge, "stack", string(debug.Stack()))
+				}
 				err = w.db.failed.Load()
 				return
 			}

@@ -406,6 +406,11 @@ func (db *DB) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.D
 // transaction (identity.create?, hint.add/hint.move ×n, device.bind). DryRun does the same
 // and rolls back, reporting conflicts instead of failing on them.
 func (db *DB) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindResult, error) {
+	if r.New != nil {
+		if err := checkDataText(r.New.Data); err != nil {
+			return nil, err
+		}
+	}
 	var res *graph.BindResult
 	fn := func(w *wtx) error {
 		res = &graph.BindResult{DryRun: r.DryRun, HintsAdded: []graph.Fingerprint{}}

@@ -69,11 +69,6 @@ func validateData(d json.RawMessage) (json.RawMessage, error) {
 	if err := graph.ValidateText("data", string(d), 1, graph.MaxDataLen); err != nil {
 		return nil, err
 	}
-	// Escapes too: a lone surrogate ("\ud800") or \u0000 in a string is refused as the
-	// transports refuse it, naming where it is (data.firmware).
-	if f, bad := graph.FindJSONTextFault(d); bad {
-		return nil, f.Refusal(f.Within("data"))
-	}
 	var obj map[string]any
 	if err := json.Unmarshal(d, &obj); err != nil || obj == nil {
 		return nil, graph.FieldErrorf(graph.EINVALID, "data", "data must be a JSON object, e.g. {\"room\":\"studio\"}")
@@ -83,6 +78,18 @@ func validateData(d json.RawMessage) (json.RawMessage, error) {
 		return nil, graph.FieldErrorf(graph.EINVALID, "data", "data must be a JSON object: %v", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// checkDataText refuses, naming its path, a string in data a user gave (identity create,
+// update, a bind's new identity) that decoding would garble: a lone surrogate escape,
+// which every JSON decoder reads as U+FFFD, or \u0000 (graph.FindJSONTextFault). The
+// transports refuse these in their request bodies; this holds the CLI on the file to
+// the same rule. An import keeps the data a file holds as it was written.
+func checkDataText(d json.RawMessage) error {
+	if f, bad := graph.FindJSONTextFault(d); bad {
+		return f.RefusalIn("data")
+	}
+	return nil
 }
 
 func contains(ss []string, s string) bool {
@@ -169,6 +176,9 @@ func removeStr(ss []string, s string) []string {
 // graph.NormalizeTags) before its transaction begins; createIdentity, which an import and
 // a bind share, has none.
 func (db *DB) CreateIdentity(ctx context.Context, c graph.IdentityCreate) (*graph.Identity, error) {
+	if err := checkDataText(c.Data); err != nil {
+		return nil, err
+	}
 	var err error
 	if c.Hints, err = graph.NormalizeHints(c.Hints); err != nil {
 		return nil, err
@@ -189,6 +199,11 @@ func (db *DB) RenameIdentity(ctx context.Context, id, name string) (*graph.Ident
 }
 
 func (db *DB) UpdateIdentity(ctx context.Context, text string, u graph.IdentityUpdate) (*graph.Identity, error) {
+	if u.Data != nil {
+		if err := checkDataText(*u.Data); err != nil {
+			return nil, err
+		}
+	}
 	var out *graph.Identity
 	_, err := db.update(ctx, func(w *wtx) error {
 		id, err := w.mustIdentity(text)

@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/devgraph/devgraph/query"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -101,4 +104,25 @@ func TestServe_NonLoopbackNeedsTokens(t *testing.T) {
 	c.fail(2, "--poll", "serve", "--poll", "-1s", db)
 	c.fail(1, "robot name", "serve", "--sim-robot", "Bad Name!", db)
 	c.fail(2, "--token-file goes with --http", "serve", "--token-file", "x", db)
+}
+
+// The HTTP write deadline must outlast every GraphQL time limit, or a request that runs
+// to its limit (a robotNavigate mutation blocks up to the mutation limit) loses its
+// answer to a cut connection instead of getting its timeout error.
+func TestServe_HTTPWriteTimeoutOutlastsGraphQL(t *testing.T) {
+	t.Parallel()
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	for _, args := range [][]string{nil, {"--query-timeout", "5m"}} {
+		f, err := e.parseServeFlags(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := httpWriteTimeout(f.limits)
+		d := query.DefaultLimits()
+		for name, limit := range map[string]time.Duration{"query": max(f.limits.Timeout, d.Timeout), "mutation": max(f.limits.MutationTimeout, d.MutationTimeout)} {
+			if got <= limit {
+				t.Errorf("%v: write timeout %v does not outlast the %s limit %v", args, got, name, limit)
+			}
+		}
+	}
 }

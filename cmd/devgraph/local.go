@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -17,7 +18,7 @@ const lockWait = time.Second
 // polling; a request reads its own snapshot) and the identity service over them.
 // Robots live only in a running server.
 func (e *env) openLocal(ctx context.Context, c *common, db string) (*session, error) {
-	st, err := store.Open(db, store.Options{Timeout: lockWait})
+	st, err := store.Open(db, store.Options{Timeout: lockWait, Logger: storeLog()})
 	if err != nil {
 		return nil, err
 	}
@@ -51,3 +52,21 @@ func (e *env) live(c *common, db string) (*sources.Live, error) {
 	}
 	return &sources.Live{SysRoot: c.sysRoot, ProcRoot: c.procRoot, PWDumpFile: c.pwDump}, nil
 }
+
+// storeLog is the logger a command gives the store it opens. What the store logs at
+// error level (a damaged file, a failed write) it also returns, and the command prints
+// that as its one line; so only its warnings are logged, as before, to stderr.
+func storeLog() *slog.Logger { return slog.New(belowError{slog.Default().Handler()}) }
+
+// belowError passes on the records below slog.LevelError.
+type belowError struct{ slog.Handler }
+
+func (h belowError) Enabled(ctx context.Context, l slog.Level) bool {
+	return l < slog.LevelError && h.Handler.Enabled(ctx, l)
+}
+
+func (h belowError) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return belowError{h.Handler.WithAttrs(attrs)}
+}
+
+func (h belowError) WithGroup(name string) slog.Handler { return belowError{h.Handler.WithGroup(name)} }

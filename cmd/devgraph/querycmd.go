@@ -52,9 +52,9 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		// Checked before decoding: json.Unmarshal would replace invalid UTF-8 silently.
+		// Checked before decoding: encoding/json would read these as U+FFFD.
 		if f, bad := graph.FindJSONTextFault(b); bad {
-			return f.Refusal(f.Within("variables"))
+			return graph.FieldErrorf(graph.EINVALID, "vars-file", "--vars-file %s: %s", *varsFile, graph.ErrorMessage(f.RefusalIn("variables")))
 		}
 		if err := json.Unmarshal(b, &req.Variables); err != nil {
 			return graph.FieldErrorf(graph.EINVALID, "vars-file", "%s is not a JSON object of variables: %v", *varsFile, err)

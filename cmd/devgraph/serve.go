@@ -11,6 +11,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
 	"github.com/devgraph/devgraph/store"
 )
@@ -150,8 +151,7 @@ func (e *env) runFrontends(ctx context.Context, f *serveFlags, rt *runtime, log 
 // from its MCP server, all behind the http package's guard (Host, Origin, tokens).
 func (e *env) openHTTP(f *serveFlags, rt *runtime, log *slog.Logger) (*devhttp.Server, error) {
 	hs := &devhttp.Server{Addr: f.httpAddr, Options: devhttp.Options{GraphQL: rt.exec, MCP: rt.mcp.HTTPHandler(), ReadOnly: f.readOnly, Logger: log}}
-	// A GraphQL response may take as long as the query's time limit (--query-timeout).
-	hs.Timeouts.Write = max(devhttp.DefaultTimeouts.Write, f.limits.Timeout+30*time.Second)
+	hs.Timeouts.Write = httpWriteTimeout(f.limits)
 	if f.tokenFile != "" {
 		toks, err := devhttp.LoadTokens(f.tokenFile)
 		if err != nil {
@@ -170,6 +170,21 @@ func (e *env) openHTTP(f *serveFlags, rt *runtime, log *slog.Logger) (*devhttp.S
 	fmt.Fprintf(e.stderr, "GraphiQL: %s/graphql\n", hs.URL())
 	fmt.Fprintf(e.stderr, "MCP: %s/mcp\n", hs.URL())
 	return hs, nil
+}
+
+// httpWriteTimeout is how long a non-streaming HTTP response may take: a GraphQL
+// request may run to its time limit (--query-timeout for a query; the mutation limit,
+// as long as a blocking robotNavigate, for a mutation) and its answer, the timeout
+// error included, must still get out.
+func httpWriteTimeout(l query.Limits) time.Duration {
+	d := query.DefaultLimits()
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MutationTimeout <= 0 {
+		l.MutationTimeout = d.MutationTimeout
+	}
+	return max(devhttp.DefaultTimeouts.Write, max(l.Timeout, l.MutationTimeout)+30*time.Second)
 }
 
 // relay serves this process's stdio MCP through the server that holds the database. It

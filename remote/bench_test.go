@@ -27,7 +27,7 @@ func benchServed(b *testing.B) (*identity.Service, *remote.Client) {
 // on a unix socket), against the same read in-process.
 func BenchmarkClient_FindIdentityByID(b *testing.B) {
 	svc, client := benchServed(b)
-	ctx := graph.WithActor(context.Background(), "cli:bench")
+	ctx := graph.WithActor(context.Background(), "mcp:bench")
 	if _, err := svc.CreateIdentity(ctx, graph.IdentityCreate{Name: "Roland JD-Xi", Tags: []string{"role:synth"},
 		Hints: []graph.Fingerprint{{Kind: graph.FPUSBID, Value: "0582:01a9"}}}); err != nil {
 		b.Fatal(err)
@@ -49,7 +49,7 @@ func BenchmarkClient_FindIdentityByID(b *testing.B) {
 // BenchmarkClient_CreateIdentity is one write through the socket.
 func BenchmarkClient_CreateIdentity(b *testing.B) {
 	_, client := benchServed(b)
-	ctx := graph.WithActor(context.Background(), "cli:bench")
+	ctx := graph.WithActor(context.Background(), "mcp:bench")
 	for i := 0; i < b.N; i++ {
 		if _, err := client.CreateIdentity(ctx, graph.IdentityCreate{Name: fmt.Sprintf("Bench %d", i)}); err != nil {
 			b.Fatal(err)

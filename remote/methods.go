@@ -3,8 +3,10 @@ package remote
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -262,6 +264,14 @@ var methods = []method{
 			st := newStream(h, w)
 			stats, err := h.svc.Import(ctx, r.Body, func(n int) { st.progress(importProgress{n}) })
 			st.end(stats, err)
+			if err != nil {
+				// A refusal comes before the stream ends (a line too long, past
+				// --max-size): read on, for a while, so the client reads the answer
+				// and stops sending, instead of its write failing on a closed
+				// connection first ("broken pipe" in place of the reason).
+				_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(5 * time.Second))
+				_, _ = io.Copy(io.Discard, r.Body)
+			}
 		}
 	}},
 }

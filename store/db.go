@@ -303,8 +303,25 @@ func (db *DB) Close() error {
 	if db.done != nil && readPID(db.path) == os.Getpid() && db.failed.Load() == nil {
 		os.Remove(pidPath(db.path))
 	}
-	return db.bolt.Close()
+	if db.failed.Load() == nil {
+		return db.bolt.Close()
+	}
+	// A fault inside bbolt's own rollback (a write on a file cut under us) can leave its
+	// writer lock held, and bbolt's Close takes that lock first: give it a moment, then
+	// leave the file to the process's exit rather than hang (serve on SIGTERM did).
+	closed := make(chan error, 1)
+	go func() { closed <- db.bolt.Close() }()
+	select {
+	case err := <-closed:
+		return err
+	case <-time.After(damagedCloseWait):
+		db.log.Warn("the damaged database could not be closed (a fault left bbolt's lock held); it is released when the process exits", "db", db.path)
+		return nil
+	}
 }
+
+// damagedCloseWait is how long Close waits for bbolt to close a damaged file.
+const damagedCloseWait = time.Second
 
 // ---- reads ----------------------------------------------------------------------------
 

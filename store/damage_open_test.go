@@ -1,0 +1,85 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
+)
+
+// TestDamage_CutUnderAnOpenWriter: the file is cut while a read-write DB has it open (a
+// user truncating the database under a running server). Writes then fault in bbolt's
+// commit or its rollback. Each write must give the damaged-file error itself — not a
+// disk error claiming "reads still work" while every read is refused —, later calls the
+// same error, and Close must return (a fault inside bbolt's rollback left its writer lock
+// held, so Close, and with it `serve` on SIGTERM, hung for ever).
+func TestDamage_CutUnderAnOpenWriter(t *testing.T) {
+	t.Parallel()
+	t.Run("large", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "d.db")
+		storetest.BuildIdentities(t, path, 2000, 4)
+		cutUnderWriter(t, path)
+	})
+	t.Run("small", func(t *testing.T) {
+		// As a user found it: a few identities (a 64 KiB file) cut to 16 KiB under a
+		// server, then a tag; the fault came in the commit.
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "d.db")
+		db := openFile(t, path, store.Options{})
+		for i := 0; i < 3; i++ {
+			if _, err := db.CreateIdentity(ctxActor("cli:damage"), graph.IdentityCreate{Name: fmt.Sprintf("Synth %d", i), Tags: []string{"role:synth"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		cutUnderWriter(t, path)
+	})
+}
+
+func cutUnderWriter(t *testing.T, path string) {
+	db, err := store.Open(path, store.Options{NoBackup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	defer func() {
+		go func() { closed <- db.Close() }()
+		select {
+		case <-closed:
+		case <-time.After(30 * time.Second):
+			t.Errorf("Close of a DB whose file was cut under it did not return (bbolt's writer lock left held)")
+		}
+	}()
+	if err := os.Truncate(path, 16384); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxActor("cli:damage")
+	var first error
+	for i := 0; i < 50 && first == nil; i++ {
+		if i%2 == 0 {
+			_, first = db.UpdateTags(ctx, "identity:synth-0", []string{fmt.Sprintf("role:cut-%d", i)}, nil)
+		} else {
+			_, first = db.CreateIdentity(ctx, graph.IdentityCreate{Name: fmt.Sprintf("After the cut %d", i)})
+		}
+	}
+	if first == nil {
+		t.Fatal("50 writes to a file cut to 16 KiB all succeeded")
+	}
+	if msg := first.Error(); !strings.Contains(msg, "is damaged") || !strings.HasSuffix(msg, "restore a backup; devgraph backup makes one") || strings.Contains(msg, "reads still work") {
+		t.Errorf("write on a cut file: %v; want the damaged-file error alone", first)
+	}
+	_, _, _, err = db.FindIdentities(context.Background(), graph.IdentityFilter{First: 5})
+	if err == nil || err.Error() != first.Error() {
+		t.Errorf("read after: %v; want the same error %v", err, first)
+	}
+}

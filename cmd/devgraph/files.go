@@ -142,7 +142,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			return bw.Flush()
 		}
 		cw := &countWriter{}
-		if _, err := writeAtomically(file, func(w io.Writer) (int64, error) {
+		if _, err := exportTo(file, func(w io.Writer) (int64, error) {
 			cw.w = w
 			return 0, write(cw)
 		}); err != nil {

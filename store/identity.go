@@ -80,6 +80,24 @@ func validateData(d json.RawMessage) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
+// validateNewData is validateData for data a caller gives now: its strings must be text,
+// as on every transport, which check their JSON so (graph.CheckJSONText); data opened
+// from the file by the CLI reached the store unchecked, keeping "\ud800" and "\u0000".
+// Import keeps what an older devgraph stored.
+func validateNewData(d json.RawMessage) (json.RawMessage, error) {
+	if f, ok := graph.FindJSONTextFault(d); ok {
+		field := "data"
+		switch {
+		case strings.HasPrefix(f.Path, "["):
+			field += f.Path
+		case f.Path != "":
+			field += "." + f.Path
+		}
+		return nil, f.Refusal(field)
+	}
+	return validateData(d)
+}
+
 func contains(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {
@@ -105,7 +123,7 @@ func (w *wtx) createIdentity(c graph.IdentityCreate) (*graph.Identity, error) {
 	} else if err := graph.ValidateSlug(slug); err != nil {
 		return nil, err
 	}
-	data, err := validateData(c.Data)
+	data, err := validateNewData(c.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +229,7 @@ func (db *DB) UpdateIdentity(ctx context.Context, text string, u graph.IdentityU
 			}
 		}
 		if u.Data != nil {
-			d, err := validateData(*u.Data)
+			d, err := validateNewData(*u.Data)
 			if err != nil {
 				return err
 			}

@@ -74,6 +74,11 @@ type DB struct {
 
 	writeFailed atomic.Pointer[graph.Error] // set when a commit failed with an unknown outcome (diskfull.go)
 
+	// writerLost is set when a fault escaped bbolt's Update (in its commit or its
+	// rollback, on a file cut under us): its writer lock may be held for good, so Close
+	// leaves the file to the process's exit.
+	writerLost atomic.Bool
+
 	// testHook, when set, is called at named points inside write transactions; an error
 	// it returns aborts the write (atomicity tests).
 	testHook func(point string) error
@@ -303,25 +308,15 @@ func (db *DB) Close() error {
 	if db.done != nil && readPID(db.path) == os.Getpid() && db.failed.Load() == nil {
 		os.Remove(pidPath(db.path))
 	}
-	if db.failed.Load() == nil {
-		return db.bolt.Close()
-	}
-	// A fault inside bbolt's own rollback (a write on a file cut under us) can leave its
-	// writer lock held, and bbolt's Close takes that lock first: give it a moment, then
-	// leave the file to the process's exit rather than hang (serve on SIGTERM did).
-	closed := make(chan error, 1)
-	go func() { closed <- db.bolt.Close() }()
-	select {
-	case err := <-closed:
-		return err
-	case <-time.After(damagedCloseWait):
-		db.log.Warn("the damaged database could not be closed (a fault left bbolt's lock held); it is released when the process exits", "db", db.path)
+	if db.writerLost.Load() {
+		// bbolt's Close takes its writer lock first, which a fault inside its own
+		// rollback left held: closing would hang (serve did, on SIGTERM). The file and
+		// its lock are released when the process exits.
+		db.log.Warn("the damaged database is left open until the process exits (a fault inside a write left bbolt's lock held)", "db", db.path)
 		return nil
 	}
+	return db.bolt.Close()
 }
-
-// damagedCloseWait is how long Close waits for bbolt to close a damaged file.
-const damagedCloseWait = time.Second
 
 // ---- reads ----------------------------------------------------------------------------
 
@@ -448,8 +443,10 @@ func (db *DB) runBatch(batch []*writeReq) {
 		failed, txid, committing := -1, 0, false
 		var ferr error
 		db.observeTx(true)
+		ran, returned := false, false // Update returned, rather than a fault escaping it
 		err := db.guard(func() error {
-			return db.bolt.Update(func(tx *bolt.Tx) error {
+			ran = true
+			uerr := db.bolt.Update(func(tx *bolt.Tx) error {
 				txid = tx.ID()
 				w, err := newWtx(db, tx)
 				if err != nil {
@@ -476,7 +473,12 @@ func (db *DB) runBatch(batch []*writeReq) {
 				committing = true
 				return nil
 			})
+			returned = true
+			return uerr
 		})
+		if ran && !returned {
+			db.writerLost.Store(true)
+		}
 		db.observeTx(false)
 		if err == nil {
 			for _, r := range batch {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,5 +82,36 @@ func cutUnderWriter(t *testing.T, path string) {
 	_, _, _, err = db.FindIdentities(context.Background(), graph.IdentityFilter{First: 5})
 	if err == nil || err.Error() != first.Error() {
 		t.Errorf("read after: %v; want the same error %v", err, first)
+	}
+}
+
+// TestOpen_FIFO: a named pipe at the database path blocked Open for ever in the header
+// check's open (which waits for a writer), and the CLI ignored SIGTERM meanwhile; it is
+// refused at once as not a regular file.
+func TestOpen_FIFO(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "pipe.db")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		db, err := store.Open(path, store.Options{NoBackup: true})
+		if err == nil {
+			db.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("open of a named pipe: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		f, _ := os.OpenFile(path, os.O_WRONLY, 0) // let the blocked open go
+		if f != nil {
+			f.Close()
+		}
+		t.Fatal("open of a named pipe blocked")
 	}
 }

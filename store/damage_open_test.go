@@ -115,3 +115,54 @@ func TestOpen_FIFO(t *testing.T) {
 		t.Fatal("open of a named pipe blocked")
 	}
 }
+
+// TestOpen_PIDFileIsNotFollowed: the pid file beside the database was written with
+// os.WriteFile, which follows a symlink (another user's link in a shared directory made
+// the writer truncate the file it points to) and blocks on a named pipe. It is replaced
+// instead, and read only when it is a regular file.
+func TestOpen_PIDFileIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.db")
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path+".pid"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(path, store.Options{NoBackup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the file the pid file linked to now holds %q", b)
+	}
+	// A named pipe as the pid file: Open neither blocks reading nor writing it.
+	os.Remove(path + ".pid")
+	if err := syscall.Mkfifo(path+".pid", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		db, err := store.Open(path, store.Options{NoBackup: true})
+		if err == nil {
+			err = db.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("open with a named pipe as the pid file: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		for i := 0; i < 2; i++ { // let the blocked open go
+			if f, _ := os.OpenFile(path+".pid", os.O_RDWR, 0); f != nil {
+				f.Close()
+			}
+		}
+		t.Fatal("open with a named pipe as the pid file blocked")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -236,13 +238,38 @@ func (db *DB) checkSize() error {
 
 func pidPath(path string) string { return path + ".pid" }
 
-func writePID(path string) { os.WriteFile(pidPath(path), []byte(strconv.Itoa(os.Getpid())), 0o600) }
+// writePID replaces the pid file (a temp file renamed over it) rather than writing
+// through whatever is there: a symlink there would make this process overwrite the file
+// it points to, a named pipe would block it. Best effort, like the file itself.
+func writePID(path string) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".pid.*")
+	if err != nil {
+		return
+	}
+	_, err = f.WriteString(strconv.Itoa(os.Getpid()))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), pidPath(path))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+}
 
+// readPID reads the pid file when it is a regular file (not through a symlink, never
+// blocking on a named pipe); 0 when there is none.
 func readPID(path string) int {
-	b, err := os.ReadFile(pidPath(path))
+	f, err := os.OpenFile(pidPath(path), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return 0
 	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 32))
 	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return n
 }

@@ -184,6 +184,9 @@ func decodeRequest(body []byte, req *graph.GraphQLRequest) error {
 	}
 	if v := bytes.TrimSpace(raw.Variables); len(v) > 0 && !bytes.Equal(v, []byte("null")) {
 		if err := json.Unmarshal(v, &req.Variables); err != nil {
+			if p := jsonProblem(err); strings.HasSuffix(p, "is out of range") {
+				return fmt.Errorf("a number in \"variables\" does not fit: %s", p)
+			}
 			return fmt.Errorf("\"variables\" must be a JSON object: %s", jsonProblem(err))
 		}
 	}
@@ -197,6 +200,14 @@ func jsonProblem(err error) string {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
+		switch {
+		case strings.HasPrefix(te.Value, "number "):
+			return te.Value + " is out of range" // too big for a float64
+		case te.Field == "" && strings.HasPrefix(te.Value, "a"), te.Field == "" && strings.HasPrefix(te.Value, "o"):
+			return "it is an " + te.Value
+		case te.Field == "":
+			return "it is a " + te.Value
+		}
 		return fmt.Sprintf("%s has the wrong type (%s)", te.Field, te.Value)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {

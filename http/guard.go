@@ -73,10 +73,15 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 		actor := ""
 		var token Token
 		if auth := r.Header.Get("Authorization"); auth != "" {
-			tok, ok := strings.CutPrefix(auth, "Bearer ")
-			if ok {
-				token, ok = lookupToken(opts.Tokens, strings.TrimSpace(tok))
+			// The scheme is case-insensitive (RFC 9110 §11.1).
+			scheme, tok, _ := strings.Cut(strings.TrimSpace(auth), " ")
+			if !strings.EqualFold(scheme, "Bearer") {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="devgraph"`)
+				fail(w, http.StatusUnauthorized, CodeForbidden, "the Authorization header's scheme is %q; this server takes Authorization: Bearer <token> with a token from its --token-file", truncate(scheme, 20))
+				return
 			}
+			var ok bool
+			token, ok = lookupToken(opts.Tokens, strings.TrimSpace(tok))
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="devgraph"`)
 				fail(w, http.StatusUnauthorized, CodeForbidden, "the bearer token is not one of this server's tokens; check the token file")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -36,7 +37,11 @@ func ParseTokens(r io.Reader, where string) (map[string]Token, error) {
 	names := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+		line := sc.Text()
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\ufeff") // the byte order mark some editors write
+		}
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -50,6 +55,9 @@ func ParseTokens(r io.Reader, where string) (map[string]Token, error) {
 		}
 		if err := graph.ValidateText("token name", name, 1, 64); err != nil {
 			return nil, graph.Errorf(graph.EINVALID, "%s:%d: %s", where, n, graph.ErrorMessage(err))
+		}
+		if strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsGraphic(r) }) {
+			return nil, graph.Errorf(graph.EINVALID, "%s:%d: token name %q holds an invisible or control character; the name is recorded as the actor http:<name>, so use plain characters", where, n, name)
 		}
 		if len(tok) < 16 {
 			return nil, graph.Errorf(graph.EINVALID, "%s:%d: token for %q is %d characters; use at least 16 random characters (e.g. openssl rand -hex 24)", where, n, name, len(tok))

@@ -85,6 +85,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		r := bufio.NewReaderSize(in, 64<<10)
 		for {
 			line, err := readLine(r)
+			if line == nil && errors.Is(err, errLineTooLong) {
+				line, err = tooLongLine, nil
+			}
 			if len(line) > 0 {
 				select {
 				case lines <- line:
@@ -178,14 +181,20 @@ const stdioGrace = 5 * time.Second
 // stdioDrain bounds how long ServeStdio waits for cancelled requests to return.
 const stdioDrain = 3 * time.Second
 
-// readLine reads one line, refusing lines over maxStdioLine (the rest of such a line
-// is skipped and an error response written by the caller for the empty result).
+// readLine reads one line. A line over maxStdioLine is skipped to its end and reported
+// as errLineTooLong with no bytes (its head alone would be answered as a parse error).
 func readLine(r *bufio.Reader) ([]byte, error) {
 	var buf []byte
+	over := false
 	for {
 		chunk, isPrefix, err := r.ReadLine()
-		if len(buf)+len(chunk) <= maxStdioLine {
+		if !over && len(buf)+len(chunk) <= maxStdioLine {
 			buf = append(buf, chunk...)
+		} else {
+			over, buf = true, nil
+		}
+		if over && (err != nil || !isPrefix) {
+			return nil, errLineTooLong
 		}
 		if err != nil {
 			return buf, err
@@ -195,6 +204,12 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		}
 	}
 }
+
+var errLineTooLong = errors.New("line too long")
+
+// tooLongLine stands for a skipped oversize line on the way to stdioMessage, told apart
+// from any line read by its address.
+var tooLongLine = []byte{0}
 
 // motionTools are the tools that move a robot for as long as they run: when the input
 // ends they are cancelled at once (the robot stops) rather than given a grace period.
@@ -207,6 +222,11 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
 		Params json.RawMessage `json:"params"`
+	}
+	if len(line) == 1 && &line[0] == &tooLongLine[0] {
+		_ = w.write(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+			Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, fmt.Sprintf("the message is too large (over %d MiB); send smaller messages", maxStdioLine>>20), nil)})
+		return
 	}
 	if resp, refused := refuseBadText(line); refused {
 		// Text that is not valid UTF-8 never reaches mcp-go, which would replace it.

@@ -374,7 +374,14 @@ func (e *Executor) check(q string) (doc *ast.Document, resp *Response) {
 		}
 		return nil, errResponse(graph.ELIMIT, "%s", err)
 	}
-	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(q), Name: "GraphQL request"})})
+	body, line, col, bad := joinSurrogates(q)
+	if bad {
+		ge := graph.JSONTextFault{}.Refusal("query")
+		r := &Response{Errors: []Error{newError(ge.Code, ge.Field, ge.Message)}}
+		r.Errors[0].Locations = []Location{{Line: line, Column: col}}
+		return nil, r
+	}
+	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(body), Name: "GraphQL request"})})
 	if err != nil {
 		fe := gqlerrors.FormatError(err)
 		r := &Response{Errors: []Error{newError(graph.EINVALID, "", fe.Message)}}

@@ -128,10 +128,14 @@ func scanDocument(doc string, l Limits) error {
 			}
 			for i++; i < len(doc) && doc[i] != '"' && doc[i] != '\n'; i++ {
 				if doc[i] == '\\' {
-					if err := checkEscape(doc[i:]); err != nil {
+					pair, err := checkEscape(doc[i:])
+					if err != nil {
 						return err
 					}
 					i++
+					if pair {
+						i += 10 // past the pair's second escape too
+					}
 				}
 			}
 		case c == '{' || c == '(' || c == '[':
@@ -169,24 +173,25 @@ func scanDocument(doc string, l Limits) error {
 
 // checkEscape refuses a \u escape in a string literal (esc starts at its backslash)
 // that graphql-go's lexer would silently turn into U+FFFD, writing each \u as one rune:
-// a lone UTF-16 surrogate, and also a surrogate pair, which the GraphQL spec allows but
-// graphql-go garbles. \u0000 is refused as NUL is everywhere.
-func checkEscape(esc string) error {
+// a lone UTF-16 surrogate. A surrogate pair, which the GraphQL spec allows but graphql-go
+// garbles, passes: joinSurrogates writes it as the character before the parser runs.
+// \u0000 is refused as NUL is everywhere. pair reports a pair (12 bytes) at esc.
+func checkEscape(esc string) (pair bool, err error) {
 	r, ok := hexEscape(esc)
 	switch {
 	case !ok:
-		return nil // not a \u escape, or a malformed one the parser reports
+		return false, nil // not a \u escape, or a malformed one the parser reports
 	case r == 0:
-		return &resolverError{code: graph.EINVALID, field: "query", msg: `query contains a NUL byte (\u0000 in a string); remove it`}
+		return false, &resolverError{code: graph.EINVALID, field: "query", msg: `query contains a NUL byte (\u0000 in a string); remove it`}
 	case r >= 0xd800 && r < 0xdc00:
 		if lo, ok := hexEscape(esc[6:]); ok && lo >= 0xdc00 && lo < 0xe000 {
-			return &resolverError{code: graph.EINVALID, field: "query", msg: fmt.Sprintf(`query writes a character as the surrogate pair %s, which devgraph's GraphQL parser cannot read; write the character itself (as UTF-8), or pass the text in variables`, esc[:12])}
+			return true, nil // joinSurrogates spells it as its character
 		}
 		fallthrough
 	case r >= 0xdc00 && r < 0xe000:
-		return &resolverError{code: graph.EINVALID, field: "query", msg: fmt.Sprintf(`query is not valid UTF-8: %s is half of a UTF-16 surrogate pair; send text as UTF-8`, esc[:6])}
+		return false, &resolverError{code: graph.EINVALID, field: "query", msg: fmt.Sprintf(`query is not valid UTF-8: %s is half of a UTF-16 surrogate pair; send text as UTF-8`, esc[:6])}
 	}
-	return nil
+	return false, nil
 }
 
 // hexEscape decodes the \uXXXX escape at the start of s.

@@ -146,7 +146,7 @@ func userName(uid int) string {
 // of the body (the method's arguments). Without an actor the caller is cli:<the peer's
 // user>. A caller line that is not valid text (CheckJSONText), not a Caller, or names an
 // actor other than cli:<the peer's user> or mcp:<client name> is an EINVALID error
-// (answer 400). The caller, the same OS user, may prune the changelog. Other endpoints
+// (answer 400). A cli: caller, the same OS user, may prune the changelog. Other endpoints
 // served on the same socket (GraphQL for `devgraph query`) use it too.
 func CallerContext(r *http.Request) (context.Context, error) {
 	c, err := readCaller(r)
@@ -165,8 +165,12 @@ func CallerContext(r *http.Request) (context.Context, error) {
 		actor = c.Actor
 	}
 	ctx = graph.WithActor(ctx, actor)
-	// Only the same OS user reaches the socket, and it may open the file itself.
-	ctx = graph.WithPrunePermission(ctx)
+	// Only the same OS user reaches the socket, and it may open the file itself: as
+	// cli:<user> (devgraph changelog prune) it may prune. MCP has no prune, so an mcp:
+	// actor may not (the changelog would say an MCP client pruned it).
+	if strings.HasPrefix(actor, "cli:") {
+		ctx = graph.WithPrunePermission(ctx)
+	}
 	if c.RequestID != "" {
 		ctx = graph.WithRequestID(ctx, c.RequestID)
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -72,6 +74,9 @@ func readCaller(r *http.Request) (Caller, error) {
 	}
 	if len(c.RequestID) > maxRequestIDBytes {
 		return Caller{}, graph.FieldErrorf(graph.EINVALID, "request_id", "request_id is %d bytes; the limit is %d (leave it out and the server makes one)", len(c.RequestID), maxRequestIDBytes)
+	}
+	if c.RequestID != "" && strings.ContainsFunc(c.RequestID, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) }) {
+		return Caller{}, graph.FieldErrorf(graph.EINVALID, "request_id", "request_id %q holds a space or a control character; it is one word, such as a uuid (leave it out and the server makes one)", c.RequestID)
 	}
 	return c, nil
 }

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
@@ -108,7 +109,9 @@ type fileHeader struct {
 // an error names what is wrong (empty, truncated, not a bbolt file, damaged header). A
 // missing file is not its business (nil, nil: Open creates it).
 func checkHeader(path string) (*fileHeader, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a named pipe at path would block a plain open until a writer came;
+	// this one returns, and the pipe is refused below as not a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -73,6 +75,11 @@ type DB struct {
 	suggester atomic.Pointer[graph.Suggester] // names the closest node of an unknown id; see SetSuggester
 
 	writeFailed atomic.Pointer[graph.Error] // set when a commit failed with an unknown outcome (diskfull.go)
+
+	// writerLost is set when a fault escaped bbolt's Update (in its commit or its
+	// rollback, on a file cut under us): its writer lock may be held for good, so Close
+	// leaves the file to the process's exit.
+	writerLost atomic.Bool
 
 	// testHook, when set, is called at named points inside write transactions; an error
 	// it returns aborts the write (atomicity tests).
@@ -231,13 +238,38 @@ func (db *DB) checkSize() error {
 
 func pidPath(path string) string { return path + ".pid" }
 
-func writePID(path string) { os.WriteFile(pidPath(path), []byte(strconv.Itoa(os.Getpid())), 0o600) }
+// writePID replaces the pid file (a temp file renamed over it) rather than writing
+// through whatever is there: a symlink there would make this process overwrite the file
+// it points to, a named pipe would block it. Best effort, like the file itself.
+func writePID(path string) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".pid.*")
+	if err != nil {
+		return
+	}
+	_, err = f.WriteString(strconv.Itoa(os.Getpid()))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), pidPath(path))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+}
 
+// readPID reads the pid file when it is a regular file (not through a symlink, never
+// blocking on a named pipe); 0 when there is none.
 func readPID(path string) int {
-	b, err := os.ReadFile(pidPath(path))
+	f, err := os.OpenFile(pidPath(path), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return 0
 	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 32))
 	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return n
 }
@@ -302,6 +334,13 @@ func (db *DB) Close() error {
 	// full consistency check.
 	if db.done != nil && readPID(db.path) == os.Getpid() && db.failed.Load() == nil {
 		os.Remove(pidPath(db.path))
+	}
+	if db.writerLost.Load() {
+		// bbolt's Close takes its writer lock first, which a fault inside its own
+		// rollback left held: closing would hang (serve did, on SIGTERM). The file and
+		// its lock are released when the process exits.
+		db.log.Warn("the damaged database is left open until the process exits (a fault inside a write left bbolt's lock held)", "db", db.path)
+		return nil
 	}
 	return db.bolt.Close()
 }
@@ -431,8 +470,10 @@ func (db *DB) runBatch(batch []*writeReq) {
 		failed, txid, committing := -1, 0, false
 		var ferr error
 		db.observeTx(true)
+		ran, returned := false, false // Update returned, rather than a fault escaping it
 		err := db.guard(func() error {
-			return db.bolt.Update(func(tx *bolt.Tx) error {
+			ran = true
+			uerr := db.bolt.Update(func(tx *bolt.Tx) error {
 				txid = tx.ID()
 				w, err := newWtx(db, tx)
 				if err != nil {
@@ -459,7 +500,12 @@ func (db *DB) runBatch(batch []*writeReq) {
 				committing = true
 				return nil
 			})
+			returned = true
+			return uerr
 		})
+		if ran && !returned {
+			db.writerLost.Store(true)
+		}
 		db.observeTx(false)
 		if err == nil {
 			for _, r := range batch {

@@ -38,6 +38,11 @@ func (db *DB) commitErr(txid int, err error) error {
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return errClosed
 	}
+	if ge := db.failed.Load(); ge != nil {
+		// The commit faulted on a damaged file: that error, not a disk error saying reads
+		// still work (the DB now refuses them too).
+		return ge
+	}
 	landed := false
 	if verr := db.bolt.View(func(tx *bolt.Tx) error { landed = tx.ID() >= txid; return nil }); verr != nil {
 		landed = true // cannot tell; assume the worst

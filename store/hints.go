@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"fmt"
 
 	"github.com/devgraph/devgraph/graph"
 	m "github.com/devgraph/devgraph/migrations"
@@ -170,7 +171,7 @@ func (db *DB) RemoveHints(ctx context.Context, text string, fps []graph.Fingerpr
 		}
 		for _, f := range hints {
 			if !graph.ContainsFingerprint(id.Hints, f) {
-				return graph.FieldErrorf(graph.ENOTFOUND, "hints", "%s has no hint %s; its hints are: %s", id.ID, f, graph.FormatFingerprints(id.Hints))
+				return graph.FieldErrorf(graph.ENOTFOUND, "hints", "%s has no hint %s; %s", id.ID, f, hintsHeld(id.Hints))
 			}
 			if err := w.removeHint(id, f); err != nil {
 				return err
@@ -194,4 +195,17 @@ func (db *DB) FindHintHolders(ctx context.Context, fps []graph.Fingerprint) (map
 		return nil
 	})
 	return out, err
+}
+
+// hintsHeld names an identity's hints for an error line: none, or the first ten and how
+// many more.
+func hintsHeld(hints []graph.Fingerprint) string {
+	const shown = 10
+	switch {
+	case len(hints) == 0:
+		return "it has no hints"
+	case len(hints) <= shown:
+		return "its hints are: " + graph.FormatFingerprints(hints)
+	}
+	return fmt.Sprintf("its hints are: %s and %d more", graph.FormatFingerprints(hints[:shown]), len(hints)-shown)
 }

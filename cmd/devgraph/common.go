@@ -192,6 +192,9 @@ func lockedBy(err error, db string) error {
 	case remote.SocketDevgraph:
 		return graph.Errorf(graph.ELOCKED, "%s; its server answers on %s only now: run the command again", held, p.Path)
 	case remote.SocketSilent:
+		if p.Command == "devgraph" && processStopped(p.PID) {
+			return graph.Errorf(graph.ELOCKED, "%s; its server (pid %d) is stopped (SIGSTOP, or Ctrl-Z in its terminal), so it does not answer on %s: resume it (kill -CONT %d, or fg in its terminal) and run the command again", held, p.PID, p.Path, p.PID)
+		}
 		if p.Command == "devgraph" {
 			return graph.Errorf(graph.ELOCKED, "%s; its server (pid %d) does not answer on %s: it is hung or overloaded; wait, or stop it (kill %d) and run the command again", held, p.PID, p.Path, p.PID)
 		}

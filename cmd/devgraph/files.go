@@ -145,7 +145,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			return bw.Flush()
 		}
 		cw := &countWriter{}
-		if _, err := writeAtomically(file, func(w io.Writer) (int64, error) {
+		if _, err := exportTo(file, func(w io.Writer) (int64, error) {
 			cw.w = w
 			return 0, write(cw)
 		}); err != nil {
@@ -354,6 +354,11 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	}
 	if _, err := os.Stat(db); err != nil {
 		return graph.Errorf(graph.ENOTFOUND, "database %s does not exist; nothing to compact", db)
+	}
+	// The copy is renamed over the real file: over a symlink it would replace the link,
+	// splitting the database in two.
+	if real, err := filepath.EvalSymlinks(db); err == nil {
+		db = real
 	}
 	// Hold the file exclusively while we copy it, so nobody writes behind our back.
 	st, err := store.Open(db, store.Options{Timeout: lockWait})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/devgraph/devgraph/graph"
@@ -64,6 +65,7 @@ func (t *table) row(cells ...any) {
 		s := fmt.Sprint(c)
 		// A cell is one line without tabs, so columns stay aligned.
 		s = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+		s = escapeControls(s)
 		if s == "" {
 			s = "-"
 		}
@@ -73,6 +75,27 @@ func (t *table) row(cells ...any) {
 }
 
 func (t *table) flush() error { return t.tw.Flush() }
+
+// escapeControls shows each control character of s as an escape (\x1b, \u009b): names,
+// notes and messages anyone may write (an agent over MCP) must not drive the reader's
+// terminal (retitle it, hide or clear text).
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var sb strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x80 && unicode.IsControl(r):
+			fmt.Fprintf(&sb, `\x%02x`, r)
+		case unicode.IsControl(r):
+			fmt.Fprintf(&sb, `\u%04x`, r)
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
 
 // clip shortens s to n runes with an ellipsis.
 func clip(s string, n int) string {

@@ -213,8 +213,11 @@ func TestProcess_SocketMessages(t *testing.T) {
 		if code != 1 {
 			t.Errorf("identities beside a hung server: exit %d", code)
 		}
+		// SIGSTOP is how a test hangs a server, and how a user stops one (Ctrl-Z): a
+		// stopped process ignores kill until it is continued, so the way out is
+		// kill -CONT (issue 11 review).
 		p := strconv.Itoa(pid)
-		saysOneLine(t, "identities beside a hung server", errs, "in use by another devgraph process (pid "+p+")", "does not answer", "hung", "kill "+p)
+		saysOneLine(t, "identities beside a stopped server", errs, "in use by another devgraph process (pid "+p+")", "is stopped", "kill -CONT "+p)
 		if strings.Contains(errs, "use its socket") {
 			t.Errorf("the CLI tells the user to use a socket that does not answer: %q", errs)
 		}

@@ -1,0 +1,30 @@
+package mcptools
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeStdio_OversizeMessage: a message over the stdio line cap (16 MiB) was cut to
+// its first 16 MiB and answered "Parse error: each line must be one JSON-RPC message",
+// though it was one; it is refused as too large, as over HTTP, and the session goes on.
+func TestServeStdio_OversizeMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	r := startRaw(t, e.srv)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"graph_note","arguments":{"action":"add","target":"jdxi","body":"` + strings.Repeat("x", maxStdioLine) + `"},` + modernMeta + `}}`)
+	select {
+	case m := <-r.lines:
+		msg, _ := path(m, "error", "message").(string)
+		if path(m, "error", "code") != -32600.0 || !strings.Contains(msg, "too large") {
+			t.Fatalf("oversize message: %v", m)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no answer to an oversize message")
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + modernMeta + `}}`)
+	if tools, _ := path(r.reply(9), "result", "tools").([]any); len(tools) != len(allTools) {
+		t.Fatalf("after an oversize message: %d tools", len(tools))
+	}
+}

@@ -30,9 +30,6 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) (int64, error) {
 // Compact copies the database at src into a new file dst, leaving out free pages and
 // filling pages fully. src must not be held by another process; dst must not exist.
 func Compact(src, dst string) error {
-	if _, err := os.Stat(dst); err == nil {
-		return graph.FieldErrorf(graph.EINVALID, "dst", "%s already exists; compact into a new path", dst)
-	}
 	if hdr, err := checkHeader(src); err != nil {
 		return err
 	} else if hdr == nil {
@@ -45,6 +42,22 @@ func Compact(src, dst string) error {
 	defer sdb.Close()
 	if _, err := m.StatusOf(sdb, src); err != nil {
 		return err
+	}
+	return compactInto(src, sdb, dst)
+}
+
+// CompactTo is Compact from the open database: it keeps db's lock on the file while it
+// copies, so nobody writes behind its back, and the caller can rename dst over the file
+// before Close lets anyone else in (Open notices a file renamed over the one it waited
+// for, and opens the new one). No write may run meanwhile.
+func (db *DB) CompactTo(dst string) error {
+	return compactInto(db.path, db.bolt, dst)
+}
+
+// compactInto writes the compacted copy of sdb (the file at src) into the new file dst.
+func compactInto(src string, sdb *bolt.DB, dst string) error {
+	if _, err := os.Stat(dst); err == nil {
+		return graph.FieldErrorf(graph.EINVALID, "dst", "%s already exists; compact into a new path", dst)
 	}
 	ddb, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: time.Second, NoSync: true})
 	if err != nil {

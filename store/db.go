@@ -182,6 +182,20 @@ func Open(path string, opts Options) (*DB, error) {
 // openBolt opens path with bbolt, under guard: bbolt reads the meta pages and the
 // freelist through its memory map while opening (preloaded in read-only mode too, so
 // that a later tx.Check, reading in a goroutine of its own, finds it loaded).
+// renamedOver reports whether the file at path is no longer f, the file opened (and
+// locked) under that name.
+func renamedOver(path string, f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(path)
+	return err == nil && !os.SameFile(held, now)
+}
+
 func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
 	// bbolt panicking halfway through Open cannot close its file: close it here (which
 	// drops its lock), so a long-running process does not keep it.
@@ -201,6 +215,12 @@ func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
 	}
 	var ge *graph.Error
 	switch {
+	case err == nil && renamedOver(path, file):
+		// While we waited for the lock, another file was renamed over path (compact
+		// does so before it lets go of the old one): writing to the old file would be
+		// writing to nobody. Open the one at path now.
+		bdb.Close()
+		return openBolt(path, opts)
 	case err == nil:
 		return bdb, nil
 	case errors.As(err, &ge):

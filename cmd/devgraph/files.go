@@ -360,16 +360,19 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 	if real, err := filepath.EvalSymlinks(db); err == nil {
 		db = real
 	}
-	// Hold the file exclusively while we copy it, so nobody writes behind our back.
+	// Hold the file exclusively from the copy until the copy has replaced it, so nobody
+	// writes behind our back: a server starting meanwhile waits for the lock and then
+	// opens the compacted file (store.Open sees the file renamed over the one it waited
+	// for), instead of writing to the old one, which no name reaches any more.
 	st, err := store.Open(db, store.Options{Timeout: lockWait})
 	if err != nil {
 		return err
 	}
+	defer st.Close()
 	before, _ := os.Stat(db)
-	st.Close()
 	tmp := db + ".compact.tmp"
 	os.Remove(tmp)
-	if err := store.Compact(db, tmp); err != nil {
+	if err := st.CompactTo(tmp); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -377,6 +380,7 @@ func runCompact(ctx context.Context, e *env, args []string) error {
 		os.Remove(tmp)
 		return graph.Errorf(graph.EINVALID, "cannot replace %s: %v", db, unwrapPath(err))
 	}
+	st.Close()
 	after, _ := os.Stat(db)
 	var b, a int64
 	if before != nil {

@@ -279,8 +279,8 @@ type spooler struct {
 }
 
 func (s *spooler) Read(p []byte) (int, error) {
-	if room := s.max - s.n + 1; int64(len(p)) > room {
-		p = p[:room] // one byte past max tells a stream of exactly max from a longer one
+	if room := s.max - s.n; int64(len(p)) > room {
+		p = p[:room+1] // one byte past max tells a stream of exactly max from a longer one
 	}
 	n, err := s.r.Read(p)
 	if n > 0 {

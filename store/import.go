@@ -662,10 +662,20 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 			}
 			return graph.Errorf(graph.EINVALID, "the import file changed while it was imported (%s); nothing was imported. Import a file nothing else writes to", how)
 		}
-		if empty {
-			return w.flushPending()
+		if err := w.hook("import.flush"); err != nil {
+			return err
 		}
-		return w.flushPuts()
+		if empty {
+			err = w.flushPending()
+		} else {
+			err = w.flushPuts()
+		}
+		if err != nil {
+			return err
+		}
+		// An interrupt (or a client gone) during the flush still rolls back; only one
+		// arriving during bbolt's commit comes too late.
+		return ctx.Err()
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -518,3 +518,37 @@ func TestImport_FileChangedBetweenPasses(t *testing.T) {
 		}
 	}
 }
+
+// SIGINT or SIGTERM (or a client leaving the server) after the last line was read but
+// before the commit still leaves the database as it was: the sorted puts of the flush
+// are no reason to go on.
+func TestImport_CancelledAtFlushChangesNothing(t *testing.T) {
+	exp := importSource(t)
+	for _, empty := range []bool{true, false} {
+		t.Run(fmt.Sprintf("empty=%v", empty), func(t *testing.T) {
+			db := storetest.MustOpen(t)
+			if !empty {
+				if _, err := db.CreateIdentity(ctxActor("cli:dst"), graph.IdentityCreate{Name: "Mine"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, db)
+			ctx, cancel := context.WithCancel(ctxActor("cli:dst"))
+			defer cancel()
+			store.SetTestHook(db, func(point string) error {
+				if point == "import.flush" {
+					cancel()
+				}
+				return nil
+			})
+			_, err := db.Import(ctx, onlyReader{bytes.NewReader(exp)}, nil)
+			store.SetTestHook(db, nil)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err %v; want context.Canceled", err)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Fatalf("an import interrupted at its flush changed the database:\n before %s\n after  %s", before, after)
+			}
+		})
+	}
+}

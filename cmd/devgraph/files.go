@@ -340,7 +340,10 @@ func (s *sizeFlag) Set(v string) error {
 // (powers of 1024, with or without "iB" or "B").
 func parseSize(v string) (int64, error) {
 	t := strings.ToUpper(strings.TrimSpace(v))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	t = strings.TrimSuffix(t, "B")
+	if u, ok := strings.CutSuffix(t, "I"); ok && u != "" && strings.IndexByte("KMGT", u[len(u)-1]) >= 0 {
+		t = u // KiB, MiB …: an "i" only after a unit
+	}
 	shift := 0
 	if t != "" {
 		switch t[len(t)-1] {

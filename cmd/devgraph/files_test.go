@@ -24,7 +24,7 @@ func TestUnit_ParseSize(t *testing.T) {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "0", "-1", "G", "1.5G", "12Q", "4 G", "99999999999T"} {
+	for _, in := range []string{"", "0", "-1", "G", "1.5G", "12Q", "4 G", "99999999999T", "4i", "4iB", "4KIi"} {
 		if n, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) = %d, want an error", in, n)
 		}

@@ -32,7 +32,7 @@ func ValidateNeighborOptions(o NeighborOptions) error {
 // ValidatePathOptions checks the options of Path.
 func ValidatePathOptions(o PathOptions) error {
 	if o.MaxDepth < 0 || o.MaxDepth > MaxPathDepth {
-		return FieldErrorf(EINVALID, "max_depth", "max_depth %d: want 1-%d hops (0 means %d)", o.MaxDepth, MaxPathDepth, MaxPathDepth)
+		return FieldErrorf(EINVALID, "max_depth", "max_depth %d: want 1-%d hops (leave it out for %d)", o.MaxDepth, MaxPathDepth, MaxPathDepth)
 	}
 	return validateTypes(o.Types)
 }

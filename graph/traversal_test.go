@@ -990,3 +990,12 @@ func TestPath_BoundDeviceHops(t *testing.T) {
 		t.Fatalf("visited %d, want at least the 4 vertices on the path", p.Visited)
 	}
 }
+
+// Every interface refuses an explicit max_depth 0 (the CLI, MCP, GraphQL), so the
+// service's refusal of another depth does not offer it.
+func TestValidatePathOptions_DepthAdvice(t *testing.T) {
+	msg := graph.ErrorMessage(graph.ValidatePathOptions(graph.PathOptions{MaxDepth: 99}))
+	if strings.Contains(msg, "0 means") || !strings.Contains(msg, "leave it out for 8") {
+		t.Fatalf("message %q; want the advice to leave max_depth out, not to give 0", msg)
+	}
+}

@@ -124,7 +124,7 @@ var cliWords = []struct {
 	{regexp.MustCompile("`devgraph tag`"), "the `tag` mutation"},
 	{regexp.MustCompile("`devgraph identities` or graph_find"), "`identities` or `find`"},
 	{regexp.MustCompile("`devgraph (devices --all|devices)` or graph_find"), "`devices` or `find`"},
-	{regexp.MustCompile(`^max_depth (-?[0-9]+): want 1-([0-9]+) hops \(0 means [0-9]+\)`), "maxDepth $1: want 1-$2 hops (omit it for $2)"},
+	{regexp.MustCompile(`^max_depth (-?[0-9]+): want 1-([0-9]+) hops \(leave it out for [0-9]+\)`), "maxDepth $1: want 1-$2 hops (omit it for $2)"},
 	{regexp.MustCompile(`^(from|to)_port is`), "${1}Port is"},
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"maps"
 	"os"
@@ -278,8 +279,8 @@ type spooler struct {
 }
 
 func (s *spooler) Read(p []byte) (int, error) {
-	if room := s.max - s.n + 1; int64(len(p)) > room {
-		p = p[:room] // one byte past max tells a stream of exactly max from a longer one
+	if room := s.max - s.n; int64(len(p)) > room {
+		p = p[:room+1] // one byte past max tells a stream of exactly max from a longer one
 	}
 	n, err := s.r.Read(p)
 	if n > 0 {
@@ -572,7 +573,9 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 // (each event's hash checked); into a non-empty one it creates identities (with hints
 // and tags), devices and notes through the ordinary paths, recording its own events, and
 // skips the file's changelog. Devices known here already keep this database's record.
-// A regular file is read twice in place; other input is spooled (openImportSource).
+// A regular file is read twice in place; other input is spooled (openImportSource). The
+// write reads only the bytes the check read, and refuses them if they differ (a file
+// truncated or rewritten between the passes); what was appended meanwhile is not read.
 func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int)) (*graph.ImportStats, error) {
 	if db.viewOf(ctx) != nil {
 		return nil, errInView()
@@ -603,7 +606,13 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 		return nil, err
 	}
 	defer src.done()
-	if err := db.importCheck(ctx, src.first, empty); err != nil {
+	// The write reads no more than the check read, and refuses bytes that differ from
+	// them: a regular file read twice in place may be appended to, truncated or
+	// rewritten between the passes.
+	seed := maphash.MakeSeed()
+	checked := &readSum{r: src.first}
+	checked.h.SetSeed(seed)
+	if err := db.importCheck(ctx, checked, empty); err != nil {
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
@@ -612,6 +621,9 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 	var recs, evs int
 	_, err = db.update(ctx, func(w *wtx) error {
 		recs, evs = 0, 0 // fn may run again when a write grouped with it fails
+		if err := w.hook("import.write"); err != nil {
+			return err
+		}
 		if _, err := src.again.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("rewind import: %w", err)
 		}
@@ -625,8 +637,10 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 			// the end.
 			w.deferPutsIn(m.BucketNames, m.BucketTags, m.BucketHints, m.BucketEvTarget)
 		}
+		again := &readSum{r: io.LimitReader(src.again, checked.n)}
+		again.h.SetSeed(seed)
 		n := 0
-		_, err := scanExport(ctx, src.again, empty, func(line int, l exportLine) error {
+		_, err := scanExport(ctx, again, empty, func(line int, l exportLine) error {
 			r, e, err := w.importLine(l, empty)
 			if err != nil {
 				return fmt.Errorf("import line %d: %w", line, err)
@@ -641,10 +655,27 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 		if err != nil {
 			return err
 		}
-		if empty {
-			return w.flushPending()
+		if again.n != checked.n || again.h.Sum64() != checked.h.Sum64() {
+			how := fmt.Sprintf("%d bytes when checked, %d when written", checked.n, again.n)
+			if again.n == checked.n {
+				how = "other bytes when written than when checked"
+			}
+			return graph.Errorf(graph.EINVALID, "the import file changed while it was imported (%s); nothing was imported. Import a file nothing else writes to", how)
 		}
-		return w.flushPuts()
+		if err := w.hook("import.flush"); err != nil {
+			return err
+		}
+		if empty {
+			err = w.flushPending()
+		} else {
+			err = w.flushPuts()
+		}
+		if err != nil {
+			return err
+		}
+		// An interrupt (or a client gone) during the flush still rolls back; only one
+		// arriving during bbolt's commit comes too late.
+		return ctx.Err()
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -657,6 +688,20 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 		progress(recs + evs)
 	}
 	return st, nil
+}
+
+// readSum counts and hashes what is read through it.
+type readSum struct {
+	r io.Reader
+	h maphash.Hash
+	n int64
+}
+
+func (s *readSum) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.h.Write(p[:n])
+	s.n += int64(n)
+	return n, err
 }
 
 // importLine writes one line; it returns how many records and events it wrote.

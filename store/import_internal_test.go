@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -45,5 +47,19 @@ func TestImportLines(t *testing.T) {
 	l = &importLines{br: bufio.NewReaderSize(strings.NewReader("  \x00"+strings.Repeat("x", 100)), 16), max: 60}
 	if _, n, err := l.next(); graph.ErrorCode(err) != graph.EINVALID || n != 1 {
 		t.Fatalf("line %d: %v; want EINVALID on line 1", n, err)
+	}
+}
+
+// The spool's bound may be as large as --max-size takes (math.MaxInt64 bytes) without
+// its arithmetic overflowing.
+func TestSpooler_LargestMax(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "spool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := &spooler{r: strings.NewReader("abc"), f: f, max: math.MaxInt64}
+	if n, err := s.Read(make([]byte, 10)); n != 3 || err != nil {
+		t.Fatalf("read %d, %v; want 3 bytes", n, err)
 	}
 }

@@ -435,3 +435,120 @@ func TestImport_NonEmptyIndexes(t *testing.T) {
 		t.Errorf("an imported unit hint taken again: %v, want CONFLICT", err)
 	}
 }
+
+// A regular file is read twice in place; the write must not take in anything the check
+// did not see. Between the two passes the file is appended to (the extra identity is
+// not imported: the write reads what was checked), truncated at a line boundary, or has
+// a record changed at the same size (both refused, nothing written).
+func TestImport_FileChangedBetweenPasses(t *testing.T) {
+	exp := importSource(t)
+	extra := []byte(`{"type":"identity","identity":{"id":"identity:late","name":"Late"}}` + "\n")
+	i := bytes.LastIndex(exp[:len(exp)-1], []byte("\n")) + 1 // start of the last line
+	cases := []struct {
+		name   string
+		change func(path string) error
+		refuse bool
+	}{
+		{"appended", func(path string) error {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.Write(extra)
+			return err
+		}, false},
+		{"truncated", func(path string) error { return os.Truncate(path, int64(i)) }, true},
+		{"rewritten", func(path string) error {
+			return os.WriteFile(path, bytes.Replace(exp, []byte(`"Unit 05"`), []byte(`"Unit X5"`), 1), 0o600)
+		}, true},
+	}
+	for _, empty := range []bool{true, false} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/empty=%v", c.name, empty), func(t *testing.T) {
+				ctx := ctxActor("cli:dst")
+				path := filepath.Join(t.TempDir(), "exp.jsonl")
+				if err := os.WriteFile(path, exp, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				db := storetest.MustOpen(t)
+				if !empty {
+					if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Mine"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before := snapshot(t, db)
+				changed := false
+				store.SetTestHook(db, func(point string) error {
+					if point == "import.write" && !changed {
+						changed = true
+						return c.change(path)
+					}
+					return nil
+				})
+				_, err = db.Import(ctx, f, nil)
+				store.SetTestHook(db, nil)
+				if !changed {
+					t.Fatal("the hook between the passes was not called")
+				}
+				if c.refuse {
+					if msg := graph.ErrorMessage(err); !strings.Contains(msg, "changed while") {
+						t.Fatalf("err %v; want the file refused as changed", err)
+					}
+					if after := snapshot(t, db); after != before {
+						t.Fatalf("the import changed the database:\n before %s\n after  %s", before, after)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := db.FindIdentityByID(ctx, "identity:late", graph.IdentityParts{}); graph.ErrorCode(err) != graph.ENOTFOUND {
+					t.Fatalf("an identity appended after the check was imported (err %v)", err)
+				}
+				if r, _ := db.VerifyChangelog(ctx); !r.OK {
+					t.Fatalf("verify %+v", r)
+				}
+			})
+		}
+	}
+}
+
+// SIGINT or SIGTERM (or a client leaving the server) after the last line was read but
+// before the commit still leaves the database as it was: the sorted puts of the flush
+// are no reason to go on.
+func TestImport_CancelledAtFlushChangesNothing(t *testing.T) {
+	exp := importSource(t)
+	for _, empty := range []bool{true, false} {
+		t.Run(fmt.Sprintf("empty=%v", empty), func(t *testing.T) {
+			db := storetest.MustOpen(t)
+			if !empty {
+				if _, err := db.CreateIdentity(ctxActor("cli:dst"), graph.IdentityCreate{Name: "Mine"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, db)
+			ctx, cancel := context.WithCancel(ctxActor("cli:dst"))
+			defer cancel()
+			store.SetTestHook(db, func(point string) error {
+				if point == "import.flush" {
+					cancel()
+				}
+				return nil
+			})
+			_, err := db.Import(ctx, onlyReader{bytes.NewReader(exp)}, nil)
+			store.SetTestHook(db, nil)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err %v; want context.Canceled", err)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Fatalf("an import interrupted at its flush changed the database:\n before %s\n after  %s", before, after)
+			}
+		})
+	}
+}

@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/remote"
 	"github.com/devgraph/devgraph/store"
 )
 
@@ -210,6 +212,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	ctx = graph.WithImportMaxSize(ctx, int64(maxSize))
+	var sent *eofReader // through a server: has all of the input gone to it?
 	err = e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		var last time.Time
 		progress := func(n int) {
@@ -221,6 +224,10 @@ func runImport(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "import: %d records so far\n", n)
 		}
 		// r goes as it is: a regular file is read twice in place, anything else spooled.
+		if _, ok := svc.(*remote.Client); ok {
+			sent = &eofReader{r: r}
+			r = sent
+		}
 		st, err := svc.Import(ctx, r, progress)
 		if err != nil {
 			return err
@@ -233,10 +240,30 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return nil
 	})
 	if err != nil && ctx.Err() != nil {
+		if sent != nil && sent.eof.Load() {
+			// The server had the whole input: it rolls back when the connection ends,
+			// unless it was committing already, and only it knows which.
+			return graph.Errorf(graph.EUNAVAILABLE, "import interrupted after the server had all of it; it writes nothing unless it was already committing: `devgraph changelog --limit 1` shows whether it landed")
+		}
 		// The import writes in one transaction, rolled back when ctx ends.
 		return errImportInterrupted
 	}
 	return err
+}
+
+// eofReader notes when its reader has been read to the end (by the transport's own
+// goroutine).
+type eofReader struct {
+	r   io.Reader
+	eof atomic.Bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.eof.Store(true)
+	}
+	return n, err
 }
 
 var errImportInterrupted = graph.Errorf(graph.EUNAVAILABLE, "import interrupted; nothing was imported")
@@ -313,7 +340,10 @@ func (s *sizeFlag) Set(v string) error {
 // (powers of 1024, with or without "iB" or "B").
 func parseSize(v string) (int64, error) {
 	t := strings.ToUpper(strings.TrimSpace(v))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	t = strings.TrimSuffix(t, "B")
+	if u, ok := strings.CutSuffix(t, "I"); ok && u != "" && strings.IndexByte("KMGT", u[len(u)-1]) >= 0 {
+		t = u // KiB, MiB …: an "i" only after a unit
+	}
 	shift := 0
 	if t != "" {
 		switch t[len(t)-1] {

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/devgraph/devgraph/graph"
@@ -19,7 +24,7 @@ func TestUnit_ParseSize(t *testing.T) {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "0", "-1", "G", "1.5G", "12Q", "4 G", "99999999999T"} {
+	for _, in := range []string{"", "0", "-1", "G", "1.5G", "12Q", "4 G", "99999999999T", "4i", "4iB", "4KIi"} {
 		if n, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) = %d, want an error", in, n)
 		}
@@ -47,5 +52,28 @@ func TestUnit_QueryInputCapIsTheBodyLimit(t *testing.T) {
 	defer exec.Close()
 	if got, want := maxQueryInput(), exec.MaxRequestBytes(); got != want {
 		t.Fatalf("query reads up to %d bytes; the HTTP body limit is %d", got, want)
+	}
+}
+
+// A request the server refuses for its body size (a document and variables each within
+// their limits, the document's quotes escaped in the JSON body) is refused by the CLI
+// opening the file too, with the server's words: it was answered there and refused
+// through a running server.
+func TestUnit_QueryBodyLimitWithoutServer(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "doc.graphql")
+	vars := filepath.Join(dir, "vars.json")
+	if err := os.WriteFile(doc, []byte("# "+strings.Repeat(`"`, 60000)+"\n{ stats { identities } }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]string{"x": strings.Repeat("a", 250000)})
+	if err := os.WriteFile(vars, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code := e.run(context.Background(), []string{"query", "-f", doc, "--vars-file", vars, "--db", filepath.Join(dir, "q.db")})
+	if code != 1 || !strings.Contains(errb.String(), "the request is larger than") {
+		t.Fatalf("exit %d, stderr %q; want the body limit's refusal", code, errb.String())
 	}
 }

@@ -81,9 +81,20 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 	if err := graph.CheckValueText(req); err != nil {
 		return err
 	}
+	// The request as a server reads it (without json.Marshal's \u003c for <, > and &),
+	// under the server's body limit whether or not one answers.
+	var enc bytes.Buffer
+	je := json.NewEncoder(&enc)
+	je.SetEscapeHTML(false)
+	if err := je.Encode(req); err != nil {
+		return err
+	}
+	body := bytes.TrimSuffix(enc.Bytes(), []byte("\n"))
+	if max := maxQueryInput(); int64(len(body)) > max {
+		return graph.Errorf(graph.ELIMIT, "the request is larger than %d bytes; send a smaller query or fewer variables", max)
+	}
 	var resp json.RawMessage
 	if s.client != nil {
-		body, _ := json.Marshal(req)
 		hr, err := s.client.Post(ctx, "/graphql", "application/json", bytes.NewReader(body))
 		if err != nil {
 			return err

@@ -47,10 +47,10 @@ func NormalizeTagOps(add, remove []string) (adds, removes []string, err error) {
 	if err := perCall("remove", "tags", len(remove), MaxTagsPerCall); err != nil {
 		return nil, nil, err
 	}
-	if adds, err = normalizeTagList(add); err != nil {
+	if adds, err = NormalizeTagSet(add); err != nil {
 		return nil, nil, err
 	}
-	if removes, err = normalizeTagList(remove); err != nil {
+	if removes, err = NormalizeTagSet(remove); err != nil {
 		return nil, nil, err
 	}
 	if len(adds) > 0 && len(removes) > 0 {
@@ -73,10 +73,12 @@ func NormalizeTags(tags []string) ([]string, error) {
 	if err := perCall("tags", "tags", len(tags), MaxTagsPerCall); err != nil {
 		return nil, err
 	}
-	return normalizeTagList(tags)
+	return NormalizeTagSet(tags)
 }
 
-func normalizeTagList(tags []string) ([]string, error) {
+// NormalizeTagSet normalises a node's tags as a whole (an import, a filter, the capped
+// calls above): each tag normalised, duplicates dropped, order kept; linear, and no cap.
+func NormalizeTagSet(tags []string) ([]string, error) {
 	out := make([]string, 0, len(tags))
 	seen := make(map[string]bool, len(tags))
 	for _, t := range tags {
@@ -98,6 +100,12 @@ func NormalizeHints(fps []Fingerprint) ([]Fingerprint, error) {
 	if err := perCall("hints", "hints", len(fps), MaxHintsPerCall); err != nil {
 		return nil, err
 	}
+	return NormalizeHintSet(fps)
+}
+
+// NormalizeHintSet is NormalizeHints without the per-call cap, for an identity's hints as
+// a whole (an import, a bind copying a device's fingerprints).
+func NormalizeHintSet(fps []Fingerprint) ([]Fingerprint, error) {
 	out := make([]Fingerprint, 0, len(fps))
 	seen := make(map[Fingerprint]bool, len(fps))
 	for _, f := range fps {

@@ -310,7 +310,7 @@ func (db *DB) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.D
 	var total int
 	var next string
 	err := db.view(ctx, func(tx *bolt.Tx) error {
-		tags, err := normalizeTags(f.Tags)
+		tags, err := graph.NormalizeTagSet(f.Tags)
 		if err != nil {
 			return err
 		}
@@ -445,7 +445,7 @@ func (db *DB) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindR
 		if hints == nil {
 			hints = d.Fingerprints
 		}
-		hints, err = normalizeHints(dedupe(hints))
+		hints, err = graph.NormalizeHintSet(dedupe(hints))
 		if err != nil {
 			return err
 		}

@@ -18,26 +18,6 @@ type hintBody struct {
 	Identity string                `json:"identity,omitempty"` // hint.move: the holder
 }
 
-// normalizeHints validates fingerprints and rejects duplicates within the input; no
-// per-call cap (an import, a bind copying a device's fingerprints): a call's hints go
-// through graph.NormalizeHints.
-func normalizeHints(fps []graph.Fingerprint) ([]graph.Fingerprint, error) {
-	out := make([]graph.Fingerprint, 0, len(fps))
-	seen := make(map[graph.Fingerprint]bool, len(fps))
-	for _, f := range fps {
-		n, err := graph.NormalizeFingerprint(f.Kind, f.Value)
-		if err != nil {
-			return nil, err
-		}
-		if seen[n] {
-			return nil, graph.FieldErrorf(graph.EINVALID, "hints", "hint %s is given twice; give each hint once", n)
-		}
-		seen[n] = true
-		out = append(out, n)
-	}
-	return out, nil
-}
-
 // holders returns the identity ids holding f, from the hint index.
 func holders(tx *bolt.Tx, f graph.Fingerprint) []string {
 	var out []string

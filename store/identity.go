@@ -121,11 +121,11 @@ func (w *wtx) createIdentity(c graph.IdentityCreate) (*graph.Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	hints, err := normalizeHints(c.Hints)
+	hints, err := graph.NormalizeHintSet(c.Hints)
 	if err != nil {
 		return nil, err
 	}
-	tags, err := normalizeTags(c.Tags)
+	tags, err := graph.NormalizeTagSet(c.Tags)
 	if err != nil {
 		return nil, err
 	}
@@ -584,7 +584,7 @@ func (db *DB) FindIdentities(ctx context.Context, f graph.IdentityFilter) ([]*gr
 	var total int
 	var next string
 	err := db.view(ctx, func(tx *bolt.Tx) error {
-		tags, err := normalizeTags(f.Tags)
+		tags, err := graph.NormalizeTagSet(f.Tags)
 		if err != nil {
 			return err
 		}

@@ -406,11 +406,11 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 			if _, err := validateData(id.Data); err != nil {
 				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
 			}
-			fps, err := normalizeHints(id.Hints)
+			fps, err := graph.NormalizeHintSet(id.Hints)
 			if err != nil {
 				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
 			}
-			if _, err := normalizeTags(id.Tags); err != nil {
+			if _, err := graph.NormalizeTagSet(id.Tags); err != nil {
 				return bad("%s: %s", id.ID, graph.ErrorMessage(err))
 			}
 			idents = append(idents, pending{line: line, slug: slug})

@@ -17,24 +17,6 @@ type tagBody struct {
 	Tag string `json:"tag"`
 }
 
-// normalizeTags normalises a node's tags as a whole (an import, a filter), dropping
-// duplicates; no per-call cap: a call's tag change goes through graph.NormalizeTagOps.
-func normalizeTags(tags []string) ([]string, error) {
-	out := make([]string, 0, len(tags))
-	seen := make(map[string]bool, len(tags))
-	for _, t := range tags {
-		n, err := graph.NormalizeTag(t)
-		if err != nil {
-			return nil, err
-		}
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
 // addTags adds normalised tags to a node's tag list (the caller saves the node), indexing
 // them and writing tag.add for each new one. Linear in the tags held and added.
 func (w *wtx) addTags(node string, tags *[]string, add []string) error {

@@ -165,6 +165,7 @@ func parseSeqClients(data []byte) ([]*seqClient, []string) {
 	var out []*seqClient
 	var notes []string
 	var cur *seqClient
+	seen := map[int]bool{}
 	for i, raw := range strings.Split(string(data), "\n") {
 		line := strings.TrimRight(raw, "\r")
 		if m := clientRe.FindStringSubmatch(line); m != nil {
@@ -174,6 +175,14 @@ func parseSeqClients(data []byte) ([]*seqClient, []string) {
 				cur = nil
 				continue
 			}
+			// The kernel lists each client once; a second block with its number (a
+			// garbled file) would give two devices one key.
+			if seen[n] {
+				notes = append(notes, fmt.Sprintf("seq/clients line %d: client %d listed twice; the first is kept", i+1, n))
+				cur = nil
+				continue
+			}
+			seen[n] = true
 			c := &seqClient{Number: n, Name: hwText([]byte(m[2])), Card: -1}
 			rest := m[3]
 			if cm := cardEqRe.FindStringSubmatch(rest); cm != nil {

@@ -717,18 +717,38 @@ func (m *merger) uniqueKeys(devs []*graph.ObservedDevice) {
 		d.Key = "path:" + d.Attrs["vendor_id"] + ":" + d.Attrs["product_id"] + ":" + path
 	}
 	sort.SliceStable(devs, func(i, j int) bool { return refLess(devs[i].Ref, devs[j].Ref) })
-	seenKey, seenRef := map[string]int{}, map[string]int{}
+	keys, refs := numbering{}, numbering{}
 	for _, d := range devs {
-		if n := seenKey[d.Key]; n > 0 {
-			m.note(d.Source, "%s shares key %s with another device; numbered #%d", d.Ref, d.Key, n+1)
-			d.Key = fmt.Sprintf("%s#%d", d.Key, n+1)
+		if k := keys.next(d.Key); k != d.Key {
+			m.note(d.Source, "%s shares key %s with another device; numbered %s", d.Ref, d.Key, strings.TrimPrefix(k, d.Key))
+			d.Key = k
 		}
-		seenKey[d.Key]++
-		if n := seenRef[d.Ref]; n > 0 {
-			d.Ref = fmt.Sprintf("%s#%d", d.Ref, n+1)
-		}
-		seenRef[d.Ref]++
+		d.Ref = refs.next(d.Ref)
 	}
+}
+
+// numbering hands out names unique among those it has handed out: the first s as it is,
+// later ones s#2, s#3, …, skipping any already taken (a device whose own key is s#2).
+type numbering struct {
+	seen map[string]int  // how often each name was asked for
+	used map[string]bool // what was handed out
+}
+
+func (u *numbering) next(s string) string {
+	if u.seen == nil {
+		u.seen, u.used = map[string]int{}, map[string]bool{}
+	}
+	u.seen[s]++
+	n, out := u.seen[s], s
+	if n > 1 {
+		out = fmt.Sprintf("%s#%d", s, n)
+	}
+	for u.used[out] {
+		n++
+		out = fmt.Sprintf("%s#%d", s, n)
+	}
+	u.used[out] = true
+	return out
 }
 
 // fpSource is the source a fingerprint kind comes from, for notes.

@@ -41,12 +41,12 @@ func joinSurrogates(doc string) (out string, line, col int, bad bool) {
 				if doc[j] != '\\' {
 					continue
 				}
-				r, ok := hexEscapeAt(doc, j)
+				r, ok := hexEscape(doc[j:])
 				if !ok || !utf16.IsSurrogate(r) {
 					j++ // skip the escaped character
 					continue
 				}
-				lo, ok := hexEscapeAt(doc, j+6)
+				lo, ok := hexEscape(doc[j+6:])
 				pair := utf16.DecodeRune(r, lo)
 				if !ok || pair == utf8.RuneError {
 					line, col = position(doc, j)
@@ -65,27 +65,6 @@ func joinSurrogates(doc string) (out string, line, col int, bad bool) {
 	}
 	sb.WriteString(doc[last:])
 	return sb.String(), 0, 0, false
-}
-
-// hexEscape decodes the \uXXXX escape at doc[i].
-func hexEscapeAt(doc string, i int) (rune, bool) {
-	if i+6 > len(doc) || doc[i] != '\\' || doc[i+1] != 'u' {
-		return 0, false
-	}
-	var r rune
-	for _, c := range doc[i+2 : i+6] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | (c - '0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | (c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | (c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // position is the 1-based line and column (in characters) of doc[i].

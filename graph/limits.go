@@ -79,19 +79,7 @@ func NormalizeTags(tags []string) ([]string, error) {
 // NormalizeTagSet normalises a node's tags as a whole (an import, a filter, the capped
 // calls above): each tag normalised, duplicates dropped, order kept; linear, and no cap.
 func NormalizeTagSet(tags []string) ([]string, error) {
-	out := make([]string, 0, len(tags))
-	seen := make(map[string]bool, len(tags))
-	for _, t := range tags {
-		n, err := NormalizeTag(t)
-		if err != nil {
-			return nil, err
-		}
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return normalizeSet(tags, NormalizeTag, nil)
 }
 
 // NormalizeHints normalises the hints one call adds or removes (field "hints"): at most
@@ -106,15 +94,29 @@ func NormalizeHints(fps []Fingerprint) ([]Fingerprint, error) {
 // NormalizeHintSet is NormalizeHints without the per-call cap, for an identity's hints as
 // a whole (an import, a bind copying a device's fingerprints).
 func NormalizeHintSet(fps []Fingerprint) ([]Fingerprint, error) {
-	out := make([]Fingerprint, 0, len(fps))
-	seen := make(map[Fingerprint]bool, len(fps))
-	for _, f := range fps {
-		n, err := NormalizeFingerprint(f.Kind, f.Value)
+	return normalizeSet(fps, normalizeFP, func(n Fingerprint) error {
+		return FieldErrorf(EINVALID, "hints", "hint %s is given twice; give each hint once", n)
+	})
+}
+
+func normalizeFP(f Fingerprint) (Fingerprint, error) { return NormalizeFingerprint(f.Kind, f.Value) }
+
+// normalizeSet normalises each item of in, keeping the order, in one pass: an item
+// normalised to one seen before is dropped, or refused with twice's error when it is
+// given.
+func normalizeSet[S any, T comparable](in []S, norm func(S) (T, error), twice func(T) error) ([]T, error) {
+	out := make([]T, 0, len(in))
+	seen := make(map[T]bool, len(in))
+	for _, x := range in {
+		n, err := norm(x)
 		if err != nil {
 			return nil, err
 		}
 		if seen[n] {
-			return nil, FieldErrorf(EINVALID, "hints", "hint %s is given twice; give each hint once", n)
+			if twice != nil {
+				return nil, twice(n)
+			}
+			continue
 		}
 		seen[n] = true
 		out = append(out, n)
@@ -132,19 +134,7 @@ func NormalizeMatchFingerprints(fps []Fingerprint) ([]Fingerprint, error) {
 	if len(fps) > MaxFingerprintsPerMatch {
 		return nil, FieldErrorf(ELIMIT, "fingerprints", "fingerprints has %d fingerprints; the limit is %d per match: match fewer at a time", len(fps), MaxFingerprintsPerMatch)
 	}
-	out := make([]Fingerprint, 0, len(fps))
-	seen := make(map[Fingerprint]bool, len(fps))
-	for _, f := range fps {
-		n, err := NormalizeFingerprint(f.Kind, f.Value)
-		if err != nil {
-			return nil, err
-		}
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return normalizeSet(fps, normalizeFP, nil)
 }
 
 // ValidateGoal checks a navigation goal before any robot moves: x and y finite metres

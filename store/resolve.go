@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,6 +38,10 @@ func allows(kinds []graph.Kind, k graph.Kind) bool {
 
 // resolve expands a full id, bare slug, device key or device ref into the full id of an
 // existing node of one of kinds (any when none), or ENOTFOUND with the closest suggestion.
+// Every interface resolves through it, so each takes the same forms: any letter case
+// ("JDXI", "USB:3-3.2"), a bare robot name ("scout" for robot:scout), and any ref a device
+// answers to besides its current one (resolveRef). A ref several devices answer to is
+// refused (EINVALID) with the devices named.
 func resolve(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
 	t := strings.TrimSpace(text)
 	if t == "" {
@@ -45,38 +50,189 @@ func resolve(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
 	if err := graph.ValidateText("id", t, 1, 1024); err != nil {
 		return "", err
 	}
-	if k, local, ok := graph.SplitID(t); ok {
+	if k, local, ok := splitKindFold(t); ok {
 		if !allows(kinds, k) {
 			return "", graph.FieldErrorf(graph.EINVALID, "id", "%s is %s id; want %s", t, article(string(k)), kindWords(kinds))
 		}
-		if exists(tx, k, local) {
-			return t, nil
+		if full := existsFold(tx, k, local); full != "" {
+			return full, nil
 		}
 		return "", notFound(t, k, local)
 	}
-	if graph.IsRef(t) && allows(kinds, graph.KindDevice) {
-		if key := tx.Bucket(m.BucketRefs).Get([]byte(t)); key != nil {
-			return graph.DeviceID(string(key)), nil
+	if ref, ok := refFold(t); ok && allows(kinds, graph.KindDevice) {
+		key, err := resolveRef(tx, ref)
+		if err != nil {
+			return "", err
 		}
-		if exists(tx, graph.KindDevice, t) { // robot:<serial> keys look like refs
-			return graph.DeviceID(t), nil
+		if key != "" {
+			return graph.DeviceID(key), nil
+		}
+		if full := existsFold(tx, graph.KindDevice, t); full != "" { // robot:<serial> keys look like refs
+			return full, nil
 		}
 		return "", notFound(t, graph.KindDevice, t)
 	}
-	if allows(kinds, graph.KindIdentity) && exists(tx, graph.KindIdentity, t) {
-		return graph.IdentityID(t), nil
+	for _, k := range []graph.Kind{graph.KindIdentity, graph.KindDevice, graph.KindNote} {
+		if !allows(kinds, k) {
+			continue
+		}
+		if full := existsFold(tx, k, t); full != "" {
+			return full, nil
+		}
 	}
-	if allows(kinds, graph.KindDevice) && exists(tx, graph.KindDevice, t) {
-		return graph.DeviceID(t), nil
-	}
-	if allows(kinds, graph.KindNote) && exists(tx, graph.KindNote, t) {
-		return "note:" + t, nil
+	if allows(kinds, graph.KindDevice) && !strings.ContainsRune(t, ':') {
+		// A bare robot name: "scout" is robot:scout.
+		key, err := resolveRef(tx, "robot:"+t)
+		if err != nil {
+			return "", err
+		}
+		if key != "" {
+			return graph.DeviceID(key), nil
+		}
 	}
 	k := graph.KindIdentity
 	if !allows(kinds, k) && len(kinds) > 0 {
 		k = kinds[0]
 	}
 	return "", notFound(t, k, t)
+}
+
+// splitKindFold is graph.SplitID with the kind prefix in any letter case.
+func splitKindFold(t string) (graph.Kind, string, bool) {
+	i := strings.IndexByte(t, ':')
+	if i < 0 {
+		return "", t, false
+	}
+	k, local, ok := graph.SplitID(strings.ToLower(t[:i]) + t[i:])
+	return k, local, ok
+}
+
+// refFold reports whether t is a device ref, its source in any letter case, and returns it
+// with the source lowercased ("USB:3-3.2" → "usb:3-3.2").
+func refFold(t string) (string, bool) {
+	i := strings.IndexByte(t, ':')
+	if i <= 0 {
+		return "", false
+	}
+	ref := strings.ToLower(t[:i]) + t[i:]
+	return ref, graph.IsRef(ref)
+}
+
+// existsFold returns the full id of the node of kind k whose local id is local, or equals
+// it but for letter case; "" when there is none. Slugs, note, tag and relation ids are
+// lowercase, so their lowercase form is looked up; a device key (it may carry a serial in
+// capitals) is looked up as typed and else found by a walk of the devices.
+func existsFold(tx *bolt.Tx, k graph.Kind, local string) string {
+	full := func(l string) string {
+		if k == graph.KindIdentity {
+			return graph.IdentityID(l)
+		}
+		return string(k) + ":" + l
+	}
+	if exists(tx, k, local) {
+		return full(local)
+	}
+	if k != graph.KindDevice {
+		if low := strings.ToLower(local); low != local && exists(tx, k, low) {
+			return full(low)
+		}
+		return ""
+	}
+	c := tx.Bucket(m.BucketDevices).Cursor()
+	for key, _ := c.First(); key != nil; key, _ = c.Next() {
+		if len(key) == len(local) && strings.EqualFold(string(key), local) {
+			return full(string(key))
+		}
+	}
+	return ""
+}
+
+// resolveRef returns the key of the one device that answers to ref: the device the refs
+// index holds for it (its current or a former ref, as typed), else every device whose
+// current or former ref, or the ref a source would give it on its own (answersTo), equals
+// ref — as typed if any does, else in any letter case. "" when none answers; EINVALID
+// naming the devices when several do. The walk runs only when the index misses, and reads
+// each device record once.
+func resolveRef(tx *bolt.Tx, ref string) (string, error) {
+	if key := tx.Bucket(m.BucketRefs).Get([]byte(ref)); key != nil {
+		return string(key), nil
+	}
+	var exact, folded []*graph.Device
+	c := tx.Bucket(m.BucketDevices).Cursor()
+	for key, v := c.First(); key != nil; key, v = c.Next() {
+		var d graph.Device
+		if err := json.Unmarshal(v, &d); err != nil {
+			continue // a damaged record: doctor reports it; it answers to nothing here
+		}
+		if d.Key == "" {
+			d.Key = string(key)
+		}
+		match, fold := false, false
+		for _, r := range answersTo(&d) {
+			if r == ref {
+				match = true
+				break
+			}
+			if strings.EqualFold(r, ref) {
+				fold = true
+			}
+		}
+		switch {
+		case match:
+			exact = append(exact, &d)
+		case fold:
+			folded = append(folded, &d)
+		}
+	}
+	found := exact
+	if len(found) == 0 {
+		found = folded
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0].Key, nil
+	}
+	names := make([]string, 0, len(found))
+	for i, d := range found {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(found)-i))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s, %s)", d.Ref, d.Name, d.ID))
+	}
+	return "", graph.FieldErrorf(graph.EINVALID, "id", "%s is ambiguous: %d devices answer to it: %s; name one by its ref or id", ref, len(found), strings.Join(names, ", "))
+}
+
+// answersTo lists the refs a device answers to: its current ref, its former refs, and the
+// ref each source that sees it would give it alone — alsa:card:<card id> (the card's own
+// id, so twins' nanoKONTROL2 and nanoKONTROL2_1 stay apart), alsa:seq:<client> and
+// pipewire:midi:<client>, pipewire:<device.name>.
+func answersTo(d *graph.Device) []string {
+	out := append([]string{d.Ref}, d.Aliases...)
+	cards := false
+	if ids := d.Attrs["alsa_id"]; ids != "" {
+		for _, id := range strings.Split(ids, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				out = append(out, "alsa:card:"+id)
+				cards = true
+			}
+		}
+	}
+	for _, fp := range d.Fingerprints {
+		switch fp.Kind {
+		case graph.FPALSACardID:
+			if !cards {
+				out = append(out, "alsa:card:"+fp.Value)
+			}
+		case graph.FPMIDIClient:
+			out = append(out, "alsa:seq:"+fp.Value, "pipewire:midi:"+fp.Value)
+		case graph.FPPipeWireDevice:
+			out = append(out, "pipewire:"+fp.Value)
+		}
+	}
+	return out
 }
 
 func kindWords(kinds []graph.Kind) string {

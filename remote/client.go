@@ -193,11 +193,17 @@ func withCaller(ctx context.Context, body io.Reader) (io.Reader, error) {
 
 // do sends one call and returns the response (status 200) or the call's error.
 func (c *Client) do(ctx context.Context, method string, body io.Reader) (*http.Response, error) {
+	return c.post(ctx, "/rpc/"+method, method, body)
+}
+
+// post sends body, after the caller line, to the socket's path; method names the call in
+// errors.
+func (c *Client) post(ctx context.Context, path, method string, body io.Reader) (*http.Response, error) {
 	body, err := withCaller(ctx, body)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://devgraph/rpc/"+method, body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://devgraph"+path, body)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,8 @@ type StdioServer interface {
 //	/rpc/…       the graph's methods for the CLI (RPC, from NewHandler)
 //	/graphql     POST: one GraphQL request for `devgraph query`
 //	/mcp-stdio   POST: an HTTP upgrade to a relayed stdio MCP session (RelayStdio)
+//	/watch       POST: the changelog as it is written, for `changelog --follow` and
+//	             `devices --watch` (Client.Watch)
 //
 // It is handed its handlers; each left nil is not served. Only same-user peers reach it
 // (Listen), so there is no Host/Origin guard: the actor comes from the caller, as on
@@ -34,7 +36,11 @@ type SocketServer struct {
 	GraphQL graph.GraphQLExecutor // /graphql
 	// MCP returns the server for a relayed session; readOnly asks for one without the
 	// tools that write or move a robot.
-	MCP      func(readOnly bool) (StdioServer, error)
+	MCP func(readOnly bool) (StdioServer, error)
+	// Changes and Notifier feed /watch: the changelog's first page, then each committed
+	// write's events. Either nil: /watch is not served.
+	Changes  graph.ChangelogService
+	Notifier graph.Notifier
 	ReadOnly bool         // refuse GraphQL mutations
 	Logger   *slog.Logger // nil discards
 
@@ -71,6 +77,9 @@ func (s *SocketServer) Open() error {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.MCP != nil {
 		mux.Handle("/mcp-stdio", &relayHandler{ctx: s.ctx, mcp: s.MCP, log: s.log})
+	}
+	if s.Changes != nil && s.Notifier != nil {
+		mux.Handle("/watch", &watchHandler{ctx: s.ctx, log: s.log, changes: s.Changes, notifier: s.Notifier})
 	}
 	s.ln = ln
 	s.hs = &http.Server{

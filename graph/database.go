@@ -61,12 +61,13 @@ type DatabaseService interface {
 	// Export writes every record and the changelog as JSON lines.
 	Export(ctx context.Context, w io.Writer) error
 	// Import reads Export's JSON lines twice: a first pass checks them all, a second
-	// writes them in one transaction, calling progress now and then. A regular file is
+	// writes them in one transaction, calling progress now and then with the lines
+	// written and the lines the check counted (done = total once written). A regular file is
 	// read in place; any other reader is spooled to a temporary file (removed before
 	// Import returns) of at most ImportMaxSizeFrom(ctx) bytes, ELIMIT past that. Into an
 	// empty database the chain is kept byte for byte; into a non-empty one the import
 	// records its own events. Malformed input (EINVALID), a line longer than any record
 	// (ELIMIT), or an identity, unit hint or note already here (ECONFLICT) writes nothing,
 	// and the error names the first such line; so does a cancelled ctx (ctx.Err()).
-	Import(ctx context.Context, r io.Reader, progress func(records int)) (*ImportStats, error)
+	Import(ctx context.Context, r io.Reader, progress func(done, total int)) (*ImportStats, error)
 }

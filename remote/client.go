@@ -468,12 +468,12 @@ func (c *Client) Export(ctx context.Context, w io.Writer) error {
 	return c.stream(ctx, "Export", bytes.NewReader([]byte("{}")), w, nil, nil)
 }
 
-func (c *Client) Import(ctx context.Context, r io.Reader, progress func(records int)) (*graph.ImportStats, error) {
+func (c *Client) Import(ctx context.Context, r io.Reader, progress func(done, total int)) (*graph.ImportStats, error) {
 	var out *graph.ImportStats
 	onProgress := func(b json.RawMessage) {
 		var p importProgress
 		if progress != nil && json.Unmarshal(b, &p) == nil {
-			progress(p.Records)
+			progress(p.Records, p.Total)
 		}
 	}
 	// The server spools the stream (it cannot seek in it) under the caller's bound.

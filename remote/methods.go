@@ -262,7 +262,7 @@ var methods = []method{
 				ctx = graph.WithImportMaxSize(ctx, n)
 			}
 			st := newStream(h, w)
-			stats, err := h.svc.Import(ctx, r.Body, func(n int) { st.progress(importProgress{n}) })
+			stats, err := h.svc.Import(ctx, r.Body, func(n, total int) { st.progress(importProgress{n, total}) })
 			st.end(stats, err)
 			if err != nil {
 				// A refusal comes before the stream ends (a line too long, past

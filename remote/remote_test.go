@@ -348,7 +348,7 @@ func TestClient_Streams(t *testing.T) {
 		_, client2 := serve(t, empty, remote.Options{})
 		defer client2.Close()
 		var calls atomic.Int64
-		st, err := client2.Import(ctx, bytes.NewReader(via.Bytes()), func(int) { calls.Add(1) })
+		st, err := client2.Import(ctx, bytes.NewReader(via.Bytes()), func(int, int) { calls.Add(1) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -236,7 +236,8 @@ type (
 		Problems []string `json:"problems"`
 	}
 	importProgress struct {
-		Records int `json:"records"`
+		Records int `json:"records"`         // lines written so far
+		Total   int `json:"total,omitempty"` // lines in the import
 	}
 )
 

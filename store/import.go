@@ -352,7 +352,7 @@ func (o *offsetFile) Seek(off int64, whence int) (int64, error) {
 // database the changelog must chain from the header's checkpoint; into a non-empty one no
 // identity slug, unit-class hint or note id of the file may be taken here already. A slug
 // or note id given twice in the file is EINVALID.
-func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
+func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) (lines int, err error) {
 	type pending struct {
 		line int
 		what string // identity slug, "hint" fingerprint or note local id
@@ -377,7 +377,8 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 	}
 	var ends []relEnds
 	var head m.Head
-	_, err := scanExport(ctx, r, empty, func(line int, l exportLine) error {
+	_, err = scanExport(ctx, r, empty, func(line int, l exportLine) error {
+		lines++
 		bad := func(format string, args ...any) error {
 			return graph.Errorf(graph.EINVALID, "import line %d: "+format+"; nothing was imported", append([]any{line}, args...)...)
 		}
@@ -502,19 +503,19 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 	if err != nil {
 		var ge *graph.Error
 		if errors.As(err, &ge) && !strings.HasSuffix(ge.Message, "nothing was imported") {
-			return &graph.Error{Code: ge.Code, Field: ge.Field, Message: ge.Message + "; nothing was imported"}
+			return lines, &graph.Error{Code: ge.Code, Field: ge.Field, Message: ge.Message + "; nothing was imported"}
 		}
-		return err
+		return lines, err
 	}
 	if empty {
 		for _, e := range ends {
 			for _, n := range []string{e.from, e.to} {
 				if !nodes[n] {
-					return graph.Errorf(graph.EINVALID, "import line %d: %s relates %s, which the file does not have; nothing was imported", e.line, e.id, n)
+					return lines, graph.Errorf(graph.EINVALID, "import line %d: %s relates %s, which the file does not have; nothing was imported", e.line, e.id, n)
 				}
 			}
 		}
-		return nil
+		return lines, nil
 	}
 	// Against the database: the first clash in file order.
 	type clash struct {
@@ -558,12 +559,12 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return lines, err
 	}
 	if first != nil {
-		return graph.Errorf(graph.ECONFLICT, "import line %d: %s; nothing was imported. Import into an empty database, or remove or rename the clashing records on one side first", first.line, first.msg)
+		return lines, graph.Errorf(graph.ECONFLICT, "import line %d: %s; nothing was imported. Import into an empty database, or remove or rename the clashing records on one side first", first.line, first.msg)
 	}
-	return nil
+	return lines, nil
 }
 
 // Import checks the whole input first (importCheck: bad or clashing input changes
@@ -576,7 +577,7 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) error {
 // A regular file is read twice in place; other input is spooled (openImportSource). The
 // write reads only the bytes the check read, and refuses them if they differ (a file
 // truncated or rewritten between the passes); what was appended meanwhile is not read.
-func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int)) (*graph.ImportStats, error) {
+func (db *DB) Import(ctx context.Context, r io.Reader, progress func(done, total int)) (*graph.ImportStats, error) {
 	if db.viewOf(ctx) != nil {
 		return nil, errInView()
 	}
@@ -612,7 +613,8 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 	seed := maphash.MakeSeed()
 	checked := &readSum{r: src.first}
 	checked.h.SetSeed(seed)
-	if err := db.importCheck(ctx, checked, empty); err != nil {
+	total, err := db.importCheck(ctx, checked, empty)
+	if err != nil {
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
@@ -648,7 +650,7 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 			recs += r
 			evs += e
 			if n++; progress != nil && n%importBatch == 0 {
-				progress(recs + evs)
+				progress(n, total)
 			}
 			return nil
 		})
@@ -685,7 +687,7 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(records int
 	}
 	st.Records, st.Events = recs, evs
 	if progress != nil {
-		progress(recs + evs)
+		progress(total, total)
 	}
 	return st, nil
 }

@@ -353,7 +353,7 @@ func TestImport_CancelledWhileWritingChangesNothing(t *testing.T) {
 			ctx, cancel := context.WithCancel(ctxActor("cli:dst"))
 			defer cancel()
 			calls := 0
-			_, err := db.Import(ctx, onlyReader{bytes.NewReader(exp)}, func(int) { calls++; cancel() })
+			_, err := db.Import(ctx, onlyReader{bytes.NewReader(exp)}, func(int, int) { calls++; cancel() })
 			if !errors.Is(err, context.Canceled) || calls == 0 {
 				t.Fatalf("err %v after %d progress calls; want context.Canceled from inside the write", err, calls)
 			}

@@ -179,7 +179,7 @@ func TestBackupExportImport(t *testing.T) {
 	t.Run("into empty keeps the chain", func(t *testing.T) {
 		dst := storetest.MustOpen(t)
 		var calls int
-		st, err := dst.Import(ctx, bytes.NewReader(exp.Bytes()), func(int) { calls++ })
+		st, err := dst.Import(ctx, bytes.NewReader(exp.Bytes()), func(int, int) { calls++ })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -215,7 +215,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	var sent *eofReader // through a server: has all of the input gone to it?
 	err = e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		var last time.Time
-		progress := func(n int) {
+		progress := func(n, _ int) {
 			// The first batch at once, then at most twice a second.
 			if *quiet || (!last.IsZero() && time.Since(last) < 500*time.Millisecond) {
 				return

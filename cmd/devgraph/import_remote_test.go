@@ -21,7 +21,7 @@ type committingImport struct {
 	gotAll chan struct{}
 }
 
-func (s *committingImport) Import(ctx context.Context, r io.Reader, _ func(int)) (*graph.ImportStats, error) {
+func (s *committingImport) Import(ctx context.Context, r io.Reader, _ func(int, int)) (*graph.ImportStats, error) {
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return nil, err
 	}

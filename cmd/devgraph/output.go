@@ -40,13 +40,15 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// table writes aligned columns a person can scan.
+// table writes aligned columns a person can scan. Rows are kept until flush, which fits
+// them to a terminal's width (fitRows) or, anywhere else, aligns them unchanged.
 type table struct {
-	tw *tabwriter.Writer
+	w    io.Writer
+	rows [][]cell
 }
 
 func newTable(w io.Writer, header ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	t := &table{w: w}
 	t.row(toAny(header)...)
 	return t
 }
@@ -59,22 +61,52 @@ func toAny(ss []string) []any {
 	return out
 }
 
+// row adds a row; a cell may be a cell (idCell: a full id with its slug), else it is
+// printed with fmt.Sprint.
 func (t *table) row(cells ...any) {
-	ss := make([]string, len(cells))
+	out := make([]cell, len(cells))
 	for i, c := range cells {
-		s := fmt.Sprint(c)
-		// A cell is one line without tabs, so columns stay aligned.
-		s = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
-		s = escapeControls(s)
-		if s == "" {
-			s = "-"
+		v, ok := c.(cell)
+		if !ok {
+			v = cell{full: fmt.Sprint(c)}
 		}
-		ss[i] = s
+		v.full = cleanCell(v.full)
+		if v.short != "" {
+			v.short = cleanCell(v.short)
+		}
+		out[i] = v
 	}
-	fmt.Fprintln(t.tw, strings.Join(ss, "\t"))
+	t.rows = append(t.rows, out)
 }
 
-func (t *table) flush() error { return t.tw.Flush() }
+// cleanCell makes s one line without tabs (so columns stay aligned) and without control
+// characters; empty is "-".
+func cleanCell(s string) string {
+	s = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+	s = escapeControls(s)
+	if s == "" {
+		s = "-"
+	}
+	return s
+}
+
+func (t *table) flush() error {
+	rows := t.rows
+	t.rows = nil
+	if lines, ok := fitRows(rows, columnsOf(t.w)); ok {
+		_, err := io.WriteString(t.w, strings.Join(lines, "\n")+"\n")
+		return err
+	}
+	tw := tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		ss := make([]string, len(r))
+		for i, c := range r {
+			ss[i] = c.full
+		}
+		fmt.Fprintln(tw, strings.Join(ss, "\t"))
+	}
+	return tw.Flush()
+}
 
 // escapeControls shows each control character of s as an escape (\x1b, \u009b): names,
 // notes and messages anyone may write (an agent over MCP) must not drive the reader's
@@ -105,6 +137,26 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// fmtAge says how long ago t was, in the largest whole unit: 45s, 12m, 5h, 3d; "-" for
+// a zero time, "now" for the future (a clock set back).
+func fmtAge(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Second:
+		return "now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
 }
 
 func fmtTime(t time.Time) string {

@@ -38,7 +38,7 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 	if f.Until, err = parseWhen("until", *until, now); err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		if *target == graph.ChangelogTarget {
 			f.Target = *target // the changelog's own events (prunes)
 		} else if *target != "" {
@@ -89,7 +89,7 @@ func changelogVerify(ctx context.Context, e *env, args []string) error {
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		r, err := svc.VerifyChangelog(ctx)
 		if err != nil {
 			return err

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,7 +105,13 @@ const (
 	openAny       openMode = iota // through a running server, else the file
 	openLocalOnly                 // the file itself, exclusively (compact, migrate)
 	openServer                    // only through a running server (robots)
+	openRead                      // as openAny, but a verb that only reads creates nothing: the file must exist
 )
+
+// errNoDatabase is a reading verb's answer on a database file that does not exist.
+func errNoDatabase(db string) error {
+	return graph.Errorf(graph.ENOTFOUND, "no database at %s; check --db or $DEVGRAPH_DB", db)
+}
 
 // session is an open graph.Service: the running server's, or our own over the file.
 type session struct {
@@ -150,6 +158,11 @@ func (e *env) open(ctx context.Context, c *common, mode openMode) (*session, err
 			return nil, graph.Errorf(graph.EUNAVAILABLE, "no devgraph server answers for %s: %s, then start one with `devgraph serve%s`", db, p.Problem(), demoHint(c))
 		}
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "no devgraph server is running for %s; start one with `devgraph serve%s`", db, demoHint(c))
+	}
+	if mode == openRead && !(c.demo && c.db == "") { // the demo makes its own database
+		if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+			return nil, errNoDatabase(db)
+		}
 	}
 	s, err := e.openLocal(ctx, c, db)
 	if err != nil {

@@ -30,7 +30,7 @@ func runBackup(ctx context.Context, e *env, args []string) error {
 	if _, err := os.Stat(dst); err == nil {
 		return graph.FieldErrorf(graph.EINVALID, "file", "%s already exists; back up into a new file", dst)
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		n, err := writeAtomically(dst, func(w io.Writer) (int64, error) { return svc.Backup(ctx, w) })
 		if err != nil {
 			return err
@@ -120,7 +120,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		// 0 would mean the default; given, it is out of range on every interface.
 		return graph.FieldErrorf(graph.EINVALID, "depth", "--depth %d: want 1-%d hops around the node (leave it out for 1)", *depth, graph.MaxSubgraphDepth)
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		write := func(w io.Writer) error { return svc.Export(ctx, w) }
 		if draw != nil {
 			node := ""

@@ -36,7 +36,7 @@ func runIdentities(ctx context.Context, e *env, args []string) error {
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		ids, total, next, err := svc.FindIdentities(ctx, graph.IdentityFilter{Name: *name, Tags: tags, First: graph.ClampFirst(*limit), After: *after})
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,6 +22,7 @@ type cliEnv struct {
 	home  string
 	vars  map[string]string
 	stdin string
+	cols  int // >0: stdout is a terminal this wide (tables fit it)
 }
 
 func newCLI(t *testing.T) *cliEnv {
@@ -37,7 +39,11 @@ func newCLI(t *testing.T) *cliEnv {
 func (c *cliEnv) run(args ...string) (string, string, int) {
 	c.t.Helper()
 	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(c.stdin), stdout: &out, stderr: &errb, getenv: func(k string) string { return c.vars[k] }}
+	var stdout io.Writer = &out
+	if c.cols > 0 {
+		stdout = &fitted{Writer: &out, cols: c.cols}
+	}
+	e := &env{stdin: strings.NewReader(c.stdin), stdout: stdout, stderr: &errb, getenv: func(k string) string { return c.vars[k] }}
 	code := e.run(context.Background(), args)
 	return out.String(), errb.String(), code
 }

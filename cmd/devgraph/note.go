@@ -69,7 +69,7 @@ func runNotes(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		target, err := resolveTarget(ctx, svc, pos[0], graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err

@@ -71,7 +71,7 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		req.Variables[k] = val
 	}
 
-	s, err := e.open(ctx, c, openAny)
+	s, err := e.open(ctx, c, openRead)
 	if err != nil {
 		return err
 	}

@@ -254,7 +254,7 @@ func runRelations(ctx context.Context, e *env, args []string) error {
 		if len(pos) > 0 || *dir != "" || len(typeList) > 0 || *declared || *observed {
 			return usagef("relations --types lists the vocabulary; it takes no NODE or filters")
 		}
-		return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+		return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 			tc, err := svc.RelationTypes(ctx)
 			if err != nil {
 				return err
@@ -266,7 +266,7 @@ func runRelations(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 && *dir != "" {
 		return usagef("relations: --direction needs a NODE")
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		if len(pos) == 1 {
 			node, err := resolveNode(ctx, svc, pos[0])
 			if err != nil {

@@ -16,7 +16,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		switch graph.KindOf(pos[0]) {
 		case graph.KindRelation, graph.KindObserved:
 			r, err := svc.FindRelationByID(ctx, pos[0])

@@ -67,7 +67,7 @@ func runTags(ctx context.Context, e *env, args []string) error {
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		tags, err := svc.FindTags(ctx, graph.TagFilter{Namespace: *ns, InUse: *inUse})
 		if err != nil {
 			return err

@@ -22,7 +22,7 @@ func runTrace(ctx context.Context, e *env, args []string) error {
 	if *in {
 		o.Direction = graph.DirIn
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		from, err := resolveNode(ctx, svc, pos[0])
 		if err != nil {
 			return err
@@ -56,7 +56,7 @@ func runPath(ctx context.Context, e *env, args []string) error {
 		return graph.FieldErrorf(graph.EINVALID, "max_depth", "--max-depth %d: want 1-%d hops (leave it out for %d)", *maxDepth, graph.MaxPathDepth, graph.MaxPathDepth)
 	}
 	o := graph.PathOptions{Types: types, MaxDepth: *maxDepth, Directed: *directed}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		from, err := resolveNode(ctx, svc, pos[0])
 		if err != nil {
 			return err

@@ -60,3 +60,30 @@ func TestResolve_CLI(t *testing.T) {
 		t.Fatalf("show in capitals:\n%s", out)
 	}
 }
+
+// TestDoctor_ExitCodes: doctor exits 0 on a whole database, 1 when its changelog chain is
+// broken; --strict also exits 1 when a source is unavailable.
+func TestDoctor_ExitCodes(t *testing.T) {
+	c := newCLI(t)
+	db := filepath.Join(t.TempDir(), "d.db")
+	noPW := []string{"--db", db, "--sys-root", t.TempDir(), "--proc-root", t.TempDir(), "--pw-dump-file", filepath.Join(t.TempDir(), "missing.json")}
+	c.ok("identity", "create", "JD-Xi", "--db", db, "-m", "marker-XYZZY-why")
+	c.ok(append([]string{"doctor"}, noPW...)...)
+	c.fail(1, "is unavailable (--strict)", append([]string{"doctor", "--strict"}, noPW...)...)
+	// Alter the event's message where it lies in the file: the chain no longer holds.
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "XYZZY") {
+		t.Fatal("the marker is not in the file")
+	}
+	if err := os.WriteFile(db, []byte(strings.ReplaceAll(string(b), "XYZZY", "PLUGH")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.fail(1, "the changelog chain breaks at seq 1", "doctor", "--db", db)
+	out, _, code := c.run("doctor", "--json", "--db", db)
+	if code != 1 || !strings.Contains(out, `"ok": false`) {
+		t.Fatalf("doctor --json on a broken chain: exit %d\n%s", code, out)
+	}
+}

@@ -32,6 +32,7 @@ type doctorReport struct {
 func runDoctor(ctx context.Context, e *env, args []string) error {
 	fs, c := e.flags("doctor", "[--json]", true)
 	jsonOut := fs.Bool("json", false, "print JSON")
+	strict := fs.Bool("strict", false, "also exit 1 when a source is unavailable")
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
 	}
@@ -116,11 +117,12 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("source %s unavailable: %s", s.Name, s.Error))
 		}
 	}
+	verdict := doctorVerdict(rep, damage, *strict)
 	if *jsonOut {
 		if err := writeJSON(e.stdout, rep); err != nil {
 			return err
 		}
-		return damage
+		return verdict
 	}
 	t := newTable(e.stdout, "CHECK", "STATUS", "DETAIL")
 	t.row("database", okIf(rep.Exists || rep.Server, "ok", "missing"), db)
@@ -165,7 +167,30 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	return damage
+	return verdict
+}
+
+// doctorVerdict is doctor's exit: 1 (with the first problem) when the database is broken
+// — a damaged file, a broken changelog chain, relation indexes or counters that disagree
+// with the records — and with strict also when a source is unavailable; else nil (0).
+func doctorVerdict(rep *doctorReport, damage error, strict bool) error {
+	if damage != nil {
+		return damage
+	}
+	if rep.Chain != nil && !rep.Chain.OK {
+		return graph.Errorf(graph.EINVALID, "the database is broken: the changelog chain breaks at seq %d (%s); restore a backup, or see `devgraph changelog verify`", rep.Chain.BrokenSeq, rep.Chain.Problem)
+	}
+	if len(rep.Relations) > 0 {
+		return graph.Errorf(graph.EINVALID, "the database is broken: %s (and %d more relation problems); restore a backup, or export and import into a new file", rep.Relations[0], len(rep.Relations)-1)
+	}
+	if strict {
+		for _, s := range rep.Sources {
+			if !s.OK {
+				return graph.Errorf(graph.EUNAVAILABLE, "source %s is unavailable (--strict): %s", s.Name, s.Error)
+			}
+		}
+	}
+	return nil
 }
 
 func okIf(ok bool, yes, no string) string {

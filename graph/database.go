@@ -61,8 +61,8 @@ type DatabaseService interface {
 	// Export writes every record and the changelog as JSON lines.
 	Export(ctx context.Context, w io.Writer) error
 	// Import reads Export's JSON lines twice: a first pass checks them all, a second
-	// writes them in one transaction, calling progress now and then with the lines
-	// written and the lines the check counted (done = total once written). A regular file is
+	// writes them in one transaction, calling progress now and then with the records
+	// written and the records the check counted (done = total once written). A regular file is
 	// read in place; any other reader is spooled to a temporary file (removed before
 	// Import returns) of at most ImportMaxSizeFrom(ctx) bytes, ELIMIT past that. Into an
 	// empty database the chain is kept byte for byte; into a non-empty one the import

@@ -236,8 +236,8 @@ type (
 		Problems []string `json:"problems"`
 	}
 	importProgress struct {
-		Records int `json:"records"`         // lines written so far
-		Total   int `json:"total,omitempty"` // lines in the import
+		Records int `json:"records"`         // records written so far
+		Total   int `json:"total,omitempty"` // records in the import
 	}
 )
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,5 +86,32 @@ func TestDoctor_ExitCodes(t *testing.T) {
 	out, _, code := c.run("doctor", "--json", "--db", db)
 	if code != 1 || !strings.Contains(out, `"ok": false`) {
 		t.Fatalf("doctor --json on a broken chain: exit %d\n%s", code, out)
+	}
+}
+
+// TestImport_StdinAndProgress: import with no FILE reads stdin when it is not a terminal,
+// and in a pipe prints its progress once, at the end, as done/total and percent.
+func TestImport_StdinAndProgress(t *testing.T) {
+	c := newCLI(t)
+	src := filepath.Join(t.TempDir(), "src.db")
+	c.ok("identity", "create", "JD-Xi", "--db", src)
+	c.ok("tag", "jd-xi", "+role:synth", "--db", src)
+	c.stdin = c.ok("export", "--db", src)
+	records := strings.Count(c.stdin, "\n") - 1 // the header line is not a record
+	dst := filepath.Join(t.TempDir(), "dst.db")
+	out, errs, code := c.run("import", "--db", dst)
+	if code != 0 {
+		t.Fatalf("import from stdin: exit %d\n%s%s", code, out, errs)
+	}
+	if want := fmt.Sprintf("import: %d/%d records (100%%)\n", records, records); errs != want {
+		t.Fatalf("progress in a pipe: %q, want %q", errs, want)
+	}
+	if got := c.ok("identities", "--db", dst); !strings.Contains(got, "role:synth") {
+		t.Fatalf("imported:\n%s", got)
+	}
+	// --quiet: nothing on stderr
+	c.stdin = c.ok("export", "--db", src)
+	if _, errs, code := c.run("import", "--quiet", "--db", filepath.Join(t.TempDir(), "q.db")); code != 0 || errs != "" {
+		t.Fatalf("import --quiet: exit %d, stderr %q", code, errs)
 	}
 }

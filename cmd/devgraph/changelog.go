@@ -17,8 +17,10 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 	case "prune":
 		return changelogPrune(ctx, e, rest)
 	}
-	fs, c := e.flags("changelog", "[--since 24h|RFC3339] [--until T] [--target ID] [--actor GLOB] [--action GLOB] [--limit N] [--after CURSOR] [--json] | verify | prune --before T", false)
+	fs, c := e.flags("changelog", "[--since 24h|RFC3339] [--until T] [--target ID] [--actor GLOB] [--action GLOB] [--limit N] [--after CURSOR] [--follow] [--json] | verify | prune --before T", false)
 	jsonOut := fs.Bool("json", false, "print JSON")
+	follow := fs.Bool("follow", false, "after the newest events, print each new one as it is written (through a running server; Ctrl-C ends)")
+	fs.BoolVar(follow, "f", false, "short for --follow")
 	since := fs.String("since", "", "only events at or after this: a duration back from now (24h, 90m) or a time (RFC 3339, or 2006-01-02)")
 	until := fs.String("until", "", "only events before this (same forms as --since)")
 	target := fs.String("target", "", "only events on this node (id, slug or device ref; changelog for prunes)")
@@ -37,6 +39,13 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 	}
 	if f.Until, err = parseWhen("until", *until, now); err != nil {
 		return err
+	}
+	if *follow {
+		if *after != "" || !f.Until.IsZero() {
+			return usagef("changelog --follow reads from the newest events on: --after and --until do not go with it")
+		}
+		f.Target = *target
+		return e.followChangelog(ctx, c, f, f.First, *jsonOut)
 	}
 	return e.withService(ctx, c, openRead, func(ctx context.Context, svc graph.Service) error {
 		if *target == graph.ChangelogTarget {

@@ -9,14 +9,19 @@ import (
 )
 
 func runDevices(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("devices", "[--all] [--source S] [--limit N] [--after CURSOR] [--json]", true)
+	fs, c := e.flags("devices", "[--all] [--source S] [--limit N] [--after CURSOR] [--watch] [--json]", true)
 	jsonOut := fs.Bool("json", false, "print JSON")
+	watch := fs.Bool("watch", false, "after the list, print each device that appears, disappears, is bound or unbound, as it happens (through a running server; Ctrl-C ends)")
+	fs.BoolVar(watch, "w", false, "short for --watch")
 	all := fs.Bool("all", false, "also list remembered devices that are not plugged in")
 	source := fs.String("source", "", "only devices this source sees (usb, alsa, pipewire, robot)")
 	limit := fs.Int("limit", graph.MaxPageSize, "how many to list (at most 500)")
 	after := fs.String("after", "", "continue after this cursor")
 	if _, err := parse(fs, args, 0, 0); err != nil {
 		return err
+	}
+	if *watch {
+		return e.watchDevices(ctx, c, *all, *jsonOut)
 	}
 	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
 		devs, total, next, err := svc.Devices(ctx, graph.DeviceFilter{All: *all, Source: *source, First: graph.ClampFirst(*limit), After: *after})

@@ -186,13 +186,22 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 func runImport(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("import", "FILE  (- for stdin) [--max-size SIZE] [-m WHY]", false)
+	fs, c := e.flags("import", "[FILE]  (- or none for stdin) [--max-size SIZE] [-m WHY]", false)
 	quiet := fs.Bool("quiet", false, "no progress line")
 	maxSize := sizeFlag(graph.DefaultImportMaxSize)
 	fs.Var(&maxSize, "max-size", "`SIZE`: the most a pipe or stdin may carry (it is spooled to $TMPDIR to be read twice): bytes, or with K, M, G or T (powers of 1024), e.g. 512M; a regular FILE is read in place with no limit")
-	pos, err := parse(fs, args, 1, 1)
+	pos, err := parse(fs, args, 0, 1)
 	if err != nil {
 		return err
+	}
+	if len(pos) == 0 {
+		// No FILE: the export comes on stdin, unless that is a terminal (nobody types one).
+		if f, ok := e.stdin.(*os.File); ok {
+			if _, tty := ttyColumns(f); tty {
+				return usagef("import: give FILE, or pipe an export into stdin (devgraph export | devgraph import --db new.db)")
+			}
+		}
+		pos = []string{"-"}
 	}
 	r, closeIn, err := openInput(ctx, e.stdin, pos[0])
 	if err != nil {
@@ -214,14 +223,11 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	ctx = graph.WithImportMaxSize(ctx, int64(maxSize))
 	var sent *eofReader // through a server: has all of the input gone to it?
 	err = e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		var last time.Time
-		progress := func(n, _ int) {
-			// The first batch at once, then at most twice a second.
-			if *quiet || (!last.IsZero() && time.Since(last) < 500*time.Millisecond) {
-				return
+		bar := newProgressLine(e.stderr, "import")
+		progress := func(done, total int) {
+			if !*quiet {
+				bar.update(done, total)
 			}
-			last = time.Now()
-			fmt.Fprintf(e.stderr, "import: %d records so far\n", n)
 		}
 		// r goes as it is: a regular file is read twice in place, anything else spooled.
 		if _, ok := svc.(*remote.Client); ok {
@@ -229,6 +235,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 			r = sent
 		}
 		st, err := svc.Import(ctx, r, progress)
+		bar.finish(err == nil)
 		if err != nil {
 			return err
 		}

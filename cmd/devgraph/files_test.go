@@ -72,6 +72,11 @@ func TestUnit_QueryBodyLimitWithoutServer(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	// query only reads: the database must exist
+	if code := e.run(context.Background(), []string{"identity", "create", "probe", "--db", filepath.Join(dir, "q.db")}); code != 0 {
+		t.Fatalf("identity create: exit %d, %s", code, errb.String())
+	}
+	out.Reset()
 	code := e.run(context.Background(), []string{"query", "-f", doc, "--vars-file", vars, "--db", filepath.Join(dir, "q.db")})
 	if code != 1 || !strings.Contains(errb.String(), "the request is larger than") {
 		t.Fatalf("exit %d, stderr %q; want the body limit's refusal", code, errb.String())

@@ -85,8 +85,11 @@ func TestProgressLine(t *testing.T) {
 		if b.Len() != 0 {
 			t.Fatalf("a pipe got progress before the end: %q", b.String())
 		}
-		p.finish()
-		if got, want := b.String(), "import: 4000/4000 lines (100%)\n"; got != want {
+		if p.finish(false); b.Len() != 0 {
+			t.Fatalf("a failed job printed progress in a pipe: %q", b.String())
+		}
+		p.finish(true)
+		if got, want := b.String(), "import: 4000/4000 records (100%)\n"; got != want {
 			t.Fatalf("pipe: %q, want %q", got, want)
 		}
 	})
@@ -97,8 +100,8 @@ func TestProgressLine(t *testing.T) {
 		p.now = func() time.Time { clock = clock.Add(time.Second); return clock }
 		p.update(1000, 4000)
 		p.update(3000, 4000)
-		p.finish()
-		want := "\rimport: 1000/4000 lines (25%)\x1b[K\rimport: 3000/4000 lines (75%)\x1b[K\rimport: 3000/4000 lines (75%)\x1b[K\n"
+		p.finish(true)
+		want := "\rimport: 1000/4000 records (25%)\x1b[K\rimport: 3000/4000 records (75%)\x1b[K\rimport: 3000/4000 records (75%)\x1b[K\n"
 		if got := b.String(); got != want {
 			t.Fatalf("terminal: %q, want %q", got, want)
 		}

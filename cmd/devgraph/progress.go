@@ -29,7 +29,7 @@ func (p *progressLine) text() string {
 	if p.total > 0 {
 		pct = int(int64(p.done) * 100 / int64(p.total))
 	}
-	return fmt.Sprintf("%s: %d/%d lines (%d%%)", p.what, p.done, p.total, pct)
+	return fmt.Sprintf("%s: %d/%d records (%d%%)", p.what, p.done, p.total, pct)
 }
 
 // update records the state and, on a terminal, redraws the line.
@@ -45,13 +45,14 @@ func (p *progressLine) update(done, total int) {
 	}
 }
 
-// finish ends the line: on a terminal it is drawn a last time and ended; elsewhere it is
-// printed once, when anything was reported.
-func (p *progressLine) finish() {
+// finish ends the line: on a terminal it is drawn a last time and ended (so an error
+// that follows has a line of its own); elsewhere it is printed once, when the job
+// succeeded and reported anything.
+func (p *progressLine) finish(ok bool) {
 	switch {
 	case p.tty && p.shown:
 		fmt.Fprintf(p.w, "\r%s\x1b[K\n", p.text())
-	case !p.tty && p.total > 0:
+	case !p.tty && ok && p.total > 0:
 		fmt.Fprintln(p.w, p.text())
 	}
 }

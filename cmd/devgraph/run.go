@@ -92,7 +92,8 @@ func usagef(format string, args ...any) error {
 
 // Run runs the devgraph command line and returns the exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	// On a terminal, stdout's tables and stderr's progress fit its width (fit.go).
+	e := &env{stdin: stdin, stdout: fitTo(stdout, os.Getenv), stderr: fitTo(stderr, os.Getenv), getenv: os.Getenv}
 	return e.run(ctx, args)
 }
 

@@ -88,6 +88,8 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 		RPC:      remote.NewHandler(svc, remote.Options{Logger: log, DB: db, Version: Version, ReadOnly: f.readOnly}),
 		GraphQL:  rt.exec,
 		MCP:      rt.session,
+		Changes:  svc, // changelog --follow, devices --watch
+		Notifier: svc,
 		ReadOnly: f.readOnly,
 		Logger:   log,
 	}

@@ -124,6 +124,7 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
+	s.installNotFound(hooks)
 	if opts.MaxHTTPSessions == 0 {
 		opts.MaxHTTPSessions = DefaultMaxHTTPSessions
 	}
@@ -151,6 +152,9 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithResourceCompletionProvider(completer{s}),
+		server.WithPromptCompletionProvider(completer{s}),
 		server.WithLogging(),
 		server.WithRecovery(),
 		// Every structured result is checked against its tool's output schema: a result

@@ -113,3 +113,24 @@ func TestCompletions(t *testing.T) {
 		})
 	}
 }
+
+// TestRobots_KnownBeforeFirstAnswer: a robot the fleet drives is a device every tool and
+// resource resolves from the first request on — initialize waits for the sources' first
+// reading when there are robots — in both eras (the 2026-07-28 one has no initialize).
+func TestRobots_KnownBeforeFirstAnswer(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(modeName(m.transport, m.modern), func(t *testing.T) {
+			t.Parallel()
+			re := newRobotEnv(t, 0) // a fresh store: nothing observed yet, no poll loop
+			cn := re.dial(m.transport, m.modern, "first")
+			res := cn.call("graph_browse", map[string]any{"id": "robot:scout"})
+			if res.IsError {
+				t.Fatalf("graph_browse robot:scout as the first call: %s", text(res))
+			}
+			if txt := readText(t, cn, NodeURI("robot:scout")); !strings.Contains(txt, "robot:scout") {
+				t.Fatalf("node robot:scout: %.300s", txt)
+			}
+		})
+	}
+}

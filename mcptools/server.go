@@ -85,6 +85,8 @@ type Server struct {
 	changesMu     sync.Mutex
 	changesCancel func() // the current subscription to committed changes
 
+	readyOnce sync.Once // the first request waits for the sources' first reading (ready.go)
+
 	// testInitDelay slows initialize down in tests, to show that later requests of the
 	// session wait for it.
 	testInitDelay time.Duration
@@ -125,6 +127,7 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
 	s.installNotFound(hooks)
+	s.installReady(hooks)
 	if opts.MaxHTTPSessions == 0 {
 		opts.MaxHTTPSessions = DefaultMaxHTTPSessions
 	}

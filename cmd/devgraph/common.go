@@ -58,6 +58,10 @@ func (c *common) checkOutput() error {
 	case "", "json":
 	case "wide":
 		c.wide = true
+		if c.e != nil && columnsOf(c.e.stdout) > 0 {
+			// Wide tables are never fitted to the terminal: every cell whole.
+			c.e.stdout = &fitted{Writer: c.e.stdout, cols: 0}
+		}
 	default:
 		return usagef("-o %q: want json or wide", c.output)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,31 +55,38 @@ func runDevices(ctx context.Context, o *devicesOptions, out io.Writer) error {
 			return err
 		}
 		return writePage(e, o.asJSON(), devs, total, next, func(w io.Writer, devs []*graph.DeviceView) error {
-			return printDeviceTable(w, devs, o.all)
+			return printDeviceTable(w, devs, o.all, o.wide, time.Now())
 		})
 	})
 }
 
-func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all bool) error {
-	cols := []string{"REF", "NAME", "SOURCES", "IDENTITY", "MATCH"}
+// printDeviceTable prints devices: with all, whether each is present and its AGE (since
+// last seen), SOURCES then going to -o wide; wide adds LAST SEEN in UTC.
+func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now time.Time) error {
+	sources := !all || wide
+	cols := []string{"REF", "NAME"}
+	if sources {
+		cols = append(cols, "SOURCES")
+	}
+	cols = append(cols, "IDENTITY", "MATCH")
 	if all {
-		cols = append(cols, "PRESENT", "LAST SEEN")
+		cols = append(cols, "PRESENT", "AGE")
+		if wide {
+			cols = append(cols, "LAST SEEN")
+		}
 	}
 	t := newTable(w, cols...)
 	for _, d := range devs {
-		ident := "-"
-		switch {
-		case d.Infra:
-			ident = "(hub)"
-		case d.BoundTo != "":
-			ident = d.BoundTo
-			if d.BoundBy == "match" {
-				ident += " (match)"
-			}
+		cells := []any{d.Ref, clip(d.Name, 36)}
+		if sources {
+			cells = append(cells, joinOr(d.Sources, d.Source))
 		}
-		cells := []any{d.Ref, clip(d.Name, 36), joinOr(d.Sources, d.Source), ident, fmtScore(d.Match)}
+		cells = append(cells, identityCell(d), fmtScore(d.Match))
 		if all {
-			cells = append(cells, yesNo(d.Present), fmtTime(d.LastSeen))
+			cells = append(cells, yesNo(d.Present), fmtAge(now, d.LastSeen))
+			if wide {
+				cells = append(cells, fmtTime(d.LastSeen))
+			}
 		}
 		t.row(cells...)
 	}

@@ -56,14 +56,24 @@ func columnsOf(w io.Writer) int {
 }
 
 // cell is what a table shows in one place: full, and short when the table must narrow
-// (a slug for a full id); short "" means full is all there is.
-type cell struct{ full, short string }
+// (a slug for a full id); short "" means full is all there is. keep marks text a person
+// types back (a relation id): its column is never shortened with "…".
+type cell struct {
+	full, short string
+	keep        bool
+}
 
-// idCell shows a node id, or only its local part (the slug of identity:<slug>) when the
-// table must narrow; a bare slug resolves like the full id everywhere.
+// keepCell is text shown whole however narrow the terminal.
+func keepCell(s string) cell { return cell{full: s, keep: true} }
+
+// idCell shows a node id, or only its local part (the slug of identity:<slug>, the key of
+// device:<key>) when the table must narrow; a bare slug or key resolves like the full id
+// everywhere.
 func idCell(id string) cell {
-	if i := strings.IndexByte(id, ':'); i > 0 && strings.HasPrefix(id, "identity:") {
-		return cell{full: id, short: id[i+1:]}
+	for _, p := range []string{"identity:", "device:"} {
+		if local, ok := strings.CutPrefix(id, p); ok && local != "" {
+			return cell{full: id, short: local}
+		}
 	}
 	return cell{full: id}
 }
@@ -117,6 +127,13 @@ func fitRows(rows [][]cell, cols int) (lines []string, ok bool) {
 		for i := range floor {
 			floor[i] = min(w[i], max(width(t[0][i]), 4))
 		}
+		for _, row := range rows {
+			for i := 0; i < n && i < len(row); i++ {
+				if row[i].keep {
+					floor[i] = w[i]
+				}
+			}
+		}
 		for total > cols {
 			best := -1
 			for i := range w {
@@ -143,4 +160,50 @@ func fitRows(rows [][]cell, cols int) (lines []string, ok bool) {
 		lines = append(lines, strings.TrimRight(sb.String(), " "))
 	}
 	return lines, true
+}
+
+// writeWrapped writes text; on a terminal each line wider than it is broken at spaces,
+// its continuations indented under the line's own indentation, so a trace, a path or a
+// sentence reads whole without running past the edge. Elsewhere text is written as it is.
+func writeWrapped(w io.Writer, text string) error {
+	cols := columnsOf(w)
+	if cols <= 0 {
+		_, err := io.WriteString(w, text)
+		return err
+	}
+	var sb strings.Builder
+	lines := strings.SplitAfter(text, "\n")
+	for _, l := range lines {
+		nl := strings.HasSuffix(l, "\n")
+		l = strings.TrimSuffix(l, "\n")
+		if width(l) <= cols {
+			sb.WriteString(l)
+		} else {
+			body := strings.TrimLeft(l, " │├└─")
+			indent := strings.Repeat(" ", width(l)-width(body)) + "    "
+			if width(indent) > cols/2 {
+				indent = "    "
+			}
+			cur := l[:len(l)-len(body)]
+			first := true
+			for _, word := range strings.Split(body, " ") {
+				switch {
+				case first:
+					cur += word
+					first = false
+				case width(cur)+1+width(word) <= cols:
+					cur += " " + word
+				default:
+					sb.WriteString(cur + "\n")
+					cur = indent + word
+				}
+			}
+			sb.WriteString(cur)
+		}
+		if nl {
+			sb.WriteString("\n")
+		}
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
 }

@@ -197,3 +197,16 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// fmtExplanation is a match's whole explanation on one line: its summary, then each
+// reason that counted ("usb_id 0582:01a9 +0.30: model agrees"), for `unbound -o wide`.
+func fmtExplanation(m *graph.Match) string {
+	if m == nil {
+		return "-"
+	}
+	parts := []string{m.Summary}
+	for _, r := range m.Explanation {
+		parts = append(parts, fmt.Sprintf("%s %s %+.2f: %s", r.Kind, r.Value, r.Weight, r.Note))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -160,12 +160,55 @@ func resolveNode(ctx context.Context, svc graph.Service, text string) (string, e
 }
 
 func printRelations(w io.Writer, rels []*graph.Relation) error {
+	if cols := columnsOf(w); cols > 0 && len(rels) > 0 && !relationsFit(rels, cols) {
+		return printRelationsNarrow(w, rels)
+	}
 	t := newTable(w, "RELATION", "FROM", "FROM PORT", "TYPE", "TO", "TO PORT", "ATTRS", "KIND")
 	for _, r := range rels {
 		t.row(r.ID, r.From, r.FromPort, r.Type, r.To, r.ToPort, clip(fmtAttrs(r.Attrs), 40), relationKind(r))
 	}
 	if len(rels) == 0 {
 		t.row("(none)", "", "", "", "", "", "", "")
+	}
+	return t.flush()
+}
+
+// relationsFit reports whether the full relations table fits cols.
+func relationsFit(rels []*graph.Relation, cols int) bool {
+	w := []int{8, 4, 9, 4, 2, 7, 5, 4}
+	for _, r := range rels {
+		for i, s := range []string{r.ID, r.From, r.FromPort, r.Type, r.To, r.ToPort, clip(fmtAttrs(r.Attrs), 40), relationKind(r)} {
+			w[i] = max(w[i], width(s))
+		}
+	}
+	total := 2 * (len(w) - 1)
+	for _, x := range w {
+		total += x
+	}
+	return total <= cols
+}
+
+// printRelationsNarrow is the relations table on a terminal too narrow for the whole
+// one: each end with its port, slugs for identities, no relation id (-o wide shows it;
+// unrelate also takes FROM TYPE TO).
+func printRelationsNarrow(w io.Writer, rels []*graph.Relation) error {
+	end := func(id, port string) cell {
+		c := idCell(id)
+		if port != "" {
+			c.full += " [" + port + "]"
+			if c.short != "" {
+				c.short += " [" + port + "]"
+			}
+		}
+		return c
+	}
+	t := newTable(w, "FROM", "TYPE", "TO", "ATTRS", "KIND")
+	for _, r := range rels {
+		kind := "declared"
+		if r.Observed {
+			kind = "observed"
+		}
+		t.row(end(r.From, r.FromPort), r.Type, end(r.To, r.ToPort), fmtAttrs(r.Attrs), kind)
 	}
 	return t.flush()
 }

@@ -239,7 +239,7 @@ func printDevice(w io.Writer, dv *graph.DeviceView) error {
 // printExplanation writes a match's summary and each reason that counted.
 func printExplanation(w io.Writer, m *graph.Match) {
 	if m.Summary != "" {
-		fmt.Fprintf(w, "match: %s\n", m.Summary)
+		_ = writeWrapped(w, fmt.Sprintf("match: %s\n", m.Summary))
 	}
 	if len(m.Explanation) == 0 {
 		return

@@ -146,15 +146,15 @@ func printTrace(w io.Writer, tr *graph.TraceResult) error {
 	if len(tr.Hops) > 0 {
 		walk(-1, "")
 	}
-	if _, err := io.WriteString(w, sb.String()); err != nil {
-		return err
-	}
 	if len(tr.Ends) > 0 {
 		ends := make([]string, len(tr.Ends))
 		for i, id := range tr.Ends {
 			ends[i] = endText(n, id)
 		}
-		fmt.Fprintf(w, "ends: %s\n", strings.Join(ends, ", "))
+		fmt.Fprintf(&sb, "ends: %s\n", strings.Join(ends, ", "))
+	}
+	if err := writeWrapped(w, sb.String()); err != nil {
+		return err
 	}
 	printBounded(w, tr.Bounded, "trace")
 	return nil
@@ -199,7 +199,7 @@ func printPath(w io.Writer, p *graph.PathResult) error {
 		sb.WriteString(hopText(n, h))
 	}
 	fmt.Fprintf(&sb, " (%s)\n", plural(len(p.Hops), "hop", "hops"))
-	if _, err := io.WriteString(w, sb.String()); err != nil {
+	if err := writeWrapped(w, sb.String()); err != nil {
 		return err
 	}
 	printBounded(w, p.Bounded, "path")

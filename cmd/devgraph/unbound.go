@@ -36,18 +36,31 @@ func runUnbound(ctx context.Context, o *common, out io.Writer) error {
 		if o.asJSON() {
 			return writeJSON(out, list[*graph.DeviceView]{Items: nonNil(devs), Total: len(devs)})
 		}
-		t := newTable(out, "REF", "NAME", "BEST CANDIDATE", "MATCH", "WHY", "FINGERPRINTS")
+		// REF, NAME, the best candidate, its score and a short why; -o wide adds the
+		// fingerprints and the whole explanation.
+		cols := []string{"REF", "NAME", "BEST CANDIDATE", "SCORE", "WHY"}
+		if o.wide {
+			cols = append(cols, "FINGERPRINTS")
+		}
+		t := newTable(out, cols...)
 		for _, d := range devs {
-			cand, why := "-", "-"
+			cand, why := cell{full: "-"}, "-"
 			if d.Match != nil {
 				if d.Match.IdentityID != "" {
-					cand = d.Match.IdentityID
+					cand = idCell(d.Match.IdentityID)
 				}
 				if d.Match.Summary != "" {
 					why = clip(d.Match.Summary, 80)
 				}
+				if o.wide {
+					why = fmtExplanation(d.Match)
+				}
 			}
-			t.row(d.Ref, clip(d.Name, 32), cand, fmtScore(d.Match), why, fmtFingerprints(d.Fingerprints))
+			cells := []any{d.Ref, clip(d.Name, 32), cand, fmtScore(d.Match), why}
+			if o.wide {
+				cells = append(cells, fmtFingerprints(d.Fingerprints))
+			}
+			t.row(cells...)
 		}
 		if err := t.flush(); err != nil {
 			return err

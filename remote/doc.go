@@ -40,6 +40,14 @@
 // on graph.ErrorCode exactly as it would in-process. Internal errors are logged by the
 // server and arrive as the generic internal message.
 //
+// POST /watch (Client.Watch) follows the changelog for `changelog --follow` and `devices
+// --watch`: after the caller line a WatchRequest (a graph.EventFilter and the size of the
+// first page), answered with NDJSON frames — {"event":…} for each event of the first page,
+// oldest first, then {"live":true}, then {"event":…} for each matching event as its write
+// commits, until the caller hangs up; {"error":…} ends it. The server subscribes to the
+// store's change notifications before it reads the first page, so nothing is missed or
+// sent twice between the two.
+//
 // SocketServer serves the socket of a running `devgraph serve`: /rpc/ (NewHandler), POST
 // /graphql for `devgraph query` (a graph.GraphQLExecutor), and POST /mcp-stdio, an HTTP
 // upgrade after which the connection carries MCP's stdio protocol, so a second `serve`

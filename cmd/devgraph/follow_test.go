@@ -81,7 +81,7 @@ func TestProcess_FollowAndWatch(t *testing.T) {
 			t.Fatalf("%s without a server: exit %d, %q", strings.Join(args, " "), code, errs)
 		}
 	}
-	srv := startServe(t, env, "--demo", "--db", db)
+	srv := startServe(t, env, "--demo", "--db", db) // the demo rig drives the robot scout
 	srv.waitLine("socket:")
 
 	follow := startStream(t, env, "changelog", "--follow", "--limit", "50", "--db", db)
@@ -91,6 +91,10 @@ func TestProcess_FollowAndWatch(t *testing.T) {
 	watch := startStream(t, env, "devices", "--watch", "--db", db)
 	watch.next(t, "EVENT")
 	watch.next(t, "usb:3-3.2")
+	// a robot by its bare name, in any case, through the server
+	if out := binOK(t, env, "show", "Scout", "--db", db); !strings.Contains(out, "robot:scout") {
+		t.Fatalf("show Scout:\n%s", out)
+	}
 
 	binOK(t, env, "tag", "JDXI", "+role:synth", "--db", db)
 	if l := follow.next(t, "tag.add"); !strings.Contains(l, "identity:jdxi") {

@@ -162,7 +162,7 @@ func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode
 	opName := req.OperationName
 	res := graphql.Execute(graphql.ExecuteParams{
 		Schema:        e.schema,
-		AST:           ent.doc,
+		AST:           ent.execDoc,
 		OperationName: opName,
 		Args:          req.Variables,
 		Context:       execCtx,
@@ -170,6 +170,15 @@ func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode
 	out := &Response{executed: true}
 	if res.Data != nil {
 		out.Data = res.Data
+		o := order{schema: &e.schema, frags: docFragments(ent.doc), op: op, vars: req.Variables, hidden: ent.execDoc != ent.doc}
+		if b, err := o.encodeData(res.Data); err != nil {
+			e.log.ErrorContext(ctx, "graphql encode", "request_id", graph.RequestIDFrom(ctx), "err", err)
+		} else {
+			out.dataJSON = b
+		}
+		if ent.execDoc != ent.doc {
+			stripTypeKeys(res.Data)
+		}
 	}
 	// Errors without a path come before execution (variables that do not fit their types).
 	beforeExec := res.Data == nil && len(res.Errors) > 0
@@ -208,6 +217,16 @@ func (e *Executor) convertErrors(ctx context.Context, errs []gqlerrors.Formatted
 		out = append(out, ge)
 	}
 	return out
+}
+
+func docFragments(doc *ast.Document) map[string]*ast.FragmentDefinition {
+	m := map[string]*ast.FragmentDefinition{}
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*ast.FragmentDefinition); ok && f.Name != nil {
+			m[f.Name.Value] = f
+		}
+	}
+	return m
 }
 
 func pickOperation(doc *ast.Document, name string) (*ast.OperationDefinition, error) {
@@ -262,7 +281,10 @@ func varsSize(v any, depth int) int {
 type cached struct {
 	key  string
 	doc  *ast.Document
-	resp *Response
+	// execDoc is doc with the runtime-type keys the encoder needs (addTypeKeys); the
+	// executor runs it, everything else reads doc.
+	execDoc *ast.Document
+	resp    *Response
 	live bool // it touches live state (touchesLive)
 }
 
@@ -352,6 +374,7 @@ func (e *Executor) prepare(q string) *cached {
 	ent.doc, ent.resp = e.check(q)
 	if ent.doc != nil {
 		ent.live = touchesLive(ent.doc)
+		ent.execDoc = addTypeKeys(ent.doc)
 	}
 	// Oversize documents are rejected before parsing and not worth a cache slot.
 	if len(q) <= e.limits.MaxDocumentBytes {

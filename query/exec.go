@@ -279,13 +279,13 @@ func varsSize(v any, depth int) int {
 // cached is a prepared document: parsed, checked and validated, or the response that
 // rejected it.
 type cached struct {
-	key  string
-	doc  *ast.Document
+	key string
+	doc *ast.Document
 	// execDoc is doc with the runtime-type keys the encoder needs (addTypeKeys); the
 	// executor runs it, everything else reads doc.
 	execDoc *ast.Document
 	resp    *Response
-	live bool // it touches live state (touchesLive)
+	live    bool // it touches live state (touchesLive)
 }
 
 // observer is the live refresh a service may offer (identity.Service.Observe).

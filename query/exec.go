@@ -146,10 +146,10 @@ func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode
 		vctx, release, err := e.beginRead(runCtx, ent.live)
 		if err != nil {
 			if runCtx.Err() != nil {
-				return errResponse(graph.ELIMIT, "the query ran out of time before it started (limit %v)", timeout), graph.GraphQLOK
+				return errResponse(graph.ELIMIT, "the query ran out of time before it started (limit %v)", timeout), graph.GraphQLNotStarted
 			}
 			e.log.ErrorContext(ctx, "graphql read view", "request_id", graph.RequestIDFrom(ctx), "err", err)
-			return errResponse(graph.ErrorCode(err), "%s", graph.ErrorMessage(err)), graph.GraphQLOK
+			return errResponse(graph.ErrorCode(err), "%s", graph.ErrorMessage(err)), graph.GraphQLNotStarted
 		}
 		defer release()
 		runCtx = vctx

@@ -37,6 +37,7 @@ func TestResponse_FieldOrder(t *testing.T) {
 			identity(id: "jdxi") { name @skip(if: $s) slug @include(if: $i) id ... @skip(if: true) { hints { kind } } }
 		}`, vars: map[string]any{"s": false, "i": true}},
 		{name: "merged", query: `{ identity(id: "jdxi") { tags { name } id slug tags { namespace name } slug ... on Identity { id name } } }`},
+		{name: "abstract_list", query: `{ find(text: "ro", first: 6) { edges { node { ... on Device { ref } id ... on Identity { slug } __typename } } } }`},
 		{name: "partial_error", query: `{ stats { identities } identity(id: "no-such") { name id } zz: node(id: "identity:jdxi") { id } }`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,13 +15,14 @@ import (
 // written, through a running server's /watch (remote.Client.Watch); the store's change
 // notifications live in the server, so without one they say to start it.
 
-// streamClient is the running server's client for db, or the error that says to start one.
-func (e *env) streamClient(ctx context.Context, c *common, verb string) (*remote.Client, string, error) {
+// streamClient is the running server's client for the database, or the error that says
+// to start one.
+func (e *env) streamClient(ctx context.Context, c *common, verb string) (*remote.Client, error) {
 	db := e.dbPath(c)
 	if cl := dialServer(ctx, db); cl != nil {
-		return cl, db, nil
+		return cl, nil
 	}
-	return nil, db, graph.Errorf(graph.EUNAVAILABLE, "%s streams changes through a running server, and none is running for %s; start one with `devgraph serve%s` (in another terminal, or as a service) and run this again", verb, db, demoHint(c))
+	return nil, graph.Errorf(graph.EUNAVAILABLE, "%s streams changes through a running server, and none is running for %s; start one with `devgraph serve%s` (in another terminal, or as a service) and run this again", verb, db, demoHint(c))
 }
 
 // streamTable prints rows as they come, each padded to the column widths of its header
@@ -78,7 +79,7 @@ func clipKeep(s string, n int) string {
 // new one as it is written, until ctx ends (Ctrl-C: exit 0). With asJSON every event is
 // one JSON line.
 func (e *env) followChangelog(ctx context.Context, c *common, f graph.EventFilter, first int, asJSON bool) error {
-	cl, _, err := e.streamClient(ctx, c, "changelog --follow")
+	cl, err := e.streamClient(ctx, c, "changelog --follow")
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func (e *env) followChangelog(ctx context.Context, c *common, f graph.EventFilte
 // disappears, is bound or unbound, as it happens, until ctx ends (exit 0). With asJSON
 // every change is one JSON line: {"action", "time", "device"}.
 func (e *env) watchDevices(ctx context.Context, c *common, all, asJSON bool) error {
-	cl, _, err := e.streamClient(ctx, c, "devices --watch")
+	cl, err := e.streamClient(ctx, c, "devices --watch")
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -75,5 +77,20 @@ func TestFitTo(t *testing.T) {
 	}
 	if got := columnsOf(fitTo(&bytes.Buffer{}, env("80"))); got != 0 {
 		t.Fatalf("a buffer was fitted to %d", got)
+	}
+}
+
+// TestImport_TerminalStdin: import with no FILE refuses a terminal on stdin (nobody types
+// an export), as bad usage, and creates nothing.
+func TestImport_TerminalStdin(t *testing.T) {
+	tty := openPTY(t, 80)
+	db := t.TempDir() + "/x.db"
+	var out, errb bytes.Buffer
+	e := &env{stdin: tty, stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	if code := e.run(context.Background(), []string{"import", "--db", db}); code != exitUsage || !strings.Contains(errb.String(), "give FILE, or pipe an export into stdin") {
+		t.Fatalf("import from a terminal: exit %d, %q", code, errb.String())
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatalf("import from a terminal created %s (%v)", db, err)
 	}
 }

@@ -76,7 +76,7 @@ func runChangelog(ctx context.Context, o *changelogOptions, out io.Writer) error
 			return usagef("changelog --follow reads on from the newest events: --after and --until do not go with it")
 		}
 		f.Target = o.target
-		return e.followChangelog(ctx, o.common, f, f.First, o.asJSON())
+		return e.followChangelog(ctx, o.common, f, f.First, o.asJSON(), out)
 	}
 	return e.withService(ctx, o.common, openRead, func(ctx context.Context, svc graph.Service) error {
 		if o.target == graph.ChangelogTarget {

@@ -47,7 +47,7 @@ func newDevicesCmd(c *common) *cobra.Command {
 func runDevices(ctx context.Context, o *devicesOptions, out io.Writer) error {
 	e := o.e
 	if o.watch {
-		return e.watchDevices(ctx, o.common, o.all, o.asJSON())
+		return e.watchDevices(ctx, o.common, o.all, o.asJSON(), out)
 	}
 	return e.withService(ctx, o.common, openAny, func(ctx context.Context, svc graph.Service) error {
 		devs, total, next, err := svc.Devices(ctx, graph.DeviceFilter{All: o.all, Source: o.source, First: graph.ClampFirst(o.limit), After: o.after})

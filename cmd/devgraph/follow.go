@@ -78,7 +78,7 @@ func clipKeep(s string, n int) string {
 // followChangelog prints the newest first events matching f (oldest first), then each
 // new one as it is written, until ctx ends (Ctrl-C: exit 0). With asJSON every event is
 // one JSON line.
-func (e *env) followChangelog(ctx context.Context, c *common, f graph.EventFilter, first int, asJSON bool) error {
+func (e *env) followChangelog(ctx context.Context, c *common, f graph.EventFilter, first int, asJSON bool, out io.Writer) error {
 	cl, err := e.streamClient(ctx, c, "changelog --follow")
 	if err != nil {
 		return err
@@ -96,9 +96,9 @@ func (e *env) followChangelog(ctx context.Context, c *common, f graph.EventFilte
 	}
 	var t *streamTable
 	if !asJSON {
-		t = newStreamTable(e.stdout, []int{5, 20, 14, 18, 30}, "SEQ", "TIME", "ACTOR", "ACTION", "TARGET", "MESSAGE")
+		t = newStreamTable(out, []int{5, 20, 14, 18, 30}, "SEQ", "TIME", "ACTOR", "ACTION", "TARGET", "MESSAGE")
 	}
-	enc := json.NewEncoder(e.stdout)
+	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	return cl.Watch(ctx, f, first, func(ev *graph.Event) error {
 		switch {
@@ -115,13 +115,13 @@ func (e *env) followChangelog(ctx context.Context, c *common, f graph.EventFilte
 // watchDevices prints the devices table, then a line for each device that appears,
 // disappears, is bound or unbound, as it happens, until ctx ends (exit 0). With asJSON
 // every change is one JSON line: {"action", "time", "device"}.
-func (e *env) watchDevices(ctx context.Context, c *common, all, asJSON bool) error {
+func (e *env) watchDevices(ctx context.Context, c *common, all, asJSON bool, out io.Writer) error {
 	cl, err := e.streamClient(ctx, c, "devices --watch")
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	enc := json.NewEncoder(e.stdout)
+	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	var t *streamTable
 	// The listing is read once the stream is live, so a change after it is never lost.
@@ -138,7 +138,7 @@ func (e *env) watchDevices(ctx context.Context, c *common, all, asJSON bool) err
 			}
 			return nil
 		}
-		t = newStreamTable(e.stdout, []int{9, 13, 26, 22}, "EVENT", "REF", "NAME", "IDENTITY", "MATCH")
+		t = newStreamTable(out, []int{9, 13, 26, 22}, "EVENT", "REF", "NAME", "IDENTITY", "MATCH")
 		for _, d := range devs {
 			t.row("present", d.Ref, clip(d.Name, 26), identityCell(d), fmtScore(d.Match))
 		}

@@ -209,8 +209,8 @@ func safeNext(next string) string {
 	if len(next) > 1 && (next[1] == '/' || next[1] == '\\') {
 		return "/"
 	}
-	for _, c := range next {
-		if c < 0x21 || c == 0x7f || c == '\\' {
+	for _, c := range next { // printable ASCII only: the page's own links are URL-encoded
+		if c < 0x21 || c > 0x7e || c == '\\' {
 			return "/"
 		}
 	}

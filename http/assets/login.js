@@ -10,6 +10,8 @@
     error.textContent = '';
     button.disabled = true;
     var next = new URLSearchParams(location.search).get('next') || '/';
+    // The page's own place (#changelog) survives the redirect here in our fragment.
+    if (location.hash && next.indexOf('#') < 0) next += location.hash;
     fetch('/login', {
       method: 'POST',
       credentials: 'same-origin',

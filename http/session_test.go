@@ -165,7 +165,6 @@ func TestLogin_Session(t *testing.T) {
 	})
 }
 
-
 // TestLogin_Next: after a login the browser goes only to a page of this server; every
 // way of naming another origin becomes "/".
 func TestLogin_Next(t *testing.T) {

@@ -73,7 +73,10 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 			fail(w, http.StatusForbidden, CodeForbidden, "cross-origin requests are refused (Origin %q); call the API from the same origin or from a non-browser client", truncate(o, 100))
 			return
 		}
-		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		// A link from another site to the page opens it (a top-level navigation runs
+		// nothing, and the SameSite=Strict cookie does not come along); anything else
+		// a cross-site page sends is refused.
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" && !pageNavigation(r) {
 			fail(w, http.StatusForbidden, CodeForbidden, "cross-site requests are refused")
 			return
 		}
@@ -146,6 +149,13 @@ func writeJSONRPCErr(w http.ResponseWriter, status int, code, format string, arg
 			"data":    map[string]any{"code": code},
 		},
 	})
+}
+
+// pageNavigation reports whether r is a browser opening the web page, GraphiQL or the
+// login page as a top-level navigation.
+func pageNavigation(r *http.Request) bool {
+	return r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("Sec-Fetch-Dest") == "document" &&
+		(browserPage(r) || r.Method == http.MethodGet && r.URL.Path == "/login")
 }
 
 // openPath reports whether path is served without a token: the health check, the login

@@ -289,6 +289,35 @@ func TestLogin_Refusals(t *testing.T) {
 	}
 }
 
+// TestWeb_LinkedFromElsewhere: a link on another site opens the page (a navigation runs
+// nothing), while any other cross-site request is still refused.
+func TestWeb_LinkedFromElsewhere(t *testing.T) {
+	t.Parallel()
+	h := devhttp.NewHandler(devhttp.Options{GraphQL: &fakeExec{}, Loopback: true})
+	for _, c := range []struct {
+		method, path, mode, dest string
+		status                   int
+	}{
+		{"GET", "/", "navigate", "document", 200},
+		{"GET", "/graphql", "navigate", "document", 200},
+		{"GET", "/", "no-cors", "image", 403},
+		{"GET", "/graphql?query=%7Bstats%7Bidentities%7D%7D", "navigate", "document", 403},
+		{"POST", "/graphql", "navigate", "document", 403},
+	} {
+		req := httptest.NewRequest(c.method, "http://127.0.0.1:8080"+c.path, strings.NewReader(`{"query":"{ stats { identities } }"}`))
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.Header.Set("Sec-Fetch-Mode", c.mode)
+		req.Header.Set("Sec-Fetch-Dest", c.dest)
+		req.Header.Set("Accept", "text/html")
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != c.status {
+			t.Errorf("cross-site %s %s (%s, %s): %d, want %d", c.method, c.path, c.mode, c.dest, w.Code, c.status)
+		}
+	}
+}
+
 // writeCert writes a self-signed certificate for 127.0.0.1 and localhost and its key.
 func writeCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	t.Helper()

@@ -188,6 +188,12 @@ func TestWebPage(t *testing.T) {
 		if len(rows) != 1 || !strings.HasPrefix(rows[0].(string), "device.bind http:local device:") {
 			t.Errorf("changelog rows for device.bind by http:*: %v", rows)
 		}
+		// Bind the Scarlett to its best candidate with one click.
+		p.open("#devices", "devices")
+		p.click(`#unbound tr[data-ref="usb:3-3.1"] [data-action=bind-candidate]`, "devices")
+		if evs, _, _ := e.svc.FindEvents(e.ctx, graph.EventFilter{Action: "device.bind", First: 1}); len(evs) != 1 || evs[0].Actor != "http:local" || !strings.Contains(string(evs[0].After), "identity:scarlett") {
+			t.Errorf("bind to the candidate: %+v", evs)
+		}
 		// Unbind it again from the page.
 		p.open("#devices", "devices")
 		p.click(fmt.Sprintf(`#bound tr[data-ref=%q] [data-action=unbind]`, bound), "devices")
@@ -239,6 +245,19 @@ func TestWebPage(t *testing.T) {
 
 	t.Run("graph", func(t *testing.T) {
 		p.t = t
+		// More than 300 things: the drawing keeps 300 and says how many it left out.
+		if _, err := e.svc.CreateIdentity(e.ctx, graph.IdentityCreate{Name: "Rack", Slug: "rack"}); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 320; i++ {
+			id, err := e.svc.CreateIdentity(e.ctx, graph.IdentityCreate{Name: fmt.Sprintf("Module %03d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.svc.Relate(e.ctx, graph.RelationCreate{From: id.ID, Type: "mounted_on", To: "identity:rack"}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		p.open("#graph", "graph")
 		p.b.Poll("the graph to be drawn", `!!(window.devgraph.graph() && window.devgraph.graph().nodes().length)`)
 		whole := e.ok(`{ subgraph { nodes { id } } }`, nil)
@@ -247,11 +266,15 @@ func TestWebPage(t *testing.T) {
 		if want := min(len(all), 300); drawn != want {
 			t.Errorf("drawn %d nodes, want %d (of %d)", drawn, want, len(all))
 		}
-		if len(all) > 300 {
+		if len(all) <= 300 {
+			t.Fatalf("the whole graph has %d nodes; the test wants more than 300", len(all))
+		}
+		{
 			if got := p.js(`return document.getElementById('graph-summary').getAttribute('data-left-out')`); got != fmt.Sprint(len(all)-300) {
 				t.Errorf("left out %v, want %d", got, len(all)-300)
 			}
 		}
+		b.Screenshot("graph-whole")
 		// Around the JD-Xi: the demo rig's devices, the cable and the observed links.
 		p.open("#graph/jdxi", "graph")
 		p.b.Poll("the graph around the JD-Xi", `!!(window.devgraph.graph() && window.devgraph.graph().getElementById('identity:jdxi').length)`)

@@ -365,11 +365,19 @@
     var vars = { around: graphState.around || null, depth: graphState.around ? graphState.depth : null };
     return gql('query($around: ID, $depth: Int) { subgraph(around: $around, depth: $depth) { around depth truncated truncatedBy visited nodes { id kind name depth devices } edges { id from to type observed source fromPort toPort } } }', vars).then(function (data) {
       var g = data.subgraph;
-      var nodes = g.nodes.slice(0, MAX_DRAWN);
+      // Past MAX_DRAWN, keep the nearest and, among those as near, the best connected,
+      // so what is drawn hangs together.
+      degree = {};
+      g.edges.forEach(function (e) { degree[e.from] = (degree[e.from] || 0) + 1; degree[e.to] = (degree[e.to] || 0) + 1; });
+      var order = g.nodes.map(function (v, i) { return { v: v, i: i }; });
+      order.sort(function (a, b) { return (a.v.depth - b.v.depth) || ((degree[b.v.id] || 0) - (degree[a.v.id] || 0)) || (a.i - b.i); });
+      var nodes = order.slice(0, MAX_DRAWN).map(function (x) { return x.v; });
       var keep = {};
       nodes.forEach(function (v) { keep[v.id] = true; });
       var edges = g.edges.filter(function (e) { return keep[e.from] && keep[e.to]; });
       var left = g.nodes.length - nodes.length;
+      depthOf = {};
+      nodes.forEach(function (v) { depthOf[v.id] = v.depth; });
       clear(main);
       var controls = form([
         { name: 'around', placeholder: 'around (e.g. jdxi; empty: everything)', size: 30, label: 'around node', value: graphState.around },
@@ -413,12 +421,28 @@
           { selector: 'edge[observed = 1]', style: { 'line-style': 'dashed', 'line-color': '#a4bcfd', 'target-arrow-color': '#a4bcfd' } },
           { selector: 'edge[type = "cable"]', style: { 'width': 3, 'line-color': '#f79009', 'target-arrow-color': '#f79009' } }
         ],
-        layout: { name: nodes.length > 1 ? 'cose' : 'grid', animate: false, nodeDimensionsIncludeLabels: true, padding: 20 },
+        layout: layoutFor(nodes),
         minZoom: 0.1, maxZoom: 4
       });
       cy.on('tap', 'node', function (ev) { showSide(side, ev.target.id(), ev.target.data('kind')); });
     });
   }
+
+  // A force layout reads best but costs seconds past a hundred nodes; a big drawing is
+  // laid out in rings by hops from the start instead.
+  function layoutFor(nodes) {
+    if (nodes.length <= 1) return { name: 'grid' };
+    if (nodes.length <= 100) return { name: 'cose', animate: false, nodeDimensionsIncludeLabels: true, padding: 20 };
+    var deepest = 0;
+    nodes.forEach(function (v) { deepest = Math.max(deepest, v.depth || 0); });
+    return {
+      name: 'concentric', animate: false, padding: 20, minNodeSpacing: 12,
+      // Around a node: rings by hops. The whole graph: the best connected in the middle.
+      concentric: function (n) { return deepest > 0 ? deepest - (depthOf[n.id()] || 0) : (degree[n.id()] || 0); },
+      levelWidth: function () { return 1; }
+    };
+  }
+  var depthOf = {}, degree = {};
 
   function showSide(side, id, kind) {
     clear(side);

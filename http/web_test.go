@@ -243,6 +243,22 @@ func TestWebPage(t *testing.T) {
 		}
 	})
 
+	t.Run("identities", func(t *testing.T) {
+		p.t = t
+		p.open("#identities", "identities")
+		if n := p.js(`return document.querySelectorAll('#identities tbody tr').length`); n != float64(50) {
+			t.Errorf("first page: %v rows, want 50", n)
+		}
+		p.js(`Array.from(document.querySelectorAll('.pager button')).filter(function (b) { return b.textContent.indexOf('Next') === 0; })[0].click(); return true`)
+		p.b.Poll("the second page", `!document.body.hasAttribute('data-loading') && (document.querySelector('.pager span') || {}).textContent === 'page 2'`)
+		p.submit2("main form", map[string]string{"name": "Roland"}, "identities")
+		rows := p.js(`return Array.from(document.querySelectorAll('#identities tbody tr')).map(function (r) { return r.getAttribute('data-id') + ' ' + r.textContent; })`).([]any)
+		if len(rows) != 1 || !strings.HasPrefix(rows[0].(string), "identity:jdxi ") || !strings.Contains(rows[0].(string), "manufacturer:roland") {
+			t.Errorf("identities named Roland…: %v", rows)
+		}
+		b.Screenshot("identities")
+	})
+
 	t.Run("graph", func(t *testing.T) {
 		p.t = t
 		// More than 300 things: the drawing keeps 300 and says how many it left out.

@@ -415,6 +415,12 @@ func TestWebLogin(t *testing.T) {
 	b.Navigate(origin + "/graphql")
 	b.Poll("GraphiQL", `location.pathname === '/graphql' && !!document.querySelector('.graphiql-execute-button')`)
 	b.Call("Network.setExtraHTTPHeaders", map[string]any{"headers": map[string]string{}}, nil)
+	// In the browser: the page's JSON POST rides the cookie, a GET query does not.
+	post := p.js(`return fetch('/graphql', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({query: '{ stats { identities } }'})}).then(function (r) { return r.status; })`)
+	getq := p.js(`return fetch('/graphql?query=' + encodeURIComponent('{ stats { identities } }'), {headers: {'Accept': 'application/json'}}).then(function (r) { return r.status; })`)
+	if post != float64(200) || getq != float64(401) {
+		t.Errorf("with the session cookie: POST %v (want 200), GET query %v (want 401)", post, getq)
+	}
 
 	b.Navigate(origin + "/")
 	p.settle("devices")

@@ -104,7 +104,7 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 			}
 		}
 		if actor == "" && needToken && !openPath(r.URL.Path) {
-			if opts.sessions != nil && browserPage(r) {
+			if opts.sessions != nil && !tokens.empty() && browserPage(r) {
 				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}

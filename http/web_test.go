@@ -166,6 +166,17 @@ func TestWebPage(t *testing.T) {
 	var bound string
 	t.Run("bind from the page", func(t *testing.T) {
 		p.t = t
+		// A typo is refused with the server's own words, and nothing is written.
+		first := p.js(`return document.querySelector('#unbound tbody tr').getAttribute('data-ref')`).(string)
+		before, _, _ := e.svc.FindEvents(e.ctx, graph.EventFilter{First: 1})
+		p.js(fmt.Sprintf(`document.getElementById('flash').textContent = ''; var f = document.querySelector('#unbound tr[data-ref=%q] form.bind-identity'); f.querySelector('input').value = 'jdx1'; f.querySelector('button').click(); return true`, first))
+		p.b.Poll("the refusal", `(function(){ var d = document.querySelector('#flash [data-flash=err]'); return d ? d.textContent : ''; })()`)
+		if msg := p.js(`return document.querySelector('#flash [data-flash=err]').textContent`).(string); !strings.Contains(msg, "jdx1") || !strings.Contains(msg, "identity:jdxi") {
+			t.Errorf("refusal %q: want it to name jdx1 and suggest identity:jdxi", msg)
+		}
+		if after, _, _ := e.svc.FindEvents(e.ctx, graph.EventFilter{First: 1}); after[0].Seq != before[0].Seq {
+			t.Errorf("a refused bind wrote %s", after[0].Action)
+		}
 		bound = p.js(`return document.querySelector('#unbound tbody tr').getAttribute('data-ref')`).(string)
 		msg := p.submit(fmt.Sprintf(`#unbound tr[data-ref=%q] form.bind-new`, bound), map[string]string{"newName": "Desk Gadget"}, "devices")
 		if !strings.Contains(msg, "identity:desk-gadget") {
@@ -343,6 +354,9 @@ func TestWebPage(t *testing.T) {
 	})
 
 	checkRequests(t, b, origin)
+	if ex := b.Exceptions(); len(ex) > 0 {
+		t.Errorf("the page threw: %v", ex)
+	}
 }
 
 // submit2 is submit for a form whose answer is a re-render, not a flash.
@@ -429,4 +443,7 @@ func TestWebLogin(t *testing.T) {
 	b.Navigate(origin + "/")
 	b.Poll("the login page again", `location.pathname === '/login' && location.search === '?next=%2F'`)
 	checkRequests(t, b, origin)
+	if ex := b.Exceptions(); len(ex) > 0 {
+		t.Errorf("the pages threw: %v", ex)
+	}
 }

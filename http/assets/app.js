@@ -68,7 +68,7 @@
       flash(typeof done === 'function' ? done(d) : done, true);
       route();
       return d;
-    }).catch(function (e) { flash(e.message, false); throw e; });
+    }).catch(function (e) { flash(e.message, false); }); // the server's words say what to fix
   }
 
   // form builds an inline form whose submit calls fn with the named fields' values.

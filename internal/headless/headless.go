@@ -32,9 +32,10 @@ type Browser struct {
 
 	artifacts string // ArtifactDir, made at the first screenshot
 
-	mu       sync.Mutex
-	requests []string
-	console  []string
+	mu         sync.Mutex
+	requests   []string
+	console    []string
+	exceptions []string
 }
 
 // Launch starts headless Chromium on a blank page with Network, Page and Runtime
@@ -102,6 +103,9 @@ func Launch(ctx context.Context, t testing.TB) *Browser {
 			case "Runtime.exceptionThrown", "Runtime.consoleAPICalled":
 				b.mu.Lock()
 				b.console = append(b.console, string(m.Params))
+				if m.Method == "Runtime.exceptionThrown" {
+					b.exceptions = append(b.exceptions, string(m.Params))
+				}
 				b.mu.Unlock()
 			}
 		}
@@ -194,6 +198,13 @@ func ArtifactDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Exceptions returns the uncaught JavaScript exceptions the page has thrown so far.
+func (b *Browser) Exceptions() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.exceptions...)
 }
 
 // Requests returns the URLs the page has requested so far, in order.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -445,5 +447,42 @@ func TestWebLogin(t *testing.T) {
 	checkRequests(t, b, origin)
 	if ex := b.Exceptions(); len(ex) > 0 {
 		t.Errorf("the pages threw: %v", ex)
+	}
+}
+
+// TestWeb_Assets: the page's assets are embedded and served from /assets/ with their
+// notices; they are revalidated (ETag, 304) so an upgraded server never runs an old
+// script; the HTML pages are only served by their routes.
+func TestWeb_Assets(t *testing.T) {
+	t.Parallel()
+	h := devhttp.NewHandler(devhttp.Options{GraphQL: &fakeExec{}, Loopback: true})
+	get := func(path, etag string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:8080"+path, nil)
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Result()
+	}
+	for _, a := range []string{"app.js", "app.css", "login.js", "cytoscape.min.js", "cytoscape.LICENSE", "NOTICE"} {
+		resp := get("/assets/"+a, "")
+		if resp.StatusCode != 200 || resp.Header.Get("ETag") == "" || resp.Header.Get("Cache-Control") != "no-cache" || resp.ContentLength == 0 {
+			t.Errorf("/assets/%s: %d %v", a, resp.StatusCode, resp.Header)
+			continue
+		}
+		if again := get("/assets/"+a, resp.Header.Get("ETag")); again.StatusCode != http.StatusNotModified {
+			t.Errorf("/assets/%s with its ETag: %d, want 304", a, again.StatusCode)
+		}
+	}
+	notice, _ := io.ReadAll(get("/assets/NOTICE", "").Body)
+	if !strings.Contains(string(notice), "cytoscape 3.35.0") || !strings.Contains(string(notice), "058a81a7534777ea68dc737e9b77bd5b701e00acd9bee246245a576eeeac32e6") {
+		t.Errorf("NOTICE lacks cytoscape's version and tarball sha256:\n%s", notice)
+	}
+	for _, p := range []string{"/assets/index.html", "/assets/login.html", "/graphql/assets/graphiql.html", "/nope"} {
+		if resp := get(p, ""); resp.StatusCode != 404 {
+			t.Errorf("%s: %d, want 404", p, resp.StatusCode)
+		}
 	}
 }

@@ -325,6 +325,14 @@ func TestWebPage(t *testing.T) {
 		if got := p.js(`return window.devgraph.graph().edges().length`); got != float64(len(getList(sub, "subgraph.edges"))) {
 			t.Errorf("drawn %v edges, want %d", got, len(getList(sub, "subgraph.edges")))
 		}
+		// Only cables: the JD-Xi and the BeatStep.
+		p.submit2("form.graph-form", map[string]string{"types": "cable"}, "graph")
+		p.b.Poll("the cables only", `!!(window.devgraph.graph() && window.devgraph.graph().nodes().length === 2)`)
+		if got := p.js(`return window.devgraph.graph().nodes().map(function (n) { return n.id(); }).sort().join(' ')`); got != "identity:beatstep identity:jdxi" {
+			t.Errorf("around the JD-Xi by cable: %v", got)
+		}
+		p.submit2("form.graph-form", map[string]string{"types": ""}, "graph")
+		p.b.Poll("everything again", `!!(window.devgraph.graph() && window.devgraph.graph().nodes().length > 2)`)
 		// Click a node to see it.
 		p.js(`window.devgraph.graph().getElementById('identity:beatstep').emit('tap'); return true`)
 		p.b.Poll("the clicked node's panel", `(document.getElementById('side-name') || {}).textContent === 'Arturia BeatStep'`)

@@ -358,12 +358,13 @@
   // ---- the graph -----------------------------------------------------------------
 
   var cy = null;
-  var graphState = { around: '', depth: 2 };
+  var graphState = { around: '', depth: 2, types: '' };
 
   function viewGraph(main, around) {
     if (around !== undefined) graphState.around = around;
-    var vars = { around: graphState.around || null, depth: graphState.around ? graphState.depth : null };
-    return gql('query($around: ID, $depth: Int) { subgraph(around: $around, depth: $depth) { around depth truncated truncatedBy visited nodes { id kind name depth devices } edges { id from to type observed source fromPort toPort } } }', vars).then(function (data) {
+    var types = graphState.types.split(',').map(function (x) { return x.trim(); }).filter(Boolean);
+    var vars = { around: graphState.around || null, depth: graphState.around ? graphState.depth : null, types: types.length ? types : null };
+    return gql('query($around: ID, $depth: Int, $types: [String!]) { subgraph(around: $around, depth: $depth, types: $types) { around depth truncated truncatedBy visited nodes { id kind name depth devices } edges { id from to type observed source fromPort toPort } } }', vars).then(function (data) {
       var g = data.subgraph;
       // Past MAX_DRAWN, keep the nearest and, among those as near, the best connected,
       // so what is drawn hangs together.
@@ -381,9 +382,11 @@
       clear(main);
       var controls = form([
         { name: 'around', placeholder: 'around (e.g. jdxi; empty: everything)', size: 30, label: 'around node', value: graphState.around },
-        { name: 'depth', options: ['1', '2', '3', '4'], label: 'depth' }
+        { name: 'depth', options: ['1', '2', '3', '4'], label: 'depth' },
+        { name: 'types', placeholder: 'types (e.g. cable, via; empty: all)', size: 26, label: 'relation types', value: graphState.types }
       ], 'Draw', function (v) {
         graphState.depth = parseInt(v.depth, 10) || 2;
+        graphState.types = v.types;
         location.hash = v.around ? '#graph/' + encodeURIComponent(v.around) : '#graph';
         if (v.around === graphState.around) route();
       }, 'graph-form');

@@ -424,7 +424,9 @@ func TestWebLogin(t *testing.T) {
 		}
 	}
 	b.Call("Network.getCookies", map[string]any{"urls": []string{origin + "/"}}, &cookies)
-	if len(cookies.Cookies) != 1 || !cookies.Cookies[0].HTTPOnly || cookies.Cookies[0].SameSite != "Strict" || !strings.HasPrefix(cookies.Cookies[0].Name, "devgraph_session_") {
+	// Named by port: browsers send a localhost cookie to every port, and two servers on
+	// one machine must not share a session.
+	if len(cookies.Cookies) != 1 || !cookies.Cookies[0].HTTPOnly || cookies.Cookies[0].SameSite != "Strict" || cookies.Cookies[0].Name != "devgraph_session_"+origin[strings.LastIndex(origin, ":")+1:] {
 		t.Errorf("session cookie: %+v", cookies.Cookies)
 	}
 

@@ -25,8 +25,8 @@
 // Guard refuses requests whose Host or Origin is not the server's own (so a web page
 // cannot write through a loopback server) and requires a bearer token unless the server
 // is loopback-only without a token file (a token file is enforced on loopback too;
-// /healthz, /login and the assets stay open); it puts the actor ("http:<token name>" or "http:local") and a fresh
-// request id (also the X-Request-Id response header) in the request context. A token's
+// /healthz, /login and the assets stay open); it puts the actor ("http:<token name>" or
+// "http:local") and a fresh request id (also the X-Request-Id response header) in the request context. A token's
 // actor is marked authenticated, so MCP records it rather than the client's self-chosen
 // name; a token marked prune carries the permission to prune the changelog, which nothing
 // else over HTTP has (loopback without a token included). Refusals come in GraphQL's

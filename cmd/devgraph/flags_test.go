@@ -17,7 +17,7 @@ import (
 func TestOwnArgs(t *testing.T) {
 	t.Parallel()
 	newCmd := func() (*cobra.Command, error) {
-		root := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
+		root, _ := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
 		cmd, _, err := root.Find([]string{"robot", "navigate"})
 		if err != nil {
 			t.Fatal(err)

@@ -50,7 +50,10 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // run builds the command tree, reads the arguments the way devgraph always has (the old
 // one-dash long flags, --version before the verb) and runs the verb.
 func (e *env) run(ctx context.Context, args []string) int {
-	root := newRootCmd(e)
+	root, c := newRootCmd(e)
+	if len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
+		registerCompletions(root, c)
+	}
 	args = normalizeArgs(args, flagNames(root))
 	root.SetArgs(args)
 	return e.exit(root.ExecuteContext(ctx))

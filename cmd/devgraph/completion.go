@@ -189,6 +189,9 @@ func registerCompletions(root *cobra.Command, c *common) {
 	}
 	if nav, _, err := root.Find([]string{"robot", "navigate"}); err == nil {
 		nav.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if valueFlagLast(cmd, args) {
+				return nil, cobra.ShellCompDirectiveDefault
+			}
 			pos, _, _ := ownArgs(cmd, args)
 			if len(pos) == 0 && !strings.HasPrefix(toComplete, "-") {
 				return c.values(cmd.Context(), compRobot, toComplete), cobra.ShellCompDirectiveNoFileComp
@@ -230,6 +233,9 @@ func (c *common) completeArgs(kinds []string) cobra.CompletionFunc {
 // completeTag completes tag's arguments (it reads its own): the target first, then
 // after + the tag vocabulary and after - the tags the target holds.
 func (c *common) completeTag(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if valueFlagLast(cmd, args) {
+		return nil, cobra.ShellCompDirectiveDefault // --db PATH: files
+	}
 	pos, _, _ := tagArgsLoose(cmd, args)
 	ctx := cmd.Context()
 	switch {
@@ -258,6 +264,21 @@ func tagArgsLoose(cmd *cobra.Command, args []string) ([]string, bool, error) {
 		rest = append(rest, a)
 	}
 	return ownArgs(cmd, rest)
+}
+
+// valueFlagLast reports whether the last argument is a flag waiting for its value
+// (`--db` before the TAB), in a verb that reads its own arguments.
+func valueFlagLast(cmd *cobra.Command, args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	a := args[len(args)-1]
+	if !isFlagArg(a) || strings.Contains(a, "=") {
+		return false
+	}
+	cmd.InheritedFlags()
+	f := lookupFlag(cmd.Flags(), a)
+	return f != nil && f.NoOptDefVal == ""
 }
 
 func prefixed(p string, vals []string) []string {

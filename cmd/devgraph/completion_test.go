@@ -55,6 +55,7 @@ func TestCompletion_Values(t *testing.T) {
 		{[]string{"tag", "roland-jd-xi", "+role:s"}, []string{"+role:synth", "+role:sampler"}, []string{"+role:hub"}},
 		{[]string{"tag", "roland-jd-xi", "-"}, []string{"-role:synth"}, []string{"-role:hub"}},
 		{[]string{"tag", "korg-minilogue", "-r"}, nil, []string{"-role:synth"}},
+		{[]string{"tag", "--sys-root", ""}, nil, []string{"roland-jd-xi"}}, // a path, not a target
 		{[]string{"identities", "--tag", "role:sy"}, []string{"role:synth"}, nil},
 		{[]string{"relate", "roland-jd-xi", "c"}, []string{"cable", "controls"}, []string{"mounted_on"}},
 		{[]string{"relations", "roland-jd-xi", "--direction", ""}, []string{"out", "in", "both"}, nil},

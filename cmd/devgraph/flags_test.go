@@ -16,14 +16,14 @@ import (
 // anywhere, in either spelling, and keep tag operations and negative numbers as arguments.
 func TestOwnArgs(t *testing.T) {
 	t.Parallel()
-	newCmd := func() (*cobra.Command, error) {
+	newCmd := func() *cobra.Command {
 		root, _ := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
 		cmd, _, err := root.Find([]string{"robot", "navigate"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cmd.InitDefaultHelpFlag()
-		return cmd, nil
+		return cmd
 	}
 	cases := []struct {
 		name string
@@ -42,7 +42,7 @@ func TestOwnArgs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd, _ := newCmd()
+			cmd := newCmd()
 			args := normalizeArgs(cmd.Root(), tc.args)
 			pos, help, err := ownArgs(cmd, args)
 			if err != nil || help {
@@ -59,7 +59,7 @@ func TestOwnArgs(t *testing.T) {
 		})
 	}
 	t.Run("ErrUnknownFlag", func(t *testing.T) {
-		cmd, _ := newCmd()
+		cmd := newCmd()
 		_, _, err := ownArgs(cmd, []string{"--nope"})
 		if _, ok := err.(*usageError); !ok || !strings.Contains(err.Error(), "-nope") {
 			t.Fatalf("err=%v, want a usage error naming -nope", err)

@@ -68,6 +68,24 @@ func TestInstall_FromClone(t *testing.T) {
 		t.Errorf("go install: commit %q at %q, want %s and its time", b.Commit, b.CommitTime, commit)
 	}
 
+	// MCP serverInfo.version is the same version string, naming the commit.
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"install","version":"1"}}}` + "\n"
+	serve := exec.Command(filepath.Join(goBin, "devgraph"), "serve", "--db", filepath.Join(t.TempDir(), "i.db"), "--poll", "0")
+	serve.Env = procEnv(t)
+	serve.Stdin = strings.NewReader(init)
+	out, err := serve.Output()
+	if err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	var reply struct {
+		Result struct {
+			ServerInfo struct{ Name, Version string } `json:"serverInfo"`
+		} `json:"result"`
+	}
+	if line, _, _ := strings.Cut(string(out), "\n"); json.Unmarshal([]byte(line), &reply) != nil || reply.Result.ServerInfo.Version != b.String() || !strings.Contains(b.String(), commit[:12]) {
+		t.Errorf("MCP serverInfo %+v, want version %q naming %s:\n%s", reply.Result.ServerInfo, b.String(), commit[:12], out)
+	}
+
 	makeTool := lookTool(t, "make")
 	makeBin := t.TempDir()
 	install(makeBin, makeTool, "--no-print-directory", "install", "GO="+goTool)

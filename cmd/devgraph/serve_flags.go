@@ -84,7 +84,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "a host name the server also answers to besides loopback and its own address, e.g. studio.lan (repeatable)")
 	fs.BoolVar(&f.readOnly, "read-only", false, "refuse every change: no write tools, no robot motion, read-only socket")
 	fs.BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin/stdout (the default without --http)")
-	fs.StringArrayVar(&f.simRobots, "sim-robot", nil, "add a simulated robot NAME[@x,y] (repeatable)")
+	fs.StringArrayVar(&f.simRobots, "sim-robot", nil, "add a simulated robot `NAME[@x,y]` (repeatable)")
 	fs.DurationVar(&f.poll, "poll", 2*time.Second, "how often to read the sources in the background (0: never)")
 	fs.BoolVar(&f.autoBind, "auto-bind", false, "bind devices whose match is high and unambiguous, as discovery:<source>")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")

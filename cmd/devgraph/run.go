@@ -98,7 +98,7 @@ func normalizeArgs(root *cobra.Command, args []string) []string {
 			pre = append(pre, a)
 			n++
 			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			if !hasValue && flags[name] && n < len(out) {
+			if !hasValue && takesValue(cur, name, flags) && n < len(out) {
 				pre = append(pre, out[n]) // --db PATH: PATH is not the verb
 				n++
 			}
@@ -128,6 +128,23 @@ func normalizeArgs(root *cobra.Command, args []string) []string {
 	moved = append(moved, rest[:end]...)
 	moved = append(moved, pre...)
 	return append(moved, rest[end:]...)
+}
+
+// takesValue reports whether the flag name, standing after cmd, takes a value: as cmd
+// defines it when it does (changelog's -f is --follow, query's -f takes a FILE), else as
+// any verb does.
+func takesValue(cmd *cobra.Command, name string, flags map[string]bool) bool {
+	f := cmd.Flags().Lookup(name)
+	if f == nil && len(name) == 1 {
+		f = cmd.Flags().ShorthandLookup(name)
+	}
+	if f == nil {
+		f = cmd.InheritedFlags().Lookup(name)
+	}
+	if f != nil {
+		return f.NoOptDefVal == ""
+	}
+	return flags[name]
 }
 
 // subcommandNamed is cmd's subcommand called name (or one of its aliases), nil if none.

@@ -26,7 +26,7 @@ type param struct {
 	min, max *float64
 	// exclusiveMin: the value must be above min, not equal to it.
 	exclusiveMin bool
-	maxLen   int // strings: bytes; arrays: items
+	maxLen       int // strings: bytes; arrays: items
 	// service marks limits (maxLen, min, max, enum, an object's type) the service
 	// enforces for every interface: here they are schema hints only, so a model sees the
 	// numbers and an over-limit call gets the service's own problem text, the same as

@@ -187,7 +187,7 @@ func (s *Server) unbindTool() *toolDef {
 	return typed(s, &toolDef{
 		name:  "graph_unbind",
 		title: "Remove a device's binding",
-		desc: "Remove a device's explicit binding; its identity keeps the hints (remove them with graph_identity hint_remove).",
+		desc:  "Remove a device's explicit binding; its identity keeps the hints (remove them with graph_identity hint_remove).",
 		out:   typedSchema[unbindOut](nil),
 		set:   toolsetEdit,
 		write: true, destructive: true, idempotent: true,

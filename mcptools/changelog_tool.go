@@ -14,16 +14,16 @@ import (
 )
 
 type eventView struct {
-	Seq       string          `json:"seq" jsonschema:"64-bit, as a string"`
-	ID        string          `json:"id,omitempty" jsonschema:"with bodies: true"`
-	Time      string          `json:"time"`
-	Actor     string          `json:"actor"`
-	Action    string          `json:"action"`
-	Target    string          `json:"target"`
-	Message   string          `json:"message,omitempty"`
-	RequestID string          `json:"request_id"`
-	Before    any             `json:"before,omitempty" jsonschema:"with bodies: true"`
-	After     any             `json:"after,omitempty" jsonschema:"with bodies: true"`
+	Seq       string `json:"seq" jsonschema:"64-bit, as a string"`
+	ID        string `json:"id,omitempty" jsonschema:"with bodies: true"`
+	Time      string `json:"time"`
+	Actor     string `json:"actor"`
+	Action    string `json:"action"`
+	Target    string `json:"target"`
+	Message   string `json:"message,omitempty"`
+	RequestID string `json:"request_id"`
+	Before    any    `json:"before,omitempty" jsonschema:"with bodies: true"`
+	After     any    `json:"after,omitempty" jsonschema:"with bodies: true"`
 }
 
 func viewEvent(ev *graph.Event, bodies bool) eventView {

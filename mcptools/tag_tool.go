@@ -28,7 +28,7 @@ func (s *Server) tagTool() *toolDef {
 	return typed(s, &toolDef{
 		name:  "graph_tag",
 		title: "Add or remove tags",
-		desc: "Add and/or remove tags on an identity or a device (robots included). Adding a tag already there or removing one absent changes nothing.",
+		desc:  "Add and/or remove tags on an identity or a device (robots included). Adding a tag already there or removing one absent changes nothing.",
 		out:   typedSchema[tagOut](nil),
 		set:   toolsetEdit,
 		write: true, destructive: true, idempotent: true,

@@ -16,17 +16,17 @@ import (
 
 // deviceView is a device as a model reads it.
 type deviceView struct {
-	ID           string         `json:"id"`
-	Ref          string         `json:"ref"`
-	Name         string         `json:"name"`
-	Present      bool           `json:"present"`
-	Identity     string         `json:"identity,omitempty" jsonschema:"the identity it is bound to"`
-	BoundBy      string         `json:"bound_by,omitempty" jsonschema:"explicit, or match (a high unambiguous match)"`
-	Infra        bool           `json:"infra,omitempty" jsonschema:"a hub or controller: shown, never bound"`
-	Fingerprints []string       `json:"fingerprints,omitempty" jsonschema:"each as kind=value"`
-	Tags         []string       `json:"tags,omitempty"`
-	Match        *matchView     `json:"match,omitempty" jsonschema:"its best candidate identity"`
-	Detail       *deviceDetail  `json:"detail,omitempty" jsonschema:"with detail: true only"`
+	ID           string        `json:"id"`
+	Ref          string        `json:"ref"`
+	Name         string        `json:"name"`
+	Present      bool          `json:"present"`
+	Identity     string        `json:"identity,omitempty" jsonschema:"the identity it is bound to"`
+	BoundBy      string        `json:"bound_by,omitempty" jsonschema:"explicit, or match (a high unambiguous match)"`
+	Infra        bool          `json:"infra,omitempty" jsonschema:"a hub or controller: shown, never bound"`
+	Fingerprints []string      `json:"fingerprints,omitempty" jsonschema:"each as kind=value"`
+	Tags         []string      `json:"tags,omitempty"`
+	Match        *matchView    `json:"match,omitempty" jsonschema:"its best candidate identity"`
+	Detail       *deviceDetail `json:"detail,omitempty" jsonschema:"with detail: true only"`
 }
 
 // deviceDetail is what detail: true adds to a device.

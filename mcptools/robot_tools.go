@@ -353,7 +353,7 @@ type paramsIn struct {
 	MaxSpeed         *float64 `json:"max_speed" mcp:"xmin=0,max=3,svc"`
 	MaxTurnRate      *float64 `json:"max_turn_rate" mcp:"xmin=0,max=6,svc"`
 	MaxAccel         *float64 `json:"max_accel" mcp:"xmin=0,max=5,svc"`
-	ArrivalThreshold *float64 `json:"arrival_threshold" mcp:"min=0.05,max=5,svc"`
+	ArrivalThreshold *float64 `json:"arrival_threshold" mcp:"min=0.05,max=0.3,svc"`
 	LowBattery       *float64 `json:"low_battery" mcp:"min=0,max=50,svc"`
 	DetectRange      *float64 `json:"detect_range" mcp:"xmin=0,max=50,svc"`
 	GraspReach       *float64 `json:"grasp_reach" mcp:"xmin=0,max=2,svc"`

@@ -94,6 +94,8 @@ type Server struct {
 	changesMu     sync.Mutex
 	changesCancel func() // the current subscription to committed changes
 
+	readyOnce sync.Once // the first request waits for the sources' first reading (ready.go)
+
 	// testInitDelay slows initialize down in tests, to show that later requests of the
 	// session wait for it.
 	testInitDelay time.Duration
@@ -136,6 +138,8 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
+	s.installNotFound(hooks)
+	s.installReady(hooks)
 	if opts.MaxHTTPSessions == 0 {
 		opts.MaxHTTPSessions = DefaultMaxHTTPSessions
 	}
@@ -163,6 +167,9 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 		server.WithToolCapabilities(true), // the robot tools appear when a robot does
 		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithResourceCompletionProvider(completer{s}),
+		server.WithPromptCompletionProvider(completer{s}),
 		server.WithLogging(),
 		server.WithRecovery(),
 		// Every structured result is checked against its tool's output schema: a result

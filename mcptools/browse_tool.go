@@ -309,7 +309,7 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int, notes map
 		if err != nil {
 			return nil, nil, nil, 0, err
 		}
-		n := &browseNode{ID: id, Kind: "client", Name: cl.Name, Text: fmt.Sprintf("an application the %s source sees; live only", cl.Source)}
+		n := &browseNode{ID: id, Kind: "client", Name: cl.Name, Text: "a live application (" + cl.Source + ")"}
 		if err := addRelations(id); err != nil {
 			return nil, nil, nil, 0, err
 		}

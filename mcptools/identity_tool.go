@@ -40,8 +40,8 @@ func (s *Server) identityTool() *toolDef {
 		title: "Create, change, merge or delete identities and their hints",
 		desc: "Manage identities and their hints: create {name, slug?, hints?, data?}; rename {id, name}; update {id, name?, data?} " +
 			"(data replaces the old); delete {id} (restore {id} undoes it, relations included); merge {id, into}; " +
-			"hint_add {id, hints, move?}; hint_remove {id, hints}. Hints are kind=value: usb_serial, mac, robot_serial (unit hints, one " +
-			"identity each; move takes one over), usb_id, usb_path, alsa_card_id, alsa_longname, midi_client, pipewire_device.",
+			"hint_add {id, hints, move?}; hint_remove {id, hints}. Hints are kind=value, e.g. usb_id=0582:01a9; usb_serial, mac and " +
+			"robot_serial are unit hints, one identity each (move takes one over).",
 		out:   typedSchema[identityOut](map[string][]string{"properties.action": identityActions}),
 		set:   toolsetEdit,
 		write: true, destructive: true, idempotent: false,

@@ -29,8 +29,8 @@ func (s *Server) noteTool() *toolDef {
 	return typed(s, &toolDef{
 		name:  "graph_note",
 		title: "Add or delete a note",
-		desc: "Add a markdown note to an identity or a device (robots included), or delete one (action delete, note_id; graph_browse " +
-			"shows them). The note records this client as its author.",
+		desc: "Add a markdown note to an identity or a device (robots included), or delete one by note_id " +
+			"(graph_browse shows them). The note records this client as its author.",
 		out:   typedSchema[noteOut](nil),
 		set:   toolsetEdit,
 		write: true, destructive: true, idempotent: false,

@@ -161,7 +161,7 @@ func (s *Server) relateTool() *toolDef {
 		desc: "Declare how two identities or devices are connected: a directed, typed relation, optionally between ports. " +
 			"add {from, type, to, from_port?, to_port?, attrs?}; update {id, attrs?, from_port?, to_port?}; remove {id} or {from, type, to, ports}. " +
 			"Types: cable (needs attrs.kind), controls, mounted_on, part_of, located_in, " +
-			"powered_by, one in use, or a new one with new_type: true; via, linked, subscribed are observed only. A repeated add writes nothing.",
+			"powered_by, one in use, or a new one with new_type: true; via, linked, subscribed are observed only.",
 		out:   typedSchema[relateOut](map[string][]string{"properties.op": relateOps, "properties.action": {"add", "update", "remove", "none"}}),
 		set:   toolsetEdit,
 		write: true, destructive: true, idempotent: true,

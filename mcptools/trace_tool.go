@@ -79,8 +79,8 @@ func (s *Server) traceTool() *toolDef {
 	return typed(s, &toolDef{
 		name:  "graph_trace",
 		title: "Trace a signal, or find the path between two things",
-		desc: "Trace (from, port?, direction?): follow cables, links, subscriptions and controls hop by hop to where the signal ends, " +
-			"one line per branch. Path (from, to, directed?, types?, max_depth?): the fewest hops between two nodes over every relation, " +
+		desc: "Trace (from, port?, direction?): follow cables, links, subscriptions and controls hop by hop to where the signal ends. " +
+			"Path (from, to, directed?, types?, max_depth?): the fewest hops between two nodes over every relation, " +
 			"declared or observed (which hub and controller a device hangs off); a bound identity and its devices are one vertex. " +
 			"Bounded (64 hops, 500 vertices, 2 s): truncated_by says which cut it.",
 		out: typedSchema[traceOut](map[string][]string{

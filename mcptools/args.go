@@ -338,18 +338,7 @@ func (a args) has(name string) bool {
 	return ok
 }
 
-func (a args) num(name string) float64 {
-	f, _ := a[name].(float64)
-	return f
-}
 
-func (a args) numPtr(name string) *float64 {
-	f, ok := a[name].(float64)
-	if !ok {
-		return nil
-	}
-	return &f
-}
 
 func (a args) integer(name string, def int) int {
 	f, ok := a[name].(float64)
@@ -359,20 +348,12 @@ func (a args) integer(name string, def int) int {
 	return int(f)
 }
 
-func (a args) boolean(name string) bool {
-	b, _ := a[name].(bool)
-	return b
-}
 
 func (a args) list(name string) []string {
 	l, _ := a[name].([]string)
 	return l
 }
 
-func (a args) object(name string) map[string]any {
-	m, _ := a[name].(map[string]any)
-	return m
-}
 
 // outSchema builds an output schema from loosely typed top-level properties: accurate
 // for what the tools return (clients validate structured results against it) without

@@ -338,8 +338,6 @@ func (a args) has(name string) bool {
 	return ok
 }
 
-
-
 func (a args) integer(name string, def int) int {
 	f, ok := a[name].(float64)
 	if !ok {
@@ -348,12 +346,10 @@ func (a args) integer(name string, def int) int {
 	return int(f)
 }
 
-
 func (a args) list(name string) []string {
 	l, _ := a[name].([]string)
 	return l
 }
-
 
 // outSchema builds an output schema from loosely typed top-level properties: accurate
 // for what the tools return (clients validate structured results against it) without

@@ -45,7 +45,6 @@ func nonNil[T any](l []T) []T {
 	return l
 }
 
-
 // tidyTag trims the spaces models put around the colon ("Role: Synth"): graph's
 // NormalizeTag turns inner spaces into dashes before it splits namespace from value,
 // which would make that "role:-synth".

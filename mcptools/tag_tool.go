@@ -52,9 +52,6 @@ func (s *Server) tag(ctx context.Context, c *call, in tagIn) (*mcp.CallToolResul
 	if err != nil {
 		return nil, err
 	}
-	if k := graph.KindOf(target); k != graph.KindIdentity && k != graph.KindDevice {
-		return nil, graph.FieldErrorf(graph.EINVALID, "target", "graph_tag tags identities and devices; %s is a %s", target, k)
-	}
 	tags, err := s.svc.UpdateTags(ctx, target, add, remove)
 	if err != nil {
 		return nil, err

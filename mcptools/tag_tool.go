@@ -81,8 +81,8 @@ func (s *Server) suggestTagsTool() *toolDef {
 	return typed(s, &toolDef{
 		name:  "graph_suggest_tags",
 		title: "Suggest tags to reuse",
-		desc: "List the tag vocabulary (seeded tags and tags in use, most used first, with counts) and the relation types graph_relate " +
-			"takes (namespace relation: only those). Call it before graph_tag or graph_relate to reuse terms.",
+		desc: "List the tag vocabulary (seeded and in use, with counts) and the relation types graph_relate takes (namespace " +
+			"relation: only those). Call it before graph_tag or graph_relate to reuse terms.",
 		out: typedSchema[suggestOut](nil),
 		set: toolsetGraph, readOnly: true, idempotent: true,
 	}, s.suggestTags)

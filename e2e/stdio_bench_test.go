@@ -113,6 +113,32 @@ func (s *mcpStdio) note(b *testing.B, i, j int) time.Duration {
 // slug is graph.Slugify for the benchmark's ASCII names.
 func slug(name string) string { return strings.ReplaceAll(strings.ToLower(name), " ", "-") }
 
+// serverCPU is the CPU time the child has used so far, all its threads (schedstat's
+// nanoseconds): beside each wall-clock latency, a figure the machine's other load
+// disturbs less. Zero where /proc has no schedstat.
+func serverCPU(pid int) time.Duration {
+	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var total time.Duration
+	for _, d := range dirs {
+		data, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(data), &ns); err == nil {
+			total += time.Duration(ns)
+		}
+	}
+	return total
+}
+
+// reportCPU reports the server's CPU time per call over calls.
+func reportCPU(b *testing.B, before, after time.Duration, calls int) {
+	if after > before && calls > 0 {
+		b.ReportMetric(float64((after-before).Microseconds())/float64(calls), "server_cpu_us/op")
+	}
+}
+
 // latencies collects round trips and reports their p50 and p99 in milliseconds.
 type latencies []time.Duration
 
@@ -137,11 +163,13 @@ func BenchmarkStdioFind(b *testing.B) {
 				s.find(b, benchFindText(j, n))
 			}
 			lat := make(latencies, 0, b.N)
+			cpu0 := serverCPU(s.cmd.Process.Pid)
 			b.ResetTimer()
 			for j := 0; j < b.N; j++ {
 				lat = append(lat, s.find(b, benchFindText(j, n)))
 			}
 			b.StopTimer()
+			reportCPU(b, cpu0, serverCPU(s.cmd.Process.Pid), b.N)
 			s.stop(b)
 			b.ReportMetric(0, "ns/op")
 			lat.report(b, "")
@@ -161,13 +189,17 @@ func BenchmarkStdioFindAfterWrite(b *testing.B) {
 				s.find(b, benchFindText(j, n))
 			}
 			lat := make(latencies, 0, b.N)
+			var cpu time.Duration
 			b.ResetTimer()
 			for j := 0; j < b.N; j++ {
 				b.StopTimer()
 				s.note(b, (j*104729)%n, j)
+				c0 := serverCPU(s.cmd.Process.Pid)
 				b.StartTimer()
 				lat = append(lat, s.find(b, benchFindText(j, n)))
+				cpu += serverCPU(s.cmd.Process.Pid) - c0
 			}
+			reportCPU(b, 0, cpu, b.N)
 			b.StopTimer()
 			s.stop(b)
 			b.ReportMetric(0, "ns/op")
@@ -187,11 +219,13 @@ func BenchmarkStdioNote(b *testing.B) {
 				s.note(b, (j*104729)%n, -j)
 			}
 			lat := make(latencies, 0, b.N)
+			cpu0 := serverCPU(s.cmd.Process.Pid)
 			b.ResetTimer()
 			for j := 0; j < b.N; j++ {
 				lat = append(lat, s.note(b, (j*104729)%n, j))
 			}
 			b.StopTimer()
+			reportCPU(b, cpu0, serverCPU(s.cmd.Process.Pid), b.N)
 			s.stop(b)
 			b.ReportMetric(0, "ns/op")
 			lat.report(b, "")
@@ -212,7 +246,7 @@ func BenchmarkSpawnFind_100k(b *testing.B) {
 	p.send(b, initLine)
 	p.reply(b, 1)
 	p.stop(b)
-	var first, init latencies
+	var first, init, cpu latencies
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p := startStdioEnv(b, bin, env, args...)
@@ -223,6 +257,7 @@ func BenchmarkSpawnFind_100k(b *testing.B) {
 		p.send(b, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"graph_find","arguments":{"text":%q}}}`, benchFindText(i, 100_000)))
 		r := p.reply(b, 2)
 		first = append(first, time.Since(p.start))
+		cpu = append(cpu, serverCPU(p.cmd.Process.Pid))
 		if isErr, _ := path(r, "result", "isError").(bool); isErr {
 			b.Fatalf("graph_find: %v", r)
 		}
@@ -234,4 +269,5 @@ func BenchmarkSpawnFind_100k(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	first.report(b, "first_find_")
 	init.report(b, "initialize_")
+	cpu.report(b, "server_cpu_to_first_find_")
 }

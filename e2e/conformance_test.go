@@ -39,7 +39,6 @@ var needsFixtures = map[string]string{
 	"prompts-get-with-args":         "gets the fixture prompt test_prompt_with_arguments",
 	"prompts-get-embedded-resource": "gets the fixture prompt test_prompt_with_embedded_resource",
 	"prompts-get-with-image":        "gets the fixture prompt test_prompt_with_image",
-	"completion-complete":           "completes an argument of the fixture prompt test_prompt_with_arguments",
 	// 2026-07-28 (SEP-2322): input-required results are driven through fixture tools
 	// (test_input_required_result_*) and a fixture prompt; the scenarios that only probe
 	// how the server treats a stray or malformed request pass and are not listed.

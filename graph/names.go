@@ -17,6 +17,9 @@ type FindHit struct {
 	Name    string `json:"name"`
 	Score   int    `json:"score"`   // fuzzy score, higher is better
 	Matched []int  `json:"matched"` // byte offsets of the name that matched
+	// Tags are the node's tags, sorted, when the Finder holds them (nil when it does not:
+	// read the node). Not part of any wire format.
+	Tags []string `json:"-"`
 }
 
 // Finder finds identities, devices and robots by name, tags and kind: the one ranking

@@ -65,7 +65,16 @@ func TestFinder_FastPathAnswersAsRecords(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !reflect.DeepEqual(byScore(got), byScore(want)) {
+				got, want := byScore(got), byScore(append([]graph.FindHit{}, want...))
+				if name == "warmed" && len(got) > 0 && got[0].Tags == nil {
+					t.Errorf("%s %+v: hits without tags once the index holds them", stage, q)
+				}
+				for i := range got {
+					if got[i].Tags == nil && i < len(want) { // not held: the caller reads the node
+						want[i].Tags = nil
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
 					t.Errorf("%s, %s %+v:\n got %v\nwant %v", stage, name, q, got, want)
 				}
 			}

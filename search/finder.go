@@ -698,6 +698,7 @@ func (f *Finder) search(ctx context.Context, s *search, final bool) ([]graph.Fin
 		out := make([]graph.FindHit, len(best))
 		for j, i := range best {
 			out[j] = f.ent[i].hit(0, nil)
+			f.withTags(&out[j], &f.ent[i])
 		}
 		return out, nil, nil
 	}
@@ -744,8 +745,16 @@ func (f *Finder) search(ctx context.Context, s *search, final bool) ([]graph.Fin
 			break
 		}
 		hits = append(hits, cands[m.Index].hit(m.Score, m.MatchedIndexes))
+		f.withTags(&hits[len(hits)-1], cands[m.Index])
 	}
 	return hits, nil, nil
+}
+
+// withTags gives a hit its node's tags once the index holds every node's tags.
+func (f *Finder) withTags(h *graph.FindHit, e *finderEntry) {
+	if f.tagsReady {
+		h.Tags = append(make([]string, 0, len(e.tags)), e.tags...)
+	}
 }
 
 // unnamed returns the entries at is whose display names have not been read.

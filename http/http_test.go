@@ -218,11 +218,31 @@ func TestHTTP_Hostile(t *testing.T) {
 			t.Fatalf("normal query after a hostile one: %d %s", r.status, truncateStr(r.raw, 300))
 		}
 	}
+	// Requests that are not well-formed GraphQL-over-HTTP requests: 400 whatever the
+	// client accepts. The other 400s are documents that did not run: with
+	// application/json they are 200 with the errors (GraphQL over HTTP).
+	malformed := map[string]bool{"empty body": true, "truncated JSON": true, "JSON array": true, "query not a string": true,
+		"variables not an object": true, "trailing garbage": true, "no query": true, "invalid UTF-8": true}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := send(t, c.req())
+			req := c.req()
+			req.Header.Set("Accept", "application/graphql-response+json")
+			r := send(t, req)
 			if c.status != 0 && r.status != c.status {
 				t.Errorf("status=%d, want %d: %s", r.status, c.status, truncateStr(r.raw, 300))
+			}
+			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/graphql-response+json") && c.status != 401 && c.status != 403 {
+				t.Errorf("Content-Type=%q, want application/graphql-response+json", ct)
+			}
+			if _, has := r.body["data"]; has && r.status >= 400 {
+				t.Errorf("a request that did not run has data: %s", truncateStr(r.raw, 300))
+			}
+			want := c.status
+			if want == 400 && !malformed[c.name] {
+				want = 200
+			}
+			if rj := send(t, c.req()); want != 0 && rj.status != want || !strings.HasPrefix(rj.header.Get("Content-Type"), "application/json") {
+				t.Errorf("application/json: status=%d, want %d, Content-Type %q: %s", rj.status, want, rj.header.Get("Content-Type"), truncateStr(rj.raw, 300))
 			}
 			errs := getList(r.body, "errors")
 			if len(errs) == 0 {
@@ -251,7 +271,9 @@ func TestHTTP_Hostile(t *testing.T) {
 	}
 	// A repeated hostile document is answered from the cache with the same error.
 	for i := 0; i < 3; i++ {
-		r := send(t, post(t, gql, "application/json", gqlBody(expo, nil)))
+		req := post(t, gql, "application/json", gqlBody(expo, nil))
+		req.Header.Set("Accept", "application/graphql-response+json")
+		r := send(t, req)
 		if r.status != 400 {
 			t.Fatalf("repeat %d: %d", i, r.status)
 		}
@@ -277,8 +299,10 @@ func TestHTTP_Protocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true, Tokens: tokens}))
+	loop := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true}))
 	defer loop.Close()
+	loopTok := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true, Tokens: tokens}))
+	defer loopTok.Close()
 	remote := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: false, Tokens: tokens, AllowedHosts: []string{"devgraph.lan"}}))
 	defer remote.Close()
 
@@ -334,8 +358,34 @@ func TestHTTP_Protocol(t *testing.T) {
 		if _, actor := mutationActor(t, loop.URL, "", "", "Loopback Thing"); actor != "http:local" {
 			t.Errorf("actor=%v, want http:local", actor)
 		}
-		if _, actor := mutationActor(t, loop.URL, "Bearer 0123456789abcdef0123", "", "Token Thing"); actor != "http:ci" {
+		if _, actor := mutationActor(t, loopTok.URL, "Bearer 0123456789abcdef0123", "", "Token Thing"); actor != "http:ci" {
 			t.Errorf("actor=%v, want http:ci", actor)
+		}
+	})
+	// A token file given on loopback is enforced for every request: without a token a
+	// loopback request no longer acts as http:local.
+	t.Run("loopback with a token file needs a token", func(t *testing.T) {
+		r := send(t, post(t, loopTok.URL+"/graphql", "application/json", gqlBody(`mutation { createIdentity(name: "Sneaky"){ id } }`, nil)))
+		if r.status != 401 || r.header.Get("WWW-Authenticate") == "" || get(r.body, "errors.0.extensions.code") != devhttp.CodeForbidden {
+			t.Fatalf("no token on loopback: %d %s", r.status, r.raw)
+		}
+		req, _ := http.NewRequest(http.MethodGet, loopTok.URL+"/graphql?query="+url.QueryEscape("{ stats { identities } }"), nil)
+		if r := send(t, req); r.status != 401 {
+			t.Fatalf("GET query without a token on loopback: %d %s", r.status, r.raw)
+		}
+		if ids, _, _, err := e.svc.FindIdentities(e.ctx, graph.IdentityFilter{IDs: []string{"identity:sneaky"}}); err != nil || len(ids) != 0 {
+			t.Fatalf("a refused request created an identity: %v %v", ids, err)
+		}
+		for _, open := range []string{"/healthz", "/login", "/assets/app.js", "/graphql/assets/devgraph.js"} {
+			req, _ := http.NewRequest(http.MethodGet, loopTok.URL+open, nil)
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("GET %s without a token: %d, want 200 (it stays open)", open, resp.StatusCode)
+			}
 		}
 	})
 	t.Run("remote needs a token", func(t *testing.T) {
@@ -458,7 +508,11 @@ func TestHTTP_PruneNeedsAPruneToken(t *testing.T) {
 	}
 
 	t.Run("ErrLoopbackWithoutToken", func(t *testing.T) {
-		r := prune("", cut)
+		// A loopback server without a token file lets http:local write, but not prune.
+		open := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true}))
+		defer open.Close()
+		req := post(t, open.URL+"/graphql", "application/json", gqlBody(`mutation($b: Time!){ pruneChangelog(before: $b, message: "retention"){ dropped } }`, map[string]any{"b": cut}))
+		r := send(t, req)
 		if get(r.body, "errors.0.extensions.code") != graph.EFORBIDDEN || !strings.Contains(r.raw, "name token prune") {
 			t.Fatalf("%d %s", r.status, r.raw)
 		}

@@ -122,3 +122,51 @@ func TestFinder_TagsReadOnFirstTagSearch(t *testing.T) {
 		t.Fatalf("status:on-loan: %v %v", hits, err)
 	}
 }
+
+// Warm (the id map, the tags) racing searches and writes leaves the index answering as
+// one built afresh. Run under -race by make race.
+func TestFinder_WarmRacesSearchesAndWrites(t *testing.T) {
+	t.Parallel()
+	db, ctx := findDB(t)
+	f := search.NewFinder(db)
+	done := make(chan error, 1)
+	go func() { done <- f.Warm(ctx) }()
+	for i := 0; i < 40; i++ {
+		if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: fmt.Sprintf("Racer %02d", i), Tags: []string{fmt.Sprintf("project:p%d", i%4)}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Find(ctx, graph.FindQuery{Text: "racer", Tags: []string{fmt.Sprintf("project:p%d", i%4)}}); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 {
+			if err := db.DeleteIdentity(ctx, fmt.Sprintf("identity:filler-%03d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	fresh := search.NewFinder(slowSource{db})
+	for _, q := range []graph.FindQuery{{Text: "racer", First: 500}, {Tags: []string{"project:p1"}, First: 500}, {Text: "filler", First: 500}} {
+		got, err := f.Find(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := fresh.Find(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := func(h []graph.FindHit) []string {
+			out := make([]string, len(h))
+			for i := range h {
+				out[i] = h[i].ID
+			}
+			sort.Strings(out)
+			return out
+		}
+		if !reflect.DeepEqual(ids(got), ids(want)) {
+			t.Errorf("%+v: got %v, want %v", q, ids(got), ids(want))
+		}
+	}
+}

@@ -304,6 +304,11 @@ func (s *Service) views(ctx context.Context, scene *Scene, devs []*graph.Device)
 	out := make([]*graph.DeviceView, len(devs))
 	for i, d := range devs {
 		out[i] = &graph.DeviceView{Device: *d}
+		// Live: the nodes the snapshot shows now, never a record's.
+		out[i].Nodes = nil
+		if d.Present {
+			out[i].Nodes = scene.Nodes(d.Key)
+		}
 	}
 	names := map[string]string{}
 	var need []string

@@ -30,6 +30,8 @@ type usbDevice struct {
 	Controller   string   // host controller the bus hangs off (0000:00:14.0), "" when unknown
 	Infra        bool     // a hub
 	Root         bool     // a root hub (usbN): the controller's end of the bus
+	Nodes        []string // /dev nodes its interfaces provide, kernel names relative to /dev (ttyUSB0, snd/controlC1)
+	IDs          usbIDsName
 }
 
 var (
@@ -82,6 +84,9 @@ func readUSB(sysRoot string) ([]*usbDevice, []string, error) {
 			notes = append(notes, fmt.Sprintf("skipped %s: %v", name, err))
 			continue
 		}
+		var n []string
+		d.Nodes, n = readNodes(devDir)
+		notes = append(notes, n...)
 		out = append(out, d)
 	}
 	sort.Slice(out, func(i, j int) bool { return usbPathLess(out[i].Path, out[j].Path) })

@@ -544,9 +544,9 @@ func (b *builder) buildTypes() {
 						}
 						return nonNilNodes(v.Nodes), nil
 					})},
-				"firstSeen":    field(TimeScalar, "", func(d *graph.DeviceView) any { return d.FirstSeen }),
-				"lastSeen":     field(TimeScalar, "", func(d *graph.DeviceView) any { return d.LastSeen }),
-				"boundBy":      field(graphql.String, "explicit (bind) or match (high, unambiguous); null when unbound.", func(d *graph.DeviceView) any { return nilIfEmpty(d.BoundBy) }),
+				"firstSeen": field(TimeScalar, "", func(d *graph.DeviceView) any { return d.FirstSeen }),
+				"lastSeen":  field(TimeScalar, "", func(d *graph.DeviceView) any { return d.LastSeen }),
+				"boundBy":   field(graphql.String, "explicit (bind) or match (high, unambiguous); null when unbound.", func(d *graph.DeviceView) any { return nilIfEmpty(d.BoundBy) }),
 				"identity": {Type: b.identity, Description: "The identity it is bound to (explicitly, or by a high unambiguous match).",
 					Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 						d := p.Source.(*graph.DeviceView)

@@ -122,7 +122,7 @@ var flagValues = map[string]string{
 }
 
 // fileFlags take a path.
-var fileFlags = []string{"db", "sys-root", "proc-root", "pw-dump-file", "token-file", "vars-file", "tls-cert", "tls-key", "f"}
+var fileFlags = []string{"db", "sys-root", "proc-root", "pw-dump-file", "usb-ids", "dev-root", "token-file", "vars-file", "tls-cert", "tls-key", "f"}
 
 func writeBashCompletion(w io.Writer, s *compSpec) error {
 	var b strings.Builder

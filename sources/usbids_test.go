@@ -243,3 +243,33 @@ func BenchmarkUSBIDs(b *testing.B) {
 		}
 	})
 }
+
+// FuzzParseUSBIDs: any file parses without a panic into lowercase four-hex ids and clean,
+// non-empty names of at most 256 bytes, and reading only some vendors gives exactly what
+// the whole table says about them.
+func FuzzParseUSBIDs(f *testing.F) {
+	f.Add([]byte(fixture.USBIDs))
+	if b, err := os.ReadFile("testdata/usbids/usb.ids"); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte("04d9  Holtek\n\t1702  Keyboard\n\t\t00  if\nC 03  HID\n\t0101  x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		all := parseUSBIDs(data, nil)
+		for vid, v := range all {
+			if len(vid) != 4 || strings.ToLower(vid) != vid || v.name == "" || len(v.name) > 256 {
+				t.Fatalf("vendor %q %q", vid, v.name)
+			}
+			validText(t, "vendor name", v.name)
+			for pid, p := range v.products {
+				if len(pid) != 4 || strings.ToLower(pid) != pid || p == "" || len(p) > 256 {
+					t.Fatalf("product %s:%q %q", vid, pid, p)
+				}
+				validText(t, "product name", p)
+			}
+			some := parseUSBIDs(data, map[string]bool{vid: true})
+			if len(some) != 1 || !reflect.DeepEqual(some[vid], v) {
+				t.Fatalf("vendor %s alone = %+v, in the whole table %+v", vid, some[vid], v)
+			}
+		}
+	})
+}

@@ -62,12 +62,13 @@ func validDevName(s string) bool {
 }
 
 // readNodes finds the /dev nodes a USB device's interfaces provide: the class devices
-// below its sysfs directory whose uevent names a DEVNAME of a listed kind (tty, snd,
-// video, input, hidraw). Directories are listed, never entered through symlinks (driver,
-// subsystem and device links point elsewhere in sysfs); devices behind a hub (their own
-// bus-port directories) are left to themselves. It returns the names relative to /dev,
-// sorted, and a note when something was skipped.
-func readNodes(devDir string) ([]string, []string) {
+// below its interface directories (ifDirs, as readUSBDevice listed them) whose uevent
+// names a DEVNAME of a listed kind (tty, snd, video, input, hidraw). Directories are
+// listed, never entered through symlinks (driver, subsystem and device links point
+// elsewhere in sysfs); devices behind a hub (their own bus-port directories beside the
+// interfaces) are left to themselves. It returns the names relative to /dev, sorted, and
+// a note when something was skipped.
+func readNodes(devDir string, ifDirs []string) ([]string, []string) {
 	var out, notes []string
 	entries := 0
 	var walk func(dir string, depth int)
@@ -91,14 +92,13 @@ func readNodes(devDir string) ([]string, []string) {
 			case e.Type()&fs.ModeSymlink != 0:
 				continue
 			case e.IsDir():
-				if depth == 0 && (usbPathRe.MatchString(name) || usbRootRe.MatchString(name)) {
-					continue // a device behind this hub
-				}
 				if name == "power" || strings.HasPrefix(name, "ep_") || depth+1 > maxNodeDepth {
 					continue
 				}
 				walk(filepath.Join(dir, name), depth+1)
-			case name == "uevent" && depth > 0 && e.Type().IsRegular():
+			case name == "uevent" && depth > 0 && e.Type().IsRegular() && nodeDirRe.MatchString(filepath.Base(dir)):
+				// Only a directory named like a node has a DEVNAME worth reading: the
+				// interface, HID, inputN and cardN directories between have none.
 				b, err := readAttr(filepath.Join(dir, name))
 				if err != nil {
 					continue
@@ -113,10 +113,17 @@ func readNodes(devDir string) ([]string, []string) {
 			}
 		}
 	}
-	walk(devDir, 0)
+	for _, d := range ifDirs {
+		walk(d, 1)
+	}
 	sort.Slice(out, func(i, j int) bool { return nodeLess(out[i], out[j]) })
 	return dedupeSorted(out), notes
 }
+
+// nodeDirRe matches the sysfs directory names of the class devices listed: the kernel
+// names the node after its directory (tty: ttyUSB0, ttyACM0; sound: controlC1, pcmC1D0p,
+// midiC1D0, hwC1D0; video4linux: video0; input: event3, mouse0, js0; hidraw: hidraw0).
+var nodeDirRe = regexp.MustCompile(`^(?:tty[A-Za-z]*[0-9]+|controlC[0-9]+|(?:pcm|midi|hw)C[0-9]+D[0-9]+[pc]?|video[0-9]+|event[0-9]+|mouse[0-9]+|js[0-9]+|hidraw[0-9]+)$`)
 
 // ueventDevName is the DEVNAME= line of a uevent file, "" when it has none.
 func ueventDevName(b []byte) string {

@@ -25,18 +25,26 @@ func TestReadNodes_StaysInside(t *testing.T) {
 	outside := t.TempDir()
 	put(t, outside, "tty/ttyEVIL/uevent", "DEVNAME=ttyEVIL\n")
 	link(t, root, fixture.DevDir("3-4")+"/3-4:1.0/elsewhere", outside)
-	put(t, root, fixture.DevDir("3-4")+"/3-4:1.0/bad/uevent", "DEVNAME=../../etc/passwd\n")
-	put(t, root, fixture.DevDir("3-4")+"/3-4:1.0/absolute/uevent", "DEVNAME=/etc/passwd\n")
-	put(t, root, fixture.DevDir("3-4")+"/3-4:1.0/usbdev/uevent", "DEVNAME=bus/usb/003/004\n")
+	put(t, root, fixture.DevDir("3-4")+"/3-4:1.0/ttyBAD0/uevent", "DEVNAME=../../etc/passwd\n")
+	put(t, root, fixture.DevDir("3-4")+"/3-4:1.0/hidraw9/uevent", "DEVNAME=/etc/passwd\n")
+	put(t, root, fixture.DevDir("3-4")+"/3-4:1.0/event9/uevent", "DEVNAME=bus/usb/003/004\n")
 
-	nodes, notes := readNodes(hub)
+	nodesOf := func(path, dir string) ([]string, []string) {
+		t.Helper()
+		d, err := readUSBDevice(path, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return readNodes(dir, d.ifDirs)
+	}
+	nodes, notes := nodesOf("3-4", hub)
 	if len(nodes) != 0 {
 		t.Errorf("hub 3-4 lists %q: nodes of the devices behind it, or through a symlink", nodes)
 	}
 	if len(notes) != 2 || !strings.Contains(strings.Join(notes, "\n"), `"../../etc/passwd"`) {
 		t.Errorf("notes = %q, want the two DEVNAMEs outside /dev named", notes)
 	}
-	nodes, _ = readNodes(filepath.Join(root, fixture.DevDir("3-4.1")))
+	nodes, _ = nodesOf("3-4.1", filepath.Join(root, fixture.DevDir("3-4.1")))
 	if !reflect.DeepEqual(nodes, []string{"snd/controlC5", "snd/midiC5D0"}) {
 		t.Errorf("BeatStep behind the hub: %q", nodes)
 	}

@@ -32,6 +32,7 @@ type usbDevice struct {
 	Root         bool     // a root hub (usbN): the controller's end of the bus
 	Nodes        []string // /dev nodes its interfaces provide, kernel names relative to /dev (ttyUSB0, snd/controlC1)
 	IDs          usbIDsName
+	ifDirs       []string // its interface directories, where readNodes looks
 }
 
 var (
@@ -85,7 +86,7 @@ func readUSB(sysRoot string) ([]*usbDevice, []string, error) {
 			continue
 		}
 		var n []string
-		d.Nodes, n = readNodes(devDir)
+		d.Nodes, n = readNodes(devDir, d.ifDirs)
 		notes = append(notes, n...)
 		out = append(out, d)
 	}
@@ -184,6 +185,9 @@ func readUSBDevice(name, devDir string) (*usbDevice, error) {
 			continue
 		}
 		idir := filepath.Join(devDir, e.Name())
+		if e.IsDir() {
+			d.ifDirs = append(d.ifDirs, idir)
+		}
 		if b, err := readAttr(filepath.Join(idir, "bInterfaceClass")); err == nil {
 			if c, ok := parseHexByte(b); ok {
 				d.IfClasses = append(d.IfClasses, c)

@@ -533,11 +533,11 @@ func (b *builder) buildTypes() {
 				"nodes": {Type: listOf(deviceNodeType), Description: "The /dev nodes it provides now (live, like present; empty when not present).",
 					Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 						d := p.Source.(*graph.DeviceView)
-						if d.Nodes != nil || !d.Present || d.Match != nil {
+						if d.Nodes != nil || !d.Present {
 							return nonNilNodes(d.Nodes), nil
 						}
-						// A view loaded from the record (node(id)) has no live state: ask the
-						// service, as match does.
+						// The service gives every present device a non-nil list; a view
+						// loaded from the record (node(id)) has none: ask the service.
 						v, err := b.svc.Device(ctx, d.ID)
 						if err != nil {
 							return nil, err

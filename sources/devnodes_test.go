@@ -12,7 +12,7 @@ import (
 	"github.com/devgraph/devgraph/sources/fixture"
 )
 
-// The walk for a device's nodes stays inside its own sysfs directory: a symlink is never
+// The walk for a device's nodes stays inside its own interfaces: a symlink is never
 // entered (even one pointing at a directory full of nodes), a device behind a hub is its
 // own, and a DEVNAME that would leave /dev is refused.
 func TestReadNodes_StaysInside(t *testing.T) {
@@ -21,31 +21,34 @@ func TestReadNodes_StaysInside(t *testing.T) {
 	if err := fixture.DemoRig().Write(root); err != nil {
 		t.Fatal(err)
 	}
-	hub := filepath.Join(root, fixture.DevDir("3-4"))
-	outside := t.TempDir()
-	put(t, outside, "tty/ttyEVIL/uevent", "DEVNAME=ttyEVIL\n")
-	link(t, root, fixture.DevDir("3-4")+"/3-4:1.0/elsewhere", outside)
-	put(t, root, fixture.DevDir("3-4")+"/3-4:1.0/ttyBAD0/uevent", "DEVNAME=../../etc/passwd\n")
-	put(t, root, fixture.DevDir("3-4")+"/3-4:1.0/hidraw9/uevent", "DEVNAME=/etc/passwd\n")
-	put(t, root, fixture.DevDir("3-4")+"/3-4:1.0/event9/uevent", "DEVNAME=bus/usb/003/004\n")
-
-	nodesOf := func(path, dir string) ([]string, []string) {
+	nodesOf := func(path string) ([]string, []string) {
 		t.Helper()
+		dir := filepath.Join(root, fixture.DevDir(path))
 		d, err := readUSBDevice(path, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return readNodes(dir, d.ifDirs)
 	}
-	nodes, notes := nodesOf("3-4", hub)
-	if len(nodes) != 0 {
-		t.Errorf("hub 3-4 lists %q: nodes of the devices behind it, or through a symlink", nodes)
+	kbd := fixture.DevDir("3-6") + "/3-6:1.0"
+	outside := t.TempDir()
+	put(t, outside, "tty/ttyEVIL0/uevent", "DEVNAME=ttyEVIL0\n")
+	link(t, root, kbd+"/elsewhere", outside)
+	put(t, root, kbd+"/ttyBAD0/uevent", "DEVNAME=../../etc/passwd\n")
+	put(t, root, kbd+"/hidraw9/uevent", "DEVNAME=/etc/passwd\n")
+	put(t, root, kbd+"/event9/uevent", "DEVNAME=bus/usb/003/004\n") // not a kind devgraph lists
+
+	nodes, notes := nodesOf("3-6")
+	if want := []string{"input/event0", "input/event1", "hidraw0", "hidraw1"}; !reflect.DeepEqual(nodes, want) {
+		t.Errorf("keyboard nodes = %q, want %q (nothing through the symlink, nothing outside /dev)", nodes, want)
 	}
 	if len(notes) != 2 || !strings.Contains(strings.Join(notes, "\n"), `"../../etc/passwd"`) {
 		t.Errorf("notes = %q, want the two DEVNAMEs outside /dev named", notes)
 	}
-	nodes, _ = nodesOf("3-4.1", filepath.Join(root, fixture.DevDir("3-4.1")))
-	if !reflect.DeepEqual(nodes, []string{"snd/controlC5", "snd/midiC5D0"}) {
+	if nodes, _ := nodesOf("3-4"); len(nodes) != 0 {
+		t.Errorf("hub 3-4 lists %q: nodes of the devices behind it", nodes)
+	}
+	if nodes, _ := nodesOf("3-4.1"); !reflect.DeepEqual(nodes, []string{"snd/controlC5", "snd/midiC5D0"}) {
 		t.Errorf("BeatStep behind the hub: %q", nodes)
 	}
 }

@@ -185,9 +185,6 @@ func readUSBDevice(name, devDir string) (*usbDevice, error) {
 			continue
 		}
 		idir := filepath.Join(devDir, e.Name())
-		if e.IsDir() {
-			d.ifDirs = append(d.ifDirs, idir)
-		}
 		if b, err := readAttr(filepath.Join(idir, "bInterfaceClass")); err == nil {
 			if c, ok := parseHexByte(b); ok {
 				d.IfClasses = append(d.IfClasses, c)
@@ -195,6 +192,11 @@ func readUSBDevice(name, devDir string) (*usbDevice, error) {
 		}
 		if link, err := os.Readlink(filepath.Join(idir, "driver")); err == nil {
 			drv := filepath.Base(link)
+			// Only an interface a driver holds has class devices (/dev nodes) below
+			// it, and a hub's driver makes none.
+			if e.IsDir() && drv != "hub" {
+				d.ifDirs = append(d.ifDirs, idir)
+			}
 			if !drivers[drv] {
 				drivers[drv] = true
 				d.Drivers = append(d.Drivers, graph.EscapeHardwareText([]byte(drv)))

@@ -17,6 +17,7 @@ func TestCLI_NamesAndNodes(t *testing.T) {
 	db := filepath.Join(c.home, "hw.db")
 	with := func(args ...string) []string { return append(append([]string{"--db", db}, args...), rig.flags()...) }
 
+	c.ok(with("devices")...) // show only reads: a verb that observes creates the database
 	out := c.ok(with("show", "usb:3-7")...)
 	for _, want := range []string{
 		"/dev/ttyUSB0  tty   /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0\n",

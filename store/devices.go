@@ -439,7 +439,7 @@ func (db *DB) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindR
 				return err
 			}
 		default:
-			return graph.FieldErrorf(graph.EINVALID, "identity", "name the identity to bind to, or ask for a new one (--new NAME)")
+			return graph.FieldErrorf(graph.EINVALID, "identity", "name the identity to bind to, or ask for a new one").Next(graph.ListStep(graph.ListIdentities, ""))
 		}
 		hints := r.Hints
 		if hints == nil {

@@ -73,7 +73,7 @@ func (w *wtx) deleteNote(id string) error {
 		return err
 	}
 	if n == nil {
-		return graph.Errorf(graph.ENOTFOUND, "%s not found; list notes with devgraph show <target> or graph_browse", id)
+		return graph.Errorf(graph.ENOTFOUND, "%s not found", id).Next(graph.ListStep(graph.ListNotes, ""))
 	}
 	if err := w.delete(m.BucketNotes, []byte(noteLocal(id))); err != nil {
 		return err
@@ -148,7 +148,8 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 			return err
 		}
 		if held := len(noteIDs(w.tx, target)); held >= graph.MaxNotesPerNode {
-			return graph.FieldErrorf(graph.ELIMIT, "target", "%s already has %d notes, the most a node may hold (%d); delete old ones (devgraph note delete) first", target, held, graph.MaxNotesPerNode)
+			return graph.FieldErrorf(graph.ELIMIT, "target", "%s already has %d notes, the most a node may hold (%d); delete old ones first", target, held, graph.MaxNotesPerNode).Next(
+				graph.Step{Do: graph.StepDelNote, ID: target})
 		}
 		n := &graph.Note{ID: graph.NewNoteID(), Target: target, Kind: kind, Body: c.Body, Author: w.actor, Time: w.now}
 		if err := w.putNote(n); err != nil {

@@ -504,7 +504,7 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 	case in.Slug != "" && in.NewName == "":
 		return nil, graph.FieldErrorf(graph.EINVALID, "slug", "slug only applies with a new name").Next(graph.PassStep("slug", ""))
 	}
-	req := graph.BindRequest{Move: in.Move, DryRun: in.DryRun}
+	req := graph.BindRequest{Move: in.Move, Force: in.Force, DryRun: in.DryRun}
 	if in.NewName != "" {
 		if err := graph.ValidateText("new_name", in.NewName, 1, graph.MaxNameLen); err != nil {
 			return nil, err
@@ -537,6 +537,12 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 	req.DeviceID = d.ID
 	req.Hints = append([]graph.Fingerprint(nil), d.Fingerprints...)
 	res, err := s.store.BindDevice(ctx, req)
+	if req.New != nil && graph.ErrorCode(err) == graph.ECONFLICT && graph.ErrorField(err) == "slug" {
+		// Two identical binds racing: the other may have taken the name in a group commit
+		// that had not landed when this one read. Asked once more, the store sees it
+		// committed and answers already_bound when it is the same binding.
+		res, err = s.store.BindDevice(ctx, req)
+	}
 	if err != nil {
 		return nil, err
 	}

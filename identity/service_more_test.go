@@ -107,7 +107,8 @@ func TestService_Bind(t *testing.T) {
 		}
 	})
 	t.Run("ExistingIdentityBySlug", func(t *testing.T) {
-		res := mustBind(t, ctx, svc, graph.BindInput{Ref: "usb:3-6", IdentityID: "scarlett"})
+		// Another model: forced, as a second device of one thing would be.
+		res := mustBind(t, ctx, svc, graph.BindInput{Ref: "usb:3-6", IdentityID: "scarlett", Force: true})
 		if res.Created || res.Identity.ID != scarlett || res.Device.IdentityID != scarlett {
 			t.Errorf("bind to an existing identity: created=%v identity=%s device→%s", res.Created, res.Identity.ID, res.Device.IdentityID)
 		}

@@ -75,6 +75,7 @@ func (s *Server) bindTool() *toolDef {
 			{name: "new_name", typ: "string", maxLen: graph.MaxNameLen, service: true, desc: "create a new identity with this name and bind to it", example: `"Roland JD-Xi"`},
 			{name: "slug", typ: "string", maxLen: 64, service: true, desc: "slug for the new identity ([a-z0-9][a-z0-9._-]{0,63})", example: `"jdxi"`},
 			{name: "move", typ: "boolean", desc: "move unit hints held by another identity instead of failing"},
+			{name: "force", typ: "boolean", desc: "bind even though the device's model or unit contradicts the identity's hints"},
 			{name: "dry_run", typ: "boolean", desc: "report what would change; write nothing"},
 			whyParam,
 		},
@@ -87,6 +88,7 @@ func (s *Server) bindTool() *toolDef {
 			outProp{"conflicts", "array", "dry run: what would fail", false},
 			outProp{"match", "object", "how the device reads afterwards", false},
 			outProp{"dry_run", "boolean", "nothing was written", false},
+			outProp{"already_bound", "boolean", "the device was bound to it already: nothing was written", false},
 			outProp{"events", "integer", "changelog events written", true},
 			outProp{"request_id", "string", "the request id every event of this call carries", true},
 		),
@@ -99,7 +101,7 @@ func (s *Server) bind(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	in := graph.BindInput{
 		Ref: strings.TrimSpace(c.str("ref")), IdentityID: strings.TrimSpace(c.str("identity")),
 		NewName: c.str("new_name"), Slug: strings.TrimSpace(c.str("slug")),
-		Move: c.boolean("move"), DryRun: c.boolean("dry_run"),
+		Move: c.boolean("move"), Force: c.boolean("force"), DryRun: c.boolean("dry_run"),
 	}
 	switch {
 	case in.IdentityID == "" && in.NewName == "":
@@ -127,6 +129,13 @@ func (s *Server) bind(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	}
 	if res.Identity != nil {
 		identID, identName = res.Identity.ID, res.Identity.Name
+	}
+	if res.AlreadyBound {
+		fmt.Fprintf(&b, "Already bound: %s is bound to %s %q; nothing changed.\n", devRef, identID, identName)
+		out := structOf(res)
+		out["request_id"] = c.requestID
+		out["hints_added"] = nonNil(res.HintsAdded)
+		return result(out, b.String())
 	}
 	fmt.Fprintf(&b, "%s %s to %s %q", verb, devRef, identID, identName)
 	if res.Created {

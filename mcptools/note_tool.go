@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -57,6 +58,10 @@ func (s *Server) note(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	n, err := s.svc.AddNote(ctx, graph.NoteCreate{Target: resolved, Kind: c.str("kind"), Body: body})
 	if err != nil {
 		return nil, err
+	}
+	if n.Existed {
+		return result(map[string]any{"note": n, "request_id": c.requestID},
+			fmt.Sprintf("Already there: the same %s note %s on %s was added at %s; nothing written.", n.Kind, n.ID, n.Target, n.Time.UTC().Format(time.RFC3339)))
 	}
 	return result(map[string]any{"note": n, "request_id": c.requestID},
 		fmt.Sprintf("Added %s note %s on %s.", n.Kind, n.ID, n.Target))

@@ -579,7 +579,7 @@ func TestRelation_Caps(t *testing.T) {
 	db, ctx := relFixture(t)
 	// 500 notes fit; the 501st is ELIMIT and writes nothing
 	for i := 0; i < graph.MaxNotesPerNode; i++ {
-		if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: "n"}); err != nil {
+		if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: fmt.Sprint("n", i)}); err != nil {
 			t.Fatalf("note %d: %v", i, err)
 		}
 	}

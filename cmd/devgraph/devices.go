@@ -93,17 +93,18 @@ func runUnbound(ctx context.Context, e *env, args []string) error {
 }
 
 func runBind(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("bind", "REF (IDENTITY | --new NAME [--slug S]) [--move] [--dry-run] [-m WHY] [--json]", true)
+	fs, c := e.flags("bind", "REF (IDENTITY | --new NAME [--slug S]) [--move] [--force] [--dry-run] [-m WHY] [--json]", true)
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	newName := fs.String("new", "", "create a new identity with this name")
 	slug := fs.String("slug", "", "the new identity's slug (with --new)")
 	move := fs.Bool("move", false, "move unit hints (serials) another identity holds instead of failing")
+	force := fs.Bool("force", false, "bind even though the device's model or unit contradicts the identity's hints")
 	dry := fs.Bool("dry-run", false, "show what would change and write nothing")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	in := graph.BindInput{NewName: *newName, Slug: *slug, Move: *move, DryRun: *dry}
+	in := graph.BindInput{NewName: *newName, Slug: *slug, Move: *move, Force: *force, DryRun: *dry}
 	switch {
 	case *newName != "":
 		if err := nargs(fs, pos, 1, 2); err != nil {
@@ -145,6 +146,10 @@ func printBind(w io.Writer, r *graph.BindResult) {
 	}
 	if r.Identity != nil {
 		ident = r.Identity.ID
+	}
+	if r.AlreadyBound {
+		fmt.Fprintf(w, "already bound %s to %s; nothing changed\n", dev, ident)
+		return
 	}
 	verb := "bound"
 	if r.DryRun {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -30,6 +31,10 @@ func runNote(ctx context.Context, e *env, args []string) error {
 			}
 			if *jsonOut {
 				return writeJSON(e.stdout, n)
+			}
+			if n.Existed {
+				fmt.Fprintf(e.stdout, "already there: %s on %s (the same note, added %s); nothing written\n", n.ID, n.Target, n.Time.UTC().Format(time.RFC3339))
+				return nil
 			}
 			fmt.Fprintf(e.stdout, "added %s on %s\n", n.ID, n.Target)
 			return nil

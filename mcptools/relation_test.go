@@ -655,7 +655,7 @@ func TestRelationTools_BrowseFellowDevice(t *testing.T) {
 	sc := newSchemaChecker(t, cn)
 	keystepRef := demoDevice(t, cn, "keystep")
 	sc.ok(cn, "graph_bind", map[string]any{"ref": keystepRef, "new_name": "KeyStep", "slug": "keystep"})
-	sc.ok(cn, "graph_bind", map[string]any{"ref": "usb:3-7", "identity": "keystep"})
+	sc.ok(cn, "graph_bind", map[string]any{"ref": "usb:3-7", "identity": "keystep", "force": true})
 	sc.ok(cn, "graph_identity", map[string]any{"action": "create", "name": "Power strip", "slug": "strip"})
 	sc.ok(cn, "graph_relate", map[string]any{"op": "add", "from": "strip", "type": "controls", "to": "usb:3-7"})
 	br := sc.ok(cn, "graph_browse", map[string]any{"id": keystepRef})

@@ -83,7 +83,17 @@ func (w *wtx) unbind(key string) (*graph.Device, error) {
 		return nil, graph.Errorf(graph.ENOTFOUND, "device:%s not found", key)
 	}
 	if d.IdentityID == "" {
-		return nil, graph.Errorf(graph.EINVALID, "%s (%s) is not bound to an identity; nothing to unbind", d.ID, d.Ref)
+		show := graph.Step{Do: graph.StepShow, ID: d.ID}
+		last, err := lastEvent(w.tx, d.ID, graph.ActDeviceUnbind)
+		if err != nil {
+			return nil, err
+		}
+		if last != nil {
+			// A retried unbind: say when and by whom it was done.
+			return nil, graph.Errorf(graph.EINVALID, "%s (%s) is not bound to an identity; it was unbound at %s by %s, nothing to unbind",
+				d.ID, d.Ref, last.Time.UTC().Format(time.RFC3339), last.Actor).Next(show)
+		}
+		return nil, graph.Errorf(graph.EINVALID, "%s (%s) is not bound to an identity; nothing to unbind", d.ID, d.Ref).Next(show, graph.ListStep(graph.ListBound, ""))
 	}
 	before := deviceJSON(d)
 	old := d.IdentityID

@@ -16,6 +16,10 @@ const (
 	GraphQLReadWrite GraphQLMode = iota // queries and mutations
 	GraphQLReadOnly                     // queries only: a mutation is refused (GraphQLForbidden)
 	GraphQLGet                          // queries only, over GET: a mutation is refused (GraphQLWrongMethod)
+	// GraphQLReadOnlyServer is a --read-only server's mode: queries, and a mutation only
+	// when it does nothing but stop robots (robotStop): stopping is always allowed. Any
+	// other mutation is refused (GraphQLForbidden).
+	GraphQLReadOnlyServer
 )
 
 // GraphQLFailure says why a request did not run, so a transport can pick its status code.
@@ -25,7 +29,7 @@ const (
 	GraphQLOK          GraphQLFailure = iota // it ran (data may still carry field errors)
 	GraphQLBadRequest                        // parse, validation or a limit refused it before execution
 	GraphQLWrongMethod                       // a mutation in GraphQLGet mode
-	GraphQLForbidden                         // a mutation in GraphQLReadOnly mode
+	GraphQLForbidden                         // a mutation in GraphQLReadOnly mode (or other than robotStop in GraphQLReadOnlyServer)
 )
 
 // GraphQLExecutor runs GraphQL for a transport (query.Executor implements it), so the

@@ -141,11 +141,11 @@ func (h *graphqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.readOnly && m == graph.GraphQLReadWrite {
-		m = graph.GraphQLReadOnly
+		m = graph.GraphQLReadOnlyServer // queries, and robotStop: stopping is always allowed
 	}
 	resp, fail := h.exec.ExecuteGraphQL(r.Context(), req, m)
-	if fail == graph.GraphQLForbidden && m == graph.GraphQLReadOnly {
-		resp = newRefusal(CodeForbidden, "this server is read-only (--read-only): mutations are refused and nothing was changed; send queries, or use a server started without --read-only")
+	if fail == graph.GraphQLForbidden && m == graph.GraphQLReadOnlyServer {
+		resp = newRefusal(CodeForbidden, "this server is read-only (--read-only): mutations other than robotStop are refused and nothing was changed; send queries, or use a server started without --read-only")
 	}
 	status := http.StatusOK
 	switch fail {

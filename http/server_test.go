@@ -187,7 +187,7 @@ func TestServer_ReadOnlyMode(t *testing.T) {
 			t.Fatalf("%s: %d", r.Method, rec.Code)
 		}
 	}
-	if got, want := exec.modes, []graph.GraphQLMode{graph.GraphQLReadOnly, graph.GraphQLGet}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+	if got, want := exec.modes, []graph.GraphQLMode{graph.GraphQLReadOnlyServer, graph.GraphQLGet}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("modes=%v, want %v", got, want)
 	}
 }

@@ -21,6 +21,7 @@ const (
 	nodePrefix         = "devgraph://node/"
 	robotPrefix        = "devgraph://robot/"
 	robotSuffix        = "/state"
+	robotParamsSuffix  = "/parameters"
 	recentEvents       = 50
 )
 
@@ -46,6 +47,9 @@ func nodeID(uri string) string {
 // RobotStateURI returns the resource URI of a robot's live state.
 func RobotStateURI(robot string) string { return robotPrefix + robot + robotSuffix }
 
+// RobotParametersURI returns the resource URI of a robot's parameters.
+func RobotParametersURI(robot string) string { return robotPrefix + robot + robotParamsSuffix }
+
 func (s *Server) addResources() {
 	s.mcp.AddResource(mcp.NewResource(SchemaURI, "GraphQL schema",
 		mcp.WithResourceDescription("The GraphQL schema (SDL) that graph_query accepts."),
@@ -67,6 +71,12 @@ func (s *Server) addResources() {
 			"devgraph://robot/robot:scout/state or devgraph://robot/identity:scout/state. Subscribers hear about changes while it moves."),
 		mcp.WithTemplateMIMEType("application/json")),
 		s.readRobot)
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(robotPrefix+"{+id}"+robotParamsSuffix, "Robot parameters",
+		mcp.WithTemplateDescription("A robot's parameters and their units: max speed (m/s), turn rate (rad/s), acceleration (m/s²), "+
+			"arrival threshold (m), low-battery floor (%), detect range and grasp reach (m), geofence (points in m). "+
+			"Change them with robot_parameters: devgraph://robot/robot:scout/parameters."),
+		mcp.WithTemplateMIMEType("application/json")),
+		s.readRobotParams)
 }
 
 func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
@@ -197,6 +207,23 @@ func (s *Server) readRobot(ctx context.Context, req mcp.ReadResourceRequest) ([]
 	return jsonContents(uri, st)
 }
 
+// robotParams is the parameters resource: the values, with the robot they belong to.
+type robotParams struct {
+	Robot    string            `json:"robot"`
+	Identity string            `json:"identity,omitempty"`
+	Params   graph.RobotParams `json:"parameters"`
+}
+
+func (s *Server) readRobotParams(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	uri := req.Params.URI
+	robot := strings.TrimSuffix(strings.TrimPrefix(uri, robotPrefix), robotParamsSuffix)
+	st, err := s.svc.Robot(ctx, robot)
+	if err != nil {
+		return nil, s.resourceError(uri, err)
+	}
+	return jsonContents(uri, robotParams{Robot: st.Ref, Identity: st.IdentityID, Params: st.Params})
+}
+
 // resourceKey reduces a subscribed URI to what changes are matched against, resolving
 // short ids and refs so every spelling of a node hears about it.
 func (s *Server) resourceKey(ctx context.Context, uri string) string {
@@ -207,8 +234,8 @@ func (s *Server) resourceKey(ctx context.Context, uri string) string {
 		return keyChangelog
 	case uri == SchemaURI:
 		return keySchema
-	case strings.HasPrefix(uri, robotPrefix) && strings.HasSuffix(uri, robotSuffix):
-		robot := strings.TrimSuffix(strings.TrimPrefix(uri, robotPrefix), robotSuffix)
+	case strings.HasPrefix(uri, robotPrefix) && (strings.HasSuffix(uri, robotSuffix) || strings.HasSuffix(uri, robotParamsSuffix)):
+		robot, _ := robotOf(uri)
 		if st, err := s.svc.Robot(ctx, robot); err == nil {
 			return robotKey(st.Ref)
 		}

@@ -67,7 +67,7 @@ func TestResources(t *testing.T) {
 				tmpls = append(tmpls, r.URITemplate.Raw())
 			}
 			slices.Sort(tmpls)
-			if want := []string{"devgraph://node/{+id}", "devgraph://robot/{+id}/state"}; !slices.Equal(tmpls, want) {
+			if want := []string{"devgraph://node/{+id}", "devgraph://robot/{+id}/parameters", "devgraph://robot/{+id}/state"}; !slices.Equal(tmpls, want) {
 				t.Fatalf("templates %v, want %v", tmpls, want)
 			}
 

@@ -133,7 +133,7 @@ func (s *Server) navigateTool() *toolDef {
 		name:  "robot_navigate",
 		title: "Drive a robot to a point",
 		desc: "Drive a robot to (x, y) in metres and wait until it gets there: the call returns when the robot is within its arrival " +
-			"threshold (parameter arrival_threshold, default 0.3 m) or the navigation ends otherwise. status is arrived, timeout, " +
+			"threshold (parameter arrival_threshold, default 0.15 m) or the navigation ends otherwise. status is arrived, timeout, " +
 			"cancelled, blocked (an obstacle is in the way), geofence (goal outside the allowed area), low_battery, disarmed (call " +
 			"robot_arm first) or preempted (a newer goal or robot_stop replaced it); the result also gives the final pose, distance " +
 			"remaining, elapsed seconds and battery. timeout_s (default chosen by the robot, below 60 s; at most 600) bounds the wait; " +

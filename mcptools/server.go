@@ -85,6 +85,8 @@ type Server struct {
 	changesMu     sync.Mutex
 	changesCancel func() // the current subscription to committed changes
 
+	readyOnce sync.Once // the first request waits for the sources' first reading (ready.go)
+
 	// testInitDelay slows initialize down in tests, to show that later requests of the
 	// session wait for it.
 	testInitDelay time.Duration
@@ -124,6 +126,8 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
+	s.installNotFound(hooks)
+	s.installReady(hooks)
 	if opts.MaxHTTPSessions == 0 {
 		opts.MaxHTTPSessions = DefaultMaxHTTPSessions
 	}
@@ -151,6 +155,9 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithResourceCompletionProvider(completer{s}),
+		server.WithPromptCompletionProvider(completer{s}),
 		server.WithLogging(),
 		server.WithRecovery(),
 		// Every structured result is checked against its tool's output schema: a result

@@ -124,6 +124,10 @@ func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode
 			return errResponse(CodeForbidden, "mutations are not allowed over GET; send them with POST (Content-Type: application/json)"), graph.GraphQLWrongMethod
 		case graph.GraphQLReadOnly:
 			return errResponse(CodeForbidden, "this endpoint is read-only: it runs queries, not mutations; use the tools that change the graph (graph_bind, graph_tag, graph_note, graph_relate…)"), graph.GraphQLForbidden
+		case graph.GraphQLReadOnlyServer:
+			if !onlyStopsRobots(op, ent.doc) {
+				return errResponse(CodeForbidden, "this server is read-only (--read-only): it runs queries and robotStop (stopping is always allowed), not other mutations; nothing was changed"), graph.GraphQLForbidden
+			}
 		}
 	case ast.OperationTypeSubscription:
 		return errResponse(graph.EINVALID, "subscriptions are not supported; poll with a query"), graph.GraphQLBadRequest

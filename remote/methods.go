@@ -11,6 +11,10 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
+// alwaysAllowed names the writes a read-only server still runs: stopping a robot is
+// always allowed (DESIGN.md).
+var alwaysAllowed = map[string]bool{"RobotStop": true}
+
 // method is one row of the table of what the socket serves.
 type method struct {
 	name string

@@ -124,7 +124,7 @@ func (s *SocketServer) Close() error {
 func graphQLHandler(exec graph.GraphQLExecutor, readOnly bool) http.Handler {
 	mode := graph.GraphQLReadWrite
 	if readOnly {
-		mode = graph.GraphQLReadOnly
+		mode = graph.GraphQLReadOnlyServer // queries, and robotStop: stopping is always allowed
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {

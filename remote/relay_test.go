@@ -233,7 +233,7 @@ func TestSocketServer_GraphQL(t *testing.T) {
 		}
 		want := graph.GraphQLReadWrite
 		if readOnly {
-			want = graph.GraphQLReadOnly
+			want = graph.GraphQLReadOnlyServer
 		}
 		if len(exec.modes) != 1 || exec.modes[0] != want || exec.actors[0] != "mcp:alice" {
 			t.Errorf("read-only %v: modes=%v actors=%v", readOnly, exec.modes, exec.actors)

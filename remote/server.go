@@ -21,7 +21,8 @@ type Options struct {
 	// DB and Version are reported by GET /rpc/ping.
 	DB      string
 	Version string
-	// ReadOnly refuses every method that changes the graph or moves a robot (EINVALID).
+	// ReadOnly refuses every method that changes the graph or moves a robot (EINVALID),
+	// except stopping a robot, which is always allowed.
 	ReadOnly bool
 }
 
@@ -70,7 +71,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, graph.Errorf(graph.EINVALID, "use POST for /rpc/%s", name))
 		return
 	}
-	if m := methodByName[name]; h.opts.ReadOnly && m.write != "" {
+	if m := methodByName[name]; h.opts.ReadOnly && m.write != "" && !alwaysAllowed[name] {
 		h.writeError(w, graph.Errorf(graph.EINVALID, "this server is read-only (--read-only): %s is refused; ask its owner or use a server without --read-only", m.write))
 		return
 	}

@@ -3,52 +3,82 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/devgraph/devgraph/graph"
 )
 
-func runChangelog(ctx context.Context, e *env, args []string) error {
-	sub, rest := subcommand(args)
-	switch sub {
-	case "verify":
-		return changelogVerify(ctx, e, rest)
-	case "prune":
-		return changelogPrune(ctx, e, rest)
+type changelogOptions struct {
+	*common
+	since  string
+	until  string
+	target string
+	actor  string
+	action string
+	limit  int
+	after  string
+}
+
+func newChangelogCmd(c *common) *cobra.Command {
+	o := &changelogOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "changelog",
+		Short: "read the audit changelog (+ verify, prune)",
+		Long:  "read the audit changelog, newest first; `changelog verify` checks its hash chain, `changelog prune` drops old events",
+		Example: `  devgraph changelog --since 24h
+  devgraph changelog --actor 'mcp:*' --action 'hint.*'
+  devgraph changelog --target roland-jd-xi --json
+  devgraph changelog verify
+  devgraph changelog prune --before 720h`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("changelog: unknown subcommand %q; want verify or prune, or no argument to read it", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runChangelog(cmd.Context(), o, c.e.stdout)
+		},
 	}
-	fs, c := e.flags("changelog", "[--since 24h|RFC3339] [--until T] [--target ID] [--actor GLOB] [--action GLOB] [--limit N] [--after CURSOR] [--json] | verify | prune --before T", false)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	since := fs.String("since", "", "only events at or after this: a duration back from now (24h, 90m) or a time (RFC 3339, or 2006-01-02)")
-	until := fs.String("until", "", "only events before this (same forms as --since)")
-	target := fs.String("target", "", "only events on this node (id, slug or device ref; changelog for prunes)")
-	actor := fs.String("actor", "", "only events by actors matching this glob, e.g. 'mcp:*'")
-	action := fs.String("action", "", "only actions matching this glob, e.g. 'hint.*'")
-	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
-	after := fs.String("after", "", "continue after this cursor")
-	_, err := parse(fs, args, 0, 0)
-	if err != nil {
-		return err
-	}
+	f := cmd.Flags()
+	f.StringVar(&o.since, "since", "", "only events at or after this: a duration back from now (24h, 90m) or a time (RFC 3339, or 2006-01-02)")
+	f.StringVar(&o.until, "until", "", "only events before this (same forms as --since)")
+	f.StringVar(&o.target, "target", "", "only events on this node (id, slug or device ref; changelog for prunes)")
+	f.StringVar(&o.actor, "actor", "", "only events by actors matching this glob, e.g. 'mcp:*'")
+	f.StringVar(&o.action, "action", "", "only actions matching this glob, e.g. 'hint.*'")
+	f.IntVar(&o.limit, "limit", graph.DefaultPageSize, "how many to list (at most 500)")
+	f.StringVar(&o.after, "after", "", "continue after this cursor")
+	addJSON(cmd, c, "print JSON")
+	cmd.AddCommand(newChangelogVerifyCmd(c), newChangelogPruneCmd(c))
+	return cmd
+}
+
+func runChangelog(ctx context.Context, o *changelogOptions, out io.Writer) error {
+	e := o.e
 	now := time.Now()
-	f := graph.EventFilter{Actor: *actor, Action: *action, First: graph.ClampFirst(*limit), After: *after}
-	if f.Since, err = parseWhen("since", *since, now); err != nil {
+	var err error
+	f := graph.EventFilter{Actor: o.actor, Action: o.action, First: graph.ClampFirst(o.limit), After: o.after}
+	if f.Since, err = parseWhen("since", o.since, now); err != nil {
 		return err
 	}
-	if f.Until, err = parseWhen("until", *until, now); err != nil {
+	if f.Until, err = parseWhen("until", o.until, now); err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		if *target == graph.ChangelogTarget {
-			f.Target = *target // the changelog's own events (prunes)
-		} else if *target != "" {
-			id, err := svc.ResolveID(ctx, *target)
+	return e.withService(ctx, o.common, openAny, func(ctx context.Context, svc graph.Service) error {
+		if o.target == graph.ChangelogTarget {
+			f.Target = o.target // the changelog's own events (prunes)
+		} else if o.target != "" {
+			id, err := svc.ResolveID(ctx, o.target)
 			if err != nil {
 				// Deleted nodes still have history: take the id as typed.
-				if graph.ErrorCode(err) != graph.ENOTFOUND || graph.KindOf(*target) == "" {
+				if graph.ErrorCode(err) != graph.ENOTFOUND || graph.KindOf(o.target) == "" {
 					return err
 				}
-				id = *target
+				id = o.target
 			}
 			f.Target = id
 		}
@@ -56,10 +86,10 @@ func runChangelog(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, list[*graph.Event]{Items: nonNil(evs), Total: len(evs), Next: next})
+		if o.asJSON() {
+			return writeJSON(out, list[*graph.Event]{Items: nonNil(evs), Total: len(evs), Next: next})
 		}
-		t := newTable(e.stdout, "SEQ", "TIME", "ACTOR", "ACTION", "TARGET", "MESSAGE")
+		t := newTable(out, "SEQ", "TIME", "ACTOR", "ACTION", "TARGET", "MESSAGE")
 		for _, ev := range evs {
 			t.row(ev.Seq, fmtTime(ev.Time), ev.Actor, ev.Action, ev.Target, clip(ev.Message, 50))
 		}
@@ -83,27 +113,37 @@ func parseWhen(field, s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-func changelogVerify(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("changelog verify", "[--json]", false)
-	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
+func newChangelogVerifyCmd(c *common) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "check the hash chain and name the first broken event",
+		Example: `  devgraph changelog verify
+  devgraph changelog verify --json`,
+		Args: nargs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runChangelogVerify(cmd.Context(), c, c.e.stdout)
+		},
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	addJSON(cmd, c, "print the report as JSON")
+	return cmd
+}
+
+func runChangelogVerify(ctx context.Context, o *common, out io.Writer) error {
+	return o.e.withService(ctx, o, openAny, func(ctx context.Context, svc graph.Service) error {
 		r, err := svc.VerifyChangelog(ctx)
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			if err := writeJSON(e.stdout, r); err != nil {
+		if o.asJSON() {
+			if err := writeJSON(out, r); err != nil {
 				return err
 			}
 		} else {
 			if r.OK {
-				fmt.Fprintf(e.stdout, "changelog ok: %d events checked (seq %d..%d), head %s\n", r.Checked, r.FirstSeq, r.HeadSeq, short(r.HeadHash))
+				fmt.Fprintf(out, "changelog ok: %d events checked (seq %d..%d), head %s\n", r.Checked, r.FirstSeq, r.HeadSeq, short(r.HeadHash))
 			}
 			if line := prunedLine(r); line != "" {
-				fmt.Fprintln(e.stdout, line)
+				fmt.Fprintln(out, line)
 			}
 		}
 		if !r.OK {
@@ -134,29 +174,40 @@ func short(h string) string {
 	return h
 }
 
-func changelogPrune(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("changelog prune", "--before T [-m WHY]", false)
-	before := fs.String("before", "", "drop events older than this (a duration back from now, or a time)")
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
+func newChangelogPruneCmd(c *common) *cobra.Command {
+	var before string
+	cmd := &cobra.Command{
+		Use:   "prune --before T",
+		Short: "drop events older than T; the rest stays verifiable from a checkpoint",
+		Example: `  devgraph changelog prune --before 720h
+  devgraph changelog prune --before 2026-01-01 -m "yearly cleanup"`,
+		Args: nargs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runChangelogPrune(cmd.Context(), c, before, c.e.stdout)
+		},
 	}
-	if *before == "" {
+	cmd.Flags().StringVar(&before, "before", "", "drop events older than this (a duration back from now, or a time)")
+	return cmd
+}
+
+func runChangelogPrune(ctx context.Context, o *common, before string, out io.Writer) error {
+	if before == "" {
 		return usagef("changelog prune: --before is required (e.g. --before 720h or --before 2026-01-01)")
 	}
-	t, err := parseWhen("before", *before, time.Now())
+	t, err := parseWhen("before", before, time.Now())
 	if err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return o.e.withService(ctx, o, openAny, func(ctx context.Context, svc graph.Service) error {
 		n, err := svc.PruneChangelog(ctx, t)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			fmt.Fprintf(e.stdout, "pruned 0 events before %s; nothing changed\n", fmtTime(t))
+			fmt.Fprintf(out, "pruned 0 events before %s; nothing changed\n", fmtTime(t))
 			return nil
 		}
-		fmt.Fprintf(e.stdout, "pruned %s before %s; the rest stays verifiable from the checkpoint, and a changelog.prune event records the cut\n", plural(n, "event", "events"), fmtTime(t))
+		fmt.Fprintf(out, "pruned %s before %s; the rest stays verifiable from the checkpoint, and a changelog.prune event records the cut\n", plural(n, "event", "events"), fmtTime(t))
 		return nil
 	})
 }

@@ -4,37 +4,62 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/remote"
 )
 
-// common are the flags every verb that touches the database takes.
+// common are the options every verb shares: the global flags (the database, the
+// sources' roots, the why), the output choice of the verbs that print one, and the
+// environment the verb runs in.
 type common struct {
+	e        *env
 	db       string
 	demo     bool
 	message  string
 	sysRoot  string
 	procRoot string
 	pwDump   string
+
+	// json is --json; output is -o json|wide. asJSON and wide read them.
+	json   bool
+	output string
+	// wide is -o wide: tables keep every column and cell whole.
+	wide bool
 }
 
-func (c *common) register(fs *flag.FlagSet, sources bool) {
+// register adds the global flags (persistent on the root, so they stand before or after
+// the verb and are listed once in help).
+func (c *common) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.db, "db", "", "database file (default $DEVGRAPH_DB, else $XDG_DATA_HOME/devgraph/devgraph.db)")
 	fs.BoolVar(&c.demo, "demo", false, "use the demo rig and its own database (demo.db) unless --db is given")
-	fs.StringVar(&c.message, "message", "", "why: recorded on the changelog events this command writes")
-	fs.StringVar(&c.message, "m", "", "short for --message")
+	fs.StringVarP(&c.message, "message", "m", "", "why: recorded on the changelog events this command writes")
 	// Every verb may open the file itself, and then reads the sources: all take the roots.
-	_ = sources
 	fs.StringVar(&c.sysRoot, "sys-root", "", "read sysfs from this root instead of /sys")
 	fs.StringVar(&c.procRoot, "proc-root", "", "read procfs from this root instead of /proc")
 	fs.StringVar(&c.pwDump, "pw-dump-file", "", "read pw-dump JSON from this file instead of running pw-dump")
+}
+
+// asJSON reports whether the verb prints JSON (--json or -o json: the same bytes).
+func (c *common) asJSON() bool { return c.json || c.output == "json" }
+
+// checkOutput validates -o and sets wide.
+func (c *common) checkOutput() error {
+	switch c.output {
+	case "", "json":
+	case "wide":
+		c.wide = true
+	default:
+		return usagef("-o %q: want json or wide", c.output)
+	}
+	return nil
 }
 
 // dataDir is $XDG_DATA_HOME/devgraph (~/.local/share/devgraph).

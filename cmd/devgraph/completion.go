@@ -1,48 +1,53 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/devgraph/devgraph/graph"
 )
 
-func runCompletion(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("completion", "bash|zsh|fish  (e.g. `source <(devgraph completion bash)`)")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
+func newCompletionCmd(c *common) *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish",
+		Short: "print a shell completion script: completion bash|zsh|fish",
+		Example: `  source <(devgraph completion bash)
+  devgraph completion zsh > "${fpath[1]}/_devgraph"
+  devgraph completion fish | source`,
+		Args: nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompletion(cmd.Context(), cmd.Root(), args[0], c.e.stdout)
+		},
 	}
-	spec := completionSpec(ctx)
-	switch pos[0] {
-	case "bash":
-		return writeBashCompletion(e.stdout, spec)
-	case "zsh":
-		// zsh runs the bash function through its bash compatibility layer.
-		fmt.Fprintln(e.stdout, "#compdef devgraph")
-		fmt.Fprintln(e.stdout, "autoload -U +X bashcompinit && bashcompinit")
-		return writeBashCompletion(e.stdout, spec)
-	case "fish":
-		return writeFishCompletion(e.stdout, spec)
-	}
-	return usagef("completion: unknown shell %q; want bash, zsh or fish", pos[0])
 }
 
-// groupSubs are the subcommands of each command group, for completion.
-func groupSubs() map[string][]subcmd {
-	return map[string][]subcmd{
-		"identity":  identitySubs,
-		"relation":  relationSubs,
-		"robot":     robotSubs,
-		"hint":      {{"add", "", "add hints"}, {"remove", "", "remove hints"}},
-		"note":      {{"add", "", "leave a note"}, {"delete", "", "delete a note"}},
-		"changelog": {{"verify", "", "check the hash chain"}, {"prune", "", "drop old events"}},
+func runCompletion(ctx context.Context, root *cobra.Command, shell string, out io.Writer) error {
+	spec := completionSpec(root)
+	switch shell {
+	case "bash":
+		return writeBashCompletion(out, spec)
+	case "zsh":
+		// zsh runs the bash function through its bash compatibility layer.
+		fmt.Fprintln(out, "#compdef devgraph")
+		fmt.Fprintln(out, "autoload -U +X bashcompinit && bashcompinit")
+		return writeBashCompletion(out, spec)
+	case "fish":
+		return writeFishCompletion(out, spec)
 	}
+	return usagef("completion: unknown shell %q; want bash, zsh or fish", shell)
 }
+
+// subcmd is one subcommand of a command group.
+type subcmd struct{ name, desc string }
+
+// command is one verb.
+type command struct{ name, summary string }
 
 // flagDoc is one flag of a verb: its name, whether it takes a value and the first line
 // of its help.
@@ -60,47 +65,50 @@ type compSpec struct {
 	flags map[string][]flagDoc
 }
 
-// completionSpec asks every verb for its help (`VERB -h`, which parses flags and opens
-// nothing) and reads the flags off it, so completion never lists flags of its own.
-func completionSpec(ctx context.Context) *compSpec {
-	s := &compSpec{verbs: commands, subs: groupSubs(), flags: map[string][]flagDoc{}}
-	for _, c := range commands {
-		if c.name == "completion" {
+// completionSpec reads the verbs, subcommands and flags off the command tree, so
+// completion never lists flags of its own.
+func completionSpec(root *cobra.Command) *compSpec {
+	s := &compSpec{subs: map[string][]subcmd{}, flags: map[string][]flagDoc{}}
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() && c.Name() != "help" {
 			continue
 		}
-		if subs, ok := s.subs[c.name]; ok {
-			for _, sub := range subs {
-				s.flags[c.name+" "+sub.name] = helpFlags(ctx, c.name, sub.name)
+		s.verbs = append(s.verbs, command{c.Name(), c.Short})
+		if c.Name() == "completion" || c.Name() == "help" {
+			continue
+		}
+		if c.HasAvailableSubCommands() {
+			for _, sub := range c.Commands() {
+				if !sub.IsAvailableCommand() {
+					continue
+				}
+				s.subs[c.Name()] = append(s.subs[c.Name()], subcmd{sub.Name(), sub.Short})
+				s.flags[c.Name()+" "+sub.Name()] = flagDocs(sub)
 			}
-			if c.name != "changelog" {
+			if c.Name() != "changelog" {
 				continue // the bare group has no flags of its own
 			}
 		}
-		s.flags[c.name] = helpFlags(ctx, c.name)
+		s.flags[c.Name()] = flagDocs(c)
 	}
 	return s
 }
 
-// helpFlags runs `devgraph ARGS… -h` into a buffer and returns the flags its help lists.
-func helpFlags(ctx context.Context, args ...string) []flagDoc {
-	var out bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: io.Discard, getenv: func(string) string { return "" }}
-	e.run(ctx, append(args, "-h"))
+// flagDocs are every flag a command takes, its own and the global ones.
+func flagDocs(c *cobra.Command) []flagDoc {
 	var fl []flagDoc
-	lines := strings.Split(out.String(), "\n")
-	for i, l := range lines {
-		if !strings.HasPrefix(l, "  -") {
-			continue
+	add := func(f *pflag.Flag) {
+		if f.Name == "help" {
+			return
 		}
-		// PrintDefaults writes "  -name" for a bool, "  -name type" for a flag with a
-		// value, the usage after a tab or on the next line.
-		head, usage, _ := strings.Cut(strings.TrimPrefix(l, "  -"), "\t")
-		name, typ, _ := strings.Cut(head, " ")
-		if usage == "" && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "    \t") {
-			usage = strings.TrimSpace(lines[i+1])
+		value := f.NoOptDefVal == ""
+		fl = append(fl, flagDoc{name: f.Name, value: value, usage: f.Usage})
+		if f.Shorthand != "" {
+			fl = append(fl, flagDoc{name: f.Shorthand, value: value, usage: f.Usage})
 		}
-		fl = append(fl, flagDoc{name: name, value: typ != "", usage: usage})
 	}
+	c.LocalFlags().VisitAll(add)
+	c.InheritedFlags().VisitAll(add)
 	sort.Slice(fl, func(i, j int) bool { return fl[i].name < fl[j].name })
 	return fl
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
@@ -29,13 +32,24 @@ type doctorReport struct {
 	Problems      []string             `json:"problems,omitempty"`
 }
 
-func runDoctor(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("doctor", "[--json]", true)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
+func newDoctorCmd(c *common) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "check the sources, the database and the server",
+		Example: `  devgraph doctor
+  devgraph --demo doctor --json`,
+		Args: nargs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDoctor(cmd.Context(), c, c.e.stdout)
+		},
 	}
-	db := e.dbPath(c)
+	addJSON(cmd, c, "print JSON")
+	return cmd
+}
+
+func runDoctor(ctx context.Context, o *common, out io.Writer) error {
+	e := o.e
+	db := e.dbPath(o)
 	rep := &doctorReport{DB: db, Socket: remote.SocketPath(db), SchemaCurrent: migrations.CurrentVersion}
 	_, statErr := os.Stat(db)
 	rep.Exists = statErr == nil
@@ -50,7 +64,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	switch {
 	case rep.Server:
 		rep.Consistency = "ok"
-		err := e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+		err := e.withService(ctx, o, openAny, func(ctx context.Context, svc graph.Service) error {
 			return svc.CheckConsistency(ctx)
 		})
 		if err != nil {
@@ -75,7 +89,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	} else if !rep.Exists && !rep.Server {
 		rep.Problems = append(rep.Problems, "the database does not exist yet; any command that writes creates it")
 		// The sources can still be checked without a database.
-		live, err := e.live(c, db)
+		live, err := e.live(o, db)
 		if err != nil {
 			return err
 		}
@@ -85,7 +99,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		}
 		rep.Sources = snap.Sources
 	} else {
-		err := e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+		err := e.withService(ctx, o, openAny, func(ctx context.Context, svc graph.Service) error {
 			var err error
 			if rep.Stats, err = svc.Stats(ctx); err != nil {
 				return err
@@ -116,13 +130,13 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("source %s unavailable: %s", s.Name, s.Error))
 		}
 	}
-	if *jsonOut {
-		if err := writeJSON(e.stdout, rep); err != nil {
+	if o.asJSON() {
+		if err := writeJSON(out, rep); err != nil {
 			return err
 		}
 		return damage
 	}
-	t := newTable(e.stdout, "CHECK", "STATUS", "DETAIL")
+	t := newTable(out, "CHECK", "STATUS", "DETAIL")
 	t.row("database", okIf(rep.Exists || rep.Server, "ok", "missing"), db)
 	server := "no server running; commands open the file"
 	if p := remote.Probe(rep.Socket, 500*time.Millisecond); !rep.Server && p.Problem() != "" {

@@ -1,22 +1,29 @@
 package main
 
 import (
-	"flag"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/devgraph/devgraph/query"
 )
 
-func TestParseArgs(t *testing.T) {
+// TestOwnArgs: the verbs that read their own arguments (tag, robot navigate) take flags
+// anywhere, in either spelling, and keep tag operations and negative numbers as arguments.
+func TestOwnArgs(t *testing.T) {
 	t.Parallel()
-	newFS := func() (*flag.FlagSet, *bool, *string) {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		return fs, fs.Bool("json", false, ""), fs.String("db", "", "")
+	newCmd := func() (*cobra.Command, error) {
+		root := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
+		cmd, _, err := root.Find([]string{"robot", "navigate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.InitDefaultHelpFlag()
+		return cmd, nil
 	}
 	cases := []struct {
 		name string
@@ -27,30 +34,33 @@ func TestParseArgs(t *testing.T) {
 	}{
 		{"FlagsAfterArgs", []string{"jdxi", "--json", "--db", "x.db"}, []string{"jdxi"}, true, "x.db"},
 		{"FlagsBeforeArgs", []string{"--db=x.db", "-json", "jdxi"}, []string{"jdxi"}, true, "x.db"},
-		{"FlagsBetween", []string{"jdxi", "--db", "x.db", "+role:synth"}, []string{"jdxi", "+role:synth"}, false, "x.db"},
+		{"FlagsBetween", []string{"jdxi", "-db", "x.db", "+role:synth"}, []string{"jdxi", "+role:synth"}, false, "x.db"},
 		{"TagOpsAreNotFlags", []string{"jdxi", "+role:synth", "-status:ok", "-role:keys", "--json"}, []string{"jdxi", "+role:synth", "-status:ok", "-role:keys"}, true, ""},
 		{"DoubleDashEndsFlags", []string{"jdxi", "--", "--json", "-x"}, []string{"jdxi", "--json", "-x"}, false, ""},
 		{"NegativeNumbers", []string{"scout", "-1.5", "-2", "--json"}, []string{"scout", "-1.5", "-2"}, true, ""},
 		{"StdinDash", []string{"-"}, []string{"-"}, false, ""},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			fs, j, db := newFS()
-			pos, err := parseArgs(fs, c.args)
-			if err != nil {
-				t.Fatal(err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd, _ := newCmd()
+			args := normalizeArgs(tc.args, flagNames(cmd.Root()))
+			pos, help, err := ownArgs(cmd, args)
+			if err != nil || help {
+				t.Fatal(err, help)
 			}
-			if !reflect.DeepEqual(pos, c.pos) {
-				t.Errorf("positionals=%q, want %q", pos, c.pos)
+			if !reflect.DeepEqual(pos, tc.pos) {
+				t.Errorf("positionals=%q, want %q", pos, tc.pos)
 			}
-			if *j != c.json || *db != c.db {
-				t.Errorf("json=%v db=%q, want %v %q", *j, *db, c.json, c.db)
+			j, _ := cmd.Flags().GetBool("json")
+			db, _ := cmd.Flags().GetString("db")
+			if j != tc.json || db != tc.db {
+				t.Errorf("json=%v db=%q, want %v %q", j, db, tc.json, tc.db)
 			}
 		})
 	}
 	t.Run("ErrUnknownFlag", func(t *testing.T) {
-		fs, _, _ := newFS()
-		_, err := parseArgs(fs, []string{"--nope"})
+		cmd, _ := newCmd()
+		_, _, err := ownArgs(cmd, []string{"--nope"})
 		if _, ok := err.(*usageError); !ok || !strings.Contains(err.Error(), "-nope") {
 			t.Fatalf("err=%v, want a usage error naming -nope", err)
 		}

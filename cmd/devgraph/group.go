@@ -1,39 +1,22 @@
 package main
 
 import (
-	"flag"
-	"fmt"
-	"strings"
+	"github.com/spf13/cobra"
 )
 
-// subcmd is one subcommand of a command group, for the group's help.
-type subcmd struct{ name, usage, desc string }
-
-// groupHelp answers `devgraph GROUP -h` (no subcommand, only a help flag): the group's
-// subcommands on stdout and flag.ErrHelp (exit 0). Without a help flag it returns nil
-// and the caller reports the missing subcommand (exit 2).
-func (e *env) groupHelp(group string, args []string, subs []subcmd) error {
-	help := false
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		switch a {
-		case "-h", "-help", "--help":
-			help = true
-		}
+// newGroupCmd builds a command group (identity, hint, note, relation, robot, changelog's
+// subcommands): `GROUP -h` lists its subcommands; without one it is bad usage, and so is
+// an unknown one. want says which subcommands there are, for those errors.
+func newGroupCmd(name, short, want, example string) *cobra.Command {
+	return &cobra.Command{
+		Use:     name,
+		Short:   short,
+		Example: example,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("%s: missing subcommand; %s", name, want)
+			}
+			return usagef("%s: unknown subcommand %q; %s", name, args[0], want)
+		},
 	}
-	if !help {
-		return nil
-	}
-	fmt.Fprintf(e.stdout, "usage: devgraph %s <subcommand> [flags] [args]\n\nsubcommands:\n", group)
-	width := 0
-	for _, s := range subs {
-		width = max(width, len(s.name)+1+len(s.usage))
-	}
-	for _, s := range subs {
-		fmt.Fprintf(e.stdout, "  %-*s  %s\n", width, strings.TrimSpace(s.name+" "+s.usage), s.desc)
-	}
-	fmt.Fprintf(e.stdout, "\nrun `devgraph %s <subcommand> -h` for its flags\n", group)
-	return flag.ErrHelp
 }

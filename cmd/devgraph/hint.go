@@ -2,58 +2,71 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/devgraph/devgraph/graph"
 )
 
-type flagT = flag.Flag
+func newHintCmd(c *common) *cobra.Command {
+	cmd := newGroupCmd("hint", "add|remove hints on an identity", "want add or remove",
+		`  devgraph hint add roland-jd-xi usb_id=0582:0160 alsa_card_id=JDXi
+  devgraph hint remove roland-jd-xi usb_path=3-3.2`)
+	cmd.AddCommand(newHintSubCmd(c, "add"), newHintSubCmd(c, "remove"))
+	return cmd
+}
 
-func runHint(ctx context.Context, e *env, args []string) error {
-	sub, rest := subcommand(args)
-	switch sub {
-	case "add", "remove":
-	case "":
-		if err := e.groupHelp("hint", rest, []subcmd{
-			{"add", "ID KIND=VALUE…", "add fingerprints to an identity as hints (--move takes over a unit hint)"},
-			{"remove", "ID KIND=VALUE…", "remove hints from an identity"},
-		}); err != nil {
-			return err
-		}
-		return usagef("hint: missing subcommand; want add or remove")
-	default:
-		return usagef("hint: unknown subcommand %q; want add or remove", sub)
+type hintOptions struct {
+	*common
+	sub  string // add or remove
+	move bool
+}
+
+func newHintSubCmd(c *common, sub string) *cobra.Command {
+	o := &hintOptions{common: c, sub: sub}
+	cmd := &cobra.Command{
+		Use:   sub + " ID KIND=VALUE…",
+		Short: "add fingerprints to an identity as hints (--move takes over a unit hint)",
+		Example: `  devgraph hint add roland-jd-xi usb_id=0582:0160 alsa_card_id=JDXi
+  devgraph hint add minilogue usb_serial=0944:010f:A1B2 --move -m "swapped units"`,
+		Args: nargs(2, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runHint(cmd.Context(), o, args, c.e.stdout)
+		},
 	}
-	fs, c := e.flags("hint "+sub, "ID KIND=VALUE… [--move] [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the identity as JSON")
-	move := false
 	if sub == "add" {
-		fs.BoolVar(&move, "move", false, "move a unit hint (serial, mac) another identity holds instead of failing")
+		cmd.Flags().BoolVar(&o.move, "move", false, "move a unit hint (serial, mac) another identity holds instead of failing")
+	} else {
+		cmd.Short = "remove hints from an identity"
+		cmd.Example = `  devgraph hint remove roland-jd-xi usb_path=3-3.2
+  devgraph hint remove roland-jd-xi alsa_card_id=JDXi --json`
 	}
-	pos, err := parse(fs, rest, 2, -1)
-	if err != nil {
-		return err
-	}
+	addJSON(cmd, c, "print the identity as JSON")
+	return cmd
+}
+
+func runHint(ctx context.Context, o *hintOptions, pos []string, out io.Writer) error {
 	fps, err := parseFingerprints(pos[1:])
 	if err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return o.e.withService(ctx, o.common, openAny, func(ctx context.Context, svc graph.Service) error {
 		var id *graph.Identity
-		if sub == "add" {
-			id, err = svc.AddHints(ctx, pos[0], fps, move)
+		if o.sub == "add" {
+			id, err = svc.AddHints(ctx, pos[0], fps, o.move)
 		} else {
 			id, err = svc.RemoveHints(ctx, pos[0], fps)
 		}
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, id)
+		if o.asJSON() {
+			return writeJSON(out, id)
 		}
-		verb := map[string]string{"add": "added", "remove": "removed"}[sub]
-		fmt.Fprintf(e.stdout, "%s %s on %s; it holds %s\n", verb, plural(len(fps), "hint", "hints"), id.ID, plural(len(id.Hints), "hint", "hints"))
+		verb := map[string]string{"add": "added", "remove": "removed"}[o.sub]
+		fmt.Fprintf(out, "%s %s on %s; it holds %s\n", verb, plural(len(fps), "hint", "hints"), id.ID, plural(len(id.Hints), "hint", "hints"))
 		return nil
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/devgraph/devgraph/graph"
 )
 
@@ -19,29 +21,44 @@ func (e *env) withService(ctx context.Context, c *common, mode openMode, fn func
 	return fn(c.withCaller(ctx), s.svc)
 }
 
-// stringList is a repeatable string flag.
-type stringList []string
+type identitiesOptions struct {
+	*common
+	name  string
+	tags  []string
+	limit int
+	after string
+}
 
-func (l *stringList) String() string     { return fmt.Sprint([]string(*l)) }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
-
-func runIdentities(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("identities", "[--name PREFIX] [--tag NS:VALUE]… [--limit N] [--after CURSOR] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	name := fs.String("name", "", "only names starting with this (case-insensitive)")
-	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
-	after := fs.String("after", "", "continue after this cursor (printed at the end of the previous page)")
-	var tags stringList
-	fs.Var(&tags, "tag", "only identities carrying this tag (repeatable: all of them)")
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
+func newIdentitiesCmd(c *common) *cobra.Command {
+	o := &identitiesOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "identities",
+		Short: "list identities",
+		Example: `  devgraph identities
+  devgraph identities --tag role:synth --name rol
+  devgraph identities --limit 20 --after CURSOR --json`,
+		Args: nargs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIdentities(cmd.Context(), o, c.e.stdout)
+		},
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		ids, total, next, err := svc.FindIdentities(ctx, graph.IdentityFilter{Name: *name, Tags: tags, First: graph.ClampFirst(*limit), After: *after})
+	f := cmd.Flags()
+	f.StringVar(&o.name, "name", "", "only names starting with this (case-insensitive)")
+	f.StringArrayVar(&o.tags, "tag", nil, "only identities carrying this tag (repeatable: all of them)")
+	f.IntVar(&o.limit, "limit", graph.DefaultPageSize, "how many to list (at most 500)")
+	f.StringVar(&o.after, "after", "", "continue after this cursor (printed at the end of the previous page)")
+	addJSON(cmd, c, "print JSON")
+	return cmd
+}
+
+func runIdentities(ctx context.Context, o *identitiesOptions, out io.Writer) error {
+	e := o.e
+	return e.withService(ctx, o.common, openAny, func(ctx context.Context, svc graph.Service) error {
+		ids, total, next, err := svc.FindIdentities(ctx, graph.IdentityFilter{Name: o.name, Tags: o.tags, First: graph.ClampFirst(o.limit), After: o.after})
 		if err != nil {
 			return err
 		}
-		return writePage(e, *jsonOut, ids, total, next, func(w io.Writer, ids []*graph.Identity) error {
+		return writePage(e, o.asJSON(), ids, total, next, func(w io.Writer, ids []*graph.Identity) error {
 			t := newTable(w, "ID", "NAME", "HINTS", "TAGS")
 			for _, id := range ids {
 				t.row(id.ID, clip(id.Name, 40), len(id.Hints), joinOr(id.Tags, "-"))

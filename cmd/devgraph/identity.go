@@ -4,172 +4,191 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/devgraph/devgraph/graph"
 )
 
-func runIdentity(ctx context.Context, e *env, args []string) error {
-	sub, rest := subcommand(args)
-	switch sub {
-	case "create":
-		return identityCreate(ctx, e, rest)
-	case "rename":
-		return identitySimple(ctx, e, "rename", "ID NAME", rest, 2, func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
-			id, err := svc.RenameIdentity(ctx, p[0], p[1])
-			return id, "renamed", err
-		})
-	case "update":
-		return identityUpdate(ctx, e, rest)
-	case "delete":
-		return identitySimple(ctx, e, "delete", "ID", rest, 1, func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
-			id, err := svc.ResolveID(ctx, p[0], graph.KindIdentity)
-			if err != nil {
-				return nil, "", err
-			}
-			before, err := svc.FindIdentityByID(ctx, id, graph.IdentityParts{})
-			if err != nil {
-				return nil, "", err
-			}
-			return before, "deleted", svc.DeleteIdentity(ctx, id)
-		})
-	case "merge":
-		return identitySimple(ctx, e, "merge", "FROM INTO", rest, 2, func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
-			id, err := svc.MergeIdentities(ctx, p[0], p[1])
-			return id, "merged " + p[0] + " into", err
-		})
-	case "restore":
-		return identitySimple(ctx, e, "restore", "ID", rest, 1, func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
-			id, err := svc.RestoreIdentity(ctx, p[0])
-			return id, "restored", err
-		})
-	case "":
-		if err := e.groupHelp("identity", rest, identitySubs); err != nil {
-			return err
-		}
-		return usagef("identity: missing subcommand; want create, rename, update, delete, merge or restore")
-	}
-	return usagef("identity: unknown subcommand %q; want create, rename, update, delete, merge or restore", sub)
+const identityWant = "want create, rename, update, delete, merge or restore"
+
+func newIdentityCmd(c *common) *cobra.Command {
+	cmd := newGroupCmd("identity", "create|rename|update|delete|merge|restore an identity", identityWant,
+		`  devgraph identity create "Roland JD-Xi" --tag role:synth
+  devgraph identity rename roland-jd-xi "JD-Xi (desk)"
+  devgraph identity merge jdxi-old roland-jd-xi`)
+	cmd.AddCommand(
+		newIdentityCreateCmd(c),
+		newIdentitySimpleCmd(c, "rename ID NAME", "rename an identity", 2,
+			`  devgraph identity rename roland-jd-xi "JD-Xi (desk)"`,
+			func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
+				id, err := svc.RenameIdentity(ctx, p[0], p[1])
+				return id, "renamed", err
+			}),
+		newIdentityUpdateCmd(c),
+		newIdentitySimpleCmd(c, "delete ID", "delete an identity (restore brings it back)", 1,
+			`  devgraph identity delete old-synth -m "sold"`,
+			func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
+				id, err := svc.ResolveID(ctx, p[0], graph.KindIdentity)
+				if err != nil {
+					return nil, "", err
+				}
+				before, err := svc.FindIdentityByID(ctx, id, graph.IdentityParts{})
+				if err != nil {
+					return nil, "", err
+				}
+				return before, "deleted", svc.DeleteIdentity(ctx, id)
+			}),
+		newIdentitySimpleCmd(c, "merge FROM INTO", "merge one identity into another", 2,
+			`  devgraph identity merge jdxi-old roland-jd-xi -m "the same synth"`,
+			func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
+				id, err := svc.MergeIdentities(ctx, p[0], p[1])
+				return id, "merged " + p[0] + " into", err
+			}),
+		newIdentitySimpleCmd(c, "restore ID", "bring back a deleted identity", 1,
+			`  devgraph identity restore old-synth`,
+			func(ctx context.Context, svc graph.Service, p []string) (*graph.Identity, string, error) {
+				id, err := svc.RestoreIdentity(ctx, p[0])
+				return id, "restored", err
+			}),
+	)
+	return cmd
 }
 
-var identitySubs = []subcmd{
-	{"create", "NAME", "create an identity (--slug, --data, --hint, --tag)"},
-	{"rename", "ID NAME", "rename an identity"},
-	{"update", "ID", "change an identity's name or data"},
-	{"delete", "ID", "delete an identity (restore brings it back)"},
-	{"merge", "FROM INTO", "merge one identity into another"},
-	{"restore", "ID", "bring back a deleted identity"},
+// identityFunc does one identity subcommand and says what it did ("renamed").
+type identityFunc func(ctx context.Context, svc graph.Service, pos []string) (*graph.Identity, string, error)
+
+func newIdentitySimpleCmd(c *common, use, short string, n int, example string, fn identityFunc) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: example,
+		Args:    nargs(n, n),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIdentitySimple(cmd.Context(), c, args, fn, c.e.stdout)
+		},
+	}
+	addJSON(cmd, c, "print the identity as JSON")
+	return cmd
 }
 
-// subcommand splits off the first positional argument, leaving flags before it in place.
-func subcommand(args []string) (string, []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		if isFlagArg(a) {
-			if !strings.Contains(a, "=") && takesValue(a) {
-				i++ // --db PATH: PATH is not the subcommand
-			}
-			continue
-		}
-		rest := append(append([]string{}, args[:i]...), args[i+1:]...)
-		return a, rest
-	}
-	return "", args
-}
-
-func identitySimple(ctx context.Context, e *env, name, usage string, args []string, n int,
-	fn func(ctx context.Context, svc graph.Service, pos []string) (*graph.Identity, string, error)) error {
-	fs, c := e.flags("identity "+name, usage+" [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the identity as JSON")
-	pos, err := parse(fs, args, n, n)
-	if err != nil {
-		return err
-	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+func runIdentitySimple(ctx context.Context, o *common, pos []string, fn identityFunc, out io.Writer) error {
+	return o.e.withService(ctx, o, openAny, func(ctx context.Context, svc graph.Service) error {
 		id, verb, err := fn(ctx, svc, pos)
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, id)
+		if o.asJSON() {
+			return writeJSON(out, id)
 		}
-		fmt.Fprintf(e.stdout, "%s %s (%s)\n", verb, id.ID, id.Name)
+		fmt.Fprintf(out, "%s %s (%s)\n", verb, id.ID, id.Name)
 		return nil
 	})
 }
 
-func identityCreate(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("identity create", "NAME [--slug S] [--data JSON] [--hint KIND=VALUE]… [--tag NS:VALUE]… [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the identity as JSON")
-	slug := fs.String("slug", "", "the id's slug (default: made from the name)")
-	data := fs.String("data", "", "free-form JSON object")
-	var hints, tags stringList
-	fs.Var(&hints, "hint", "a hint, kind=value (repeatable)")
-	fs.Var(&tags, "tag", "a tag, ns:value (repeatable)")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
+type identityCreateOptions struct {
+	*common
+	slug  string
+	data  string
+	hints []string
+	tags  []string
+}
+
+func newIdentityCreateCmd(c *common) *cobra.Command {
+	o := &identityCreateOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "create an identity (--slug, --data, --hint, --tag)",
+		Example: `  devgraph identity create "Roland JD-Xi"
+  devgraph identity create "Korg Minilogue" --slug minilogue --hint usb_id=0944:010f --tag role:synth
+  devgraph identity create "Desk lamp" --data '{"room":"studio"}' --json`,
+		Args: nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIdentityCreate(cmd.Context(), o, args[0], c.e.stdout)
+		},
 	}
-	in := graph.IdentityCreate{Name: pos[0], Slug: *slug, Tags: tags}
-	if *data != "" {
-		if !json.Valid([]byte(*data)) {
+	f := cmd.Flags()
+	f.StringVar(&o.slug, "slug", "", "the id's slug (default: made from the name)")
+	f.StringVar(&o.data, "data", "", "free-form JSON object")
+	f.StringArrayVar(&o.hints, "hint", nil, "a hint, kind=value (repeatable)")
+	f.StringArrayVar(&o.tags, "tag", nil, "a tag, ns:value (repeatable)")
+	addJSON(cmd, c, "print the identity as JSON")
+	return cmd
+}
+
+func runIdentityCreate(ctx context.Context, o *identityCreateOptions, name string, out io.Writer) error {
+	in := graph.IdentityCreate{Name: name, Slug: o.slug, Tags: o.tags}
+	if o.data != "" {
+		if !json.Valid([]byte(o.data)) {
 			return graph.FieldErrorf(graph.EINVALID, "data", "--data is not valid JSON; give an object such as '{\"room\":\"studio\"}'")
 		}
-		in.Data = json.RawMessage(*data)
+		in.Data = json.RawMessage(o.data)
 	}
-	if in.Hints, err = parseFingerprints(hints); err != nil {
+	var err error
+	if in.Hints, err = parseFingerprints(o.hints); err != nil {
 		return err
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return o.e.withService(ctx, o.common, openAny, func(ctx context.Context, svc graph.Service) error {
 		id, err := svc.CreateIdentity(ctx, in)
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, id)
+		if o.asJSON() {
+			return writeJSON(out, id)
 		}
-		fmt.Fprintf(e.stdout, "created %s (%s)\n", id.ID, id.Name)
+		fmt.Fprintf(out, "created %s (%s)\n", id.ID, id.Name)
 		return nil
 	})
 }
 
-func identityUpdate(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("identity update", "ID [--name NAME] [--data JSON] [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the identity as JSON")
-	name := fs.String("name", "", "new name")
-	data := fs.String("data", "", "replace the data with this JSON object")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
+type identityUpdateOptions struct {
+	*common
+	update graph.IdentityUpdate
+}
+
+func newIdentityUpdateCmd(c *common) *cobra.Command {
+	o := &identityUpdateOptions{common: c}
+	var name, data string
+	cmd := &cobra.Command{
+		Use:   "update ID",
+		Short: "change an identity's name or data",
+		Example: `  devgraph identity update roland-jd-xi --name "JD-Xi"
+  devgraph identity update roland-jd-xi --data '{"room":"studio"}' --json`,
+		Args: nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("name") {
+				o.update.Name = &name
+			}
+			if cmd.Flags().Changed("data") {
+				if !json.Valid([]byte(data)) {
+					return graph.FieldErrorf(graph.EINVALID, "data", "--data is not valid JSON; give an object such as '{\"room\":\"studio\"}'")
+				}
+				raw := json.RawMessage(data)
+				o.update.Data = &raw
+			}
+			if o.update.Name == nil && o.update.Data == nil {
+				return usagef("identity update: nothing to change; give --name or --data")
+			}
+			return runIdentityUpdate(cmd.Context(), o, args[0], c.e.stdout)
+		},
 	}
-	var u graph.IdentityUpdate
-	set := map[string]bool{}
-	fs.Visit(func(f *flagT) { set[f.Name] = true })
-	if set["name"] {
-		u.Name = name
-	}
-	if set["data"] {
-		if !json.Valid([]byte(*data)) {
-			return graph.FieldErrorf(graph.EINVALID, "data", "--data is not valid JSON; give an object such as '{\"room\":\"studio\"}'")
-		}
-		raw := json.RawMessage(*data)
-		u.Data = &raw
-	}
-	if u.Name == nil && u.Data == nil {
-		return usagef("identity update: nothing to change; give --name or --data")
-	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		id, err := svc.UpdateIdentity(ctx, pos[0], u)
+	cmd.Flags().StringVar(&name, "name", "", "new name")
+	cmd.Flags().StringVar(&data, "data", "", "replace the data with this JSON object")
+	addJSON(cmd, c, "print the identity as JSON")
+	return cmd
+}
+
+func runIdentityUpdate(ctx context.Context, o *identityUpdateOptions, ref string, out io.Writer) error {
+	return o.e.withService(ctx, o.common, openAny, func(ctx context.Context, svc graph.Service) error {
+		id, err := svc.UpdateIdentity(ctx, ref, o.update)
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, id)
+		if o.asJSON() {
+			return writeJSON(out, id)
 		}
-		fmt.Fprintf(e.stdout, "updated %s (%s)\n", id.ID, id.Name)
+		fmt.Fprintf(out, "updated %s (%s)\n", id.ID, id.Name)
 		return nil
 	})
 }

@@ -8,29 +8,51 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/query"
 )
 
-func runQuery(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("query", "[DOC | -f FILE | < stdin] [--var NAME=VALUE]… [--vars-file F] [--operation NAME]", true)
-	file := fs.String("f", "", "read the document from FILE (- for stdin)")
-	varsFile := fs.String("vars-file", "", "variables as a JSON object in FILE")
-	op := fs.String("operation", "", "the operation to run when the document has several")
-	var vars stringList
-	fs.Var(&vars, "var", "a variable NAME=VALUE; VALUE is JSON when it parses as JSON, else a string (repeatable)")
-	pos, err := parse(fs, args, 0, 1)
-	if err != nil {
-		return err
+type queryOptions struct {
+	*common
+	file      string
+	varsFile  string
+	operation string
+	vars      []string
+}
+
+func newQueryCmd(c *common) *cobra.Command {
+	o := &queryOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "query [DOC | -f FILE | < stdin]",
+		Short: "run a GraphQL document and print the JSON answer",
+		Example: `  devgraph query '{ identities { totalCount } }'
+  devgraph query -f find.graphql --var text=jdxi
+  echo '{ unbound { ref name } }' | devgraph --demo query`,
+		Args: nargs(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runQuery(cmd.Context(), o, args, c.e.stdout)
+		},
 	}
-	req := query.Request{OperationName: *op}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", "read the document from FILE (- for stdin)")
+	f.StringVar(&o.varsFile, "vars-file", "", "variables as a JSON object in FILE")
+	f.StringVar(&o.operation, "operation", "", "the operation to run when the document has several")
+	f.StringArrayVar(&o.vars, "var", nil, "a variable NAME=VALUE; VALUE is JSON when it parses as JSON, else a string (repeatable)")
+	return cmd
+}
+
+func runQuery(ctx context.Context, o *queryOptions, pos []string, out io.Writer) error {
+	e := o.e
+	req := query.Request{OperationName: o.operation}
 	switch {
-	case len(pos) == 1 && *file != "":
+	case len(pos) == 1 && o.file != "":
 		return usagef("query: give the document as an argument or with -f, not both")
 	case len(pos) == 1 && pos[0] != "-":
 		req.Query = pos[0]
-	case *file != "" && *file != "-":
-		b, err := readQueryFile(ctx, *file, "f")
+	case o.file != "" && o.file != "-":
+		b, err := readQueryFile(ctx, o.file, "f")
 		if err != nil {
 			return err
 		}
@@ -47,20 +69,20 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 	if len(bytes.TrimSpace([]byte(req.Query))) == 0 {
 		return usagef("query: the document is empty; e.g. devgraph query '{ identities { totalCount } }'")
 	}
-	if *varsFile != "" {
-		b, err := readQueryFile(ctx, *varsFile, "vars-file")
+	if o.varsFile != "" {
+		b, err := readQueryFile(ctx, o.varsFile, "vars-file")
 		if err != nil {
 			return err
 		}
 		// Checked before decoding: encoding/json would read these as U+FFFD.
 		if f, bad := graph.FindJSONTextFault(b); bad {
-			return graph.FieldErrorf(graph.EINVALID, "vars-file", "--vars-file %s: %s", *varsFile, graph.ErrorMessage(f.RefusalIn("variables")))
+			return graph.FieldErrorf(graph.EINVALID, "vars-file", "--vars-file %s: %s", o.varsFile, graph.ErrorMessage(f.RefusalIn("variables")))
 		}
 		if err := json.Unmarshal(b, &req.Variables); err != nil {
-			return graph.FieldErrorf(graph.EINVALID, "vars-file", "%s is not a JSON object of variables: %v", *varsFile, err)
+			return graph.FieldErrorf(graph.EINVALID, "vars-file", "%s is not a JSON object of variables: %v", o.varsFile, err)
 		}
 	}
-	for _, v := range vars {
+	for _, v := range o.vars {
 		k, val, err := query.ParseVar(v)
 		if err != nil {
 			return err
@@ -71,12 +93,12 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 		req.Variables[k] = val
 	}
 
-	s, err := e.open(ctx, c, openAny)
+	s, err := e.open(ctx, o.common, openAny)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	ctx = c.withCaller(ctx)
+	ctx = o.withCaller(ctx)
 	// Refused rather than sent: json.Marshal would replace invalid UTF-8 with U+FFFD.
 	if err := graph.CheckValueText(req); err != nil {
 		return err
@@ -114,12 +136,12 @@ func runQuery(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, resp, "", "  "); err != nil {
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, resp, "", "  "); err != nil {
 		return graph.Errorf(graph.EUNAVAILABLE, "the server's answer is not JSON: %.100s", resp)
 	}
-	out.WriteByte('\n')
-	if _, err := e.stdout.Write(out.Bytes()); err != nil {
+	pretty.WriteByte('\n')
+	if _, err := out.Write(pretty.Bytes()); err != nil {
 		return err
 	}
 	// The JSON is printed either way; errors also make the exit status 1.

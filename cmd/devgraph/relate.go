@@ -7,145 +7,55 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/devgraph/devgraph/graph"
 )
 
-func runRelate(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("relate", "FROM TYPE TO [--from-port P] [--to-port P] [--attr k=v]… [--new-type] [--dry-run] [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the result as JSON")
-	fromPort := fs.String("from-port", "", "the port on FROM the relation leaves (\"MIDI OUT\")")
-	toPort := fs.String("to-port", "", "the port on TO it enters (\"MIDI IN\")")
-	var attrs stringList
-	fs.Var(&attrs, "attr", "an attribute, key=value (repeatable); a cable needs kind=midi-din|trs-midi|usb|audio|cv|gate|power|ethernet|serial")
-	newType := fs.Bool("new-type", false, "allow a type that is neither seeded nor in use (so a typo does not mint one)")
-	dry := fs.Bool("dry-run", false, "show what would change and write nothing")
-	pos, err := parse(fs, args, 3, 3)
-	if err != nil {
+type relateOptions struct {
+	*common
+	fromPort string
+	toPort   string
+	attrs    []string
+	newType  bool
+	dryRun   bool
+}
+
+func newRelateCmd(c *common) *cobra.Command {
+	o := &relateOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "relate FROM TYPE TO",
+		Short: "declare a relation: relate FROM TYPE TO [--from-port P] [--to-port P] [--attr k=v]…",
+		Example: `  devgraph relate keystep cable roland-jd-xi --from-port "MIDI OUT" --to-port "MIDI IN" --attr kind=midi-din
+  devgraph relate scout located_in studio-a
+  devgraph relate lamp switched_by plug-3 --new-type --dry-run`,
+		Args: nargs(3, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRelate(cmd.Context(), o, args, c.e.stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.fromPort, "from-port", "", "the port on FROM the relation leaves (\"MIDI OUT\")")
+	f.StringVar(&o.toPort, "to-port", "", "the port on TO it enters (\"MIDI IN\")")
+	f.StringArrayVar(&o.attrs, "attr", nil, "an attribute, key=value (repeatable); a cable needs kind=midi-din|trs-midi|usb|audio|cv|gate|power|ethernet|serial")
+	f.BoolVar(&o.newType, "new-type", false, "allow a type that is neither seeded nor in use (so a typo does not mint one)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "show what would change and write nothing")
+	addJSON(cmd, c, "print the result as JSON")
+	return cmd
+}
+
+func runRelate(ctx context.Context, o *relateOptions, pos []string, out io.Writer) error {
+	in := graph.RelationCreate{From: pos[0], Type: pos[1], To: pos[2], FromPort: o.fromPort, ToPort: o.toPort, NewType: o.newType, DryRun: o.dryRun}
+	var err error
+	if in.Attrs, err = parseAttrs(o.attrs, false); err != nil {
 		return err
 	}
-	in := graph.RelationCreate{From: pos[0], Type: pos[1], To: pos[2], FromPort: *fromPort, ToPort: *toPort, NewType: *newType, DryRun: *dry}
-	if in.Attrs, err = parseAttrs(attrs, false); err != nil {
-		return err
-	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return o.e.withService(ctx, o.common, openAny, func(ctx context.Context, svc graph.Service) error {
 		ch, err := svc.Relate(ctx, in)
 		if err != nil {
 			return err
 		}
-		return printChange(e.stdout, *jsonOut, ch, "it was already there, nothing written")
-	})
-}
-
-// runRelation is the `relation` group: update (relate and unrelate are verbs of their own).
-func runRelation(ctx context.Context, e *env, args []string) error {
-	sub, rest := subcommand(args)
-	switch sub {
-	case "update":
-		return relationUpdate(ctx, e, rest)
-	case "":
-		if err := e.groupHelp("relation", rest, relationSubs); err != nil {
-			return err
-		}
-		return usagef("relation: missing subcommand; want update (add with `devgraph relate`, remove with `devgraph unrelate`)")
-	}
-	return usagef("relation: unknown subcommand %q; want update (add with `devgraph relate`, remove with `devgraph unrelate`)", sub)
-}
-
-var relationSubs = []subcmd{
-	{"update", "REL", "change a declared relation's attrs (--attr k=v, k= drops k) or ports"},
-}
-
-func relationUpdate(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("relation update", "REL [--attr k=v]… [--clear-attrs] [--from-port P] [--to-port P] [--dry-run] [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the result as JSON")
-	fromPort := fs.String("from-port", "", "the new port on FROM (\"\" clears it)")
-	toPort := fs.String("to-port", "", "the new port on TO (\"\" clears it)")
-	var attrs stringList
-	fs.Var(&attrs, "attr", "set an attribute, key=value; key= removes it (repeatable; the others stay)")
-	clearAttrs := fs.Bool("clear-attrs", false, "start from no attributes (then --attr adds)")
-	dry := fs.Bool("dry-run", false, "show what would change and write nothing")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flagT) { set[f.Name] = true })
-	var u graph.RelationUpdate
-	if set["from-port"] {
-		u.FromPort = fromPort
-	}
-	if set["to-port"] {
-		u.ToPort = toPort
-	}
-	changes, err := parseAttrs(attrs, true)
-	if err != nil {
-		return err
-	}
-	if len(attrs) == 0 && !*clearAttrs && u.FromPort == nil && u.ToPort == nil {
-		return usagef("relation update: nothing to change; give --attr k=v, --clear-attrs, --from-port or --to-port")
-	}
-	u.DryRun = *dry
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		if len(attrs) > 0 || *clearAttrs {
-			// The service replaces the whole map; a person names only the keys to change,
-			// so read the map and send it back changed. Two people changing one
-			// relation's attrs at once: the last one wins, as for any replace.
-			cur, err := svc.FindRelationByID(ctx, pos[0])
-			if err != nil {
-				return err
-			}
-			m := map[string]string{}
-			if !*clearAttrs {
-				for k, v := range cur.Attrs {
-					m[k] = v
-				}
-			}
-			for k, v := range changes {
-				if v == "" {
-					delete(m, k)
-				} else {
-					m[k] = v
-				}
-			}
-			u.Attrs = m
-		}
-		ch, err := svc.UpdateRelation(ctx, pos[0], u)
-		if err != nil {
-			return err
-		}
-		return printChange(e.stdout, *jsonOut, ch, "it already reads so, nothing written")
-	})
-}
-
-func runUnrelate(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("unrelate", "REL | FROM TYPE TO [--from-port P] [--to-port P]  [--dry-run] [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the result as JSON")
-	fromPort := fs.String("from-port", "", "the tuple's port on FROM")
-	toPort := fs.String("to-port", "", "the tuple's port on TO")
-	dry := fs.Bool("dry-run", false, "show what would change and write nothing")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	var in graph.RelationRemove
-	switch len(pos) {
-	case 1:
-		if *fromPort != "" || *toPort != "" {
-			return usagef("unrelate: --from-port and --to-port go with the tuple FROM TYPE TO, not a relation id")
-		}
-		in.ID = pos[0]
-	case 3:
-		in = graph.RelationRemove{From: pos[0], Type: pos[1], To: pos[2], FromPort: *fromPort, ToPort: *toPort}
-	default:
-		return usagef("unrelate: give a relation id (rel:…) or the tuple FROM TYPE TO; see `devgraph unrelate -h`")
-	}
-	in.DryRun = *dry
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		ch, err := svc.Unrelate(ctx, in)
-		if err != nil {
-			return err
-		}
-		return printChange(e.stdout, *jsonOut, ch, "nothing written")
+		return printChange(out, o.asJSON(), ch, "it was already there, nothing written")
 	})
 }
 
@@ -233,53 +143,6 @@ func fmtAttrs(m map[string]string) string {
 		parts[i] = k + "=" + m[k]
 	}
 	return strings.Join(parts, " ")
-}
-
-func runRelations(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("relations", "[NODE] [--type T]… [--direction out|in|both] [--declared|--observed] [--limit N] [--after CURSOR] [--json] | --types", true)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	types := fs.Bool("types", false, "list the relation types (seeded, reserved for observed relations, and in use) with counts")
-	dir := fs.String("direction", "", "out, in or both (default both)")
-	declared := fs.Bool("declared", false, "only declared relations")
-	observed := fs.Bool("observed", false, "only observed relations (what the sources see now)")
-	limit := fs.Int("limit", graph.DefaultPageSize, "how many to list (at most 500)")
-	after := fs.String("after", "", "continue after this cursor")
-	var typeList stringList
-	fs.Var(&typeList, "type", "only relations of this type (repeatable)")
-	pos, err := parse(fs, args, 0, 1)
-	if err != nil {
-		return err
-	}
-	if *types {
-		if len(pos) > 0 || *dir != "" || len(typeList) > 0 || *declared || *observed {
-			return usagef("relations --types lists the vocabulary; it takes no NODE or filters")
-		}
-		return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-			tc, err := svc.RelationTypes(ctx)
-			if err != nil {
-				return err
-			}
-			return writePage(e, *jsonOut, tc, len(tc), "", printRelationTypes)
-		})
-	}
-	f := graph.RelationFilter{Direction: *dir, Types: typeList, Declared: *declared, Observed: *observed, First: graph.ClampFirst(*limit), After: *after}
-	if len(pos) == 0 && *dir != "" {
-		return usagef("relations: --direction needs a NODE")
-	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		if len(pos) == 1 {
-			node, err := resolveNode(ctx, svc, pos[0])
-			if err != nil {
-				return err
-			}
-			f.Node = node
-		}
-		rels, total, next, err := svc.FindRelations(ctx, f)
-		if err != nil {
-			return err
-		}
-		return writePage(e, *jsonOut, rels, total, next, printRelations)
-	})
 }
 
 // resolveNode expands what a person typed into a relation endpoint: a client id is taken

@@ -9,56 +9,62 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/devgraph/devgraph/graph"
 )
 
 // Robots live in the running server (its simulator and its connections), so every robot
 // verb goes through the server's socket.
-func runRobot(ctx context.Context, e *env, args []string) error {
-	sub, rest := subcommand(args)
-	switch sub {
-	case "status":
-		return robotStatus(ctx, e, rest)
-	case "navigate":
-		return robotNavigate(ctx, e, rest)
-	case "stop", "arm", "disarm":
-		return robotCommand(ctx, e, sub, rest)
-	case "parameters", "params":
-		return robotParameters(ctx, e, rest)
-	case "":
-		if err := e.groupHelp("robot", rest, robotSubs); err != nil {
-			return err
-		}
-		return usagef("robot: missing subcommand; want status, navigate, stop, arm, disarm or parameters")
-	}
-	return usagef("robot: unknown subcommand %q; want status, navigate, stop, arm, disarm or parameters", sub)
+func newRobotCmd(c *common) *cobra.Command {
+	cmd := newGroupCmd("robot", "status|navigate|stop|arm|disarm|parameters (through a running server)",
+		"want status, navigate, stop, arm, disarm or parameters",
+		`  devgraph --demo robot status
+  devgraph --demo robot arm scout
+  devgraph --demo robot navigate scout -1.5 2
+  devgraph --demo robot stop scout`)
+	cmd.AddCommand(
+		newRobotStatusCmd(c),
+		newRobotNavigateCmd(c),
+		newRobotCommandCmd(c, "stop", "stop a robot at once", "  devgraph --demo robot stop scout"),
+		newRobotCommandCmd(c, "arm", "arm a robot so it may move", "  devgraph --demo robot arm scout --json"),
+		newRobotCommandCmd(c, "disarm", "disarm a robot", `  devgraph --demo robot disarm scout -m "done for today"`),
+		newRobotParametersCmd(c),
+	)
+	return cmd
 }
 
-var robotSubs = []subcmd{
-	{"status", "[ROBOT]", "list the robots, or one robot's state"},
-	{"navigate", "ROBOT X Y", "drive a robot to (x, y) metres and wait for the outcome"},
-	{"stop", "ROBOT", "stop a robot at once"},
-	{"arm", "ROBOT", "arm a robot so it may move"},
-	{"disarm", "ROBOT", "disarm a robot"},
-	{"parameters", "ROBOT", "show or change (--set NAME=VALUE) a robot's parameters"},
+func newRobotStatusCmd(c *common) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status [ROBOT]",
+		Short: "list the robots, or one robot's state",
+		Example: `  devgraph --demo robot status
+  devgraph --demo robot status scout --json`,
+		Args: nargs(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return runRobotStatus(cmd.Context(), c, name, c.e.stdout)
+		},
+	}
+	addJSON(cmd, c, "print JSON")
+	return cmd
 }
 
-func robotStatus(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("robot status", "[ROBOT] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parse(fs, args, 0, 1)
-	if err != nil {
-		return err
-	}
-	return e.withService(ctx, c, openServer, func(ctx context.Context, svc graph.Service) error {
+// runRobotStatus lists the robots, or (name not "") shows one.
+func runRobotStatus(ctx context.Context, o *common, name string, out io.Writer) error {
+	return o.e.withService(ctx, o, openServer, func(ctx context.Context, svc graph.Service) error {
 		var robots []*graph.RobotState
-		if len(pos) == 1 {
-			r, err := svc.Robot(ctx, pos[0])
+		var err error
+		if name != "" {
+			r, err := svc.Robot(ctx, name)
 			if err != nil {
 				return err
 			}
-			if *jsonOut {
-				return writeJSON(e.stdout, r)
+			if o.asJSON() {
+				return writeJSON(out, r)
 			}
 			robots = []*graph.RobotState{r}
 		} else {
@@ -66,11 +72,11 @@ func robotStatus(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			if *jsonOut {
-				return writeJSON(e.stdout, list[*graph.RobotState]{Items: nonNil(robots), Total: len(robots)})
+			if o.asJSON() {
+				return writeJSON(out, list[*graph.RobotState]{Items: nonNil(robots), Total: len(robots)})
 			}
 		}
-		return printRobots(e.stdout, robots)
+		return printRobots(out, robots)
 	})
 }
 
@@ -91,43 +97,85 @@ func printRobots(w io.Writer, robots []*graph.RobotState) error {
 	return t.flush()
 }
 
-func robotCommand(ctx context.Context, e *env, sub string, args []string) error {
-	fs, c := e.flags("robot "+sub, "ROBOT [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the robot's state as JSON")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
+func newRobotCommandCmd(c *common, sub, short, example string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     sub + " ROBOT",
+		Short:   short,
+		Example: example,
+		Args:    nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRobotCommand(cmd.Context(), c, sub, args[0], c.e.stdout)
+		},
 	}
-	return e.withService(ctx, c, openServer, func(ctx context.Context, svc graph.Service) error {
+	addJSON(cmd, c, "print the robot's state as JSON")
+	return cmd
+}
+
+// runRobotCommand sends stop, arm or disarm.
+func runRobotCommand(ctx context.Context, o *common, sub, name string, out io.Writer) error {
+	return o.e.withService(ctx, o, openServer, func(ctx context.Context, svc graph.Service) error {
 		var r *graph.RobotState
+		var err error
 		switch sub {
 		case "stop":
-			r, err = svc.RobotStop(ctx, pos[0])
+			r, err = svc.RobotStop(ctx, name)
 		case "arm":
-			r, err = svc.RobotArm(ctx, pos[0])
+			r, err = svc.RobotArm(ctx, name)
 		case "disarm":
-			r, err = svc.RobotDisarm(ctx, pos[0])
+			r, err = svc.RobotDisarm(ctx, name)
 		}
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, r)
+		if o.asJSON() {
+			return writeJSON(out, r)
 		}
-		fmt.Fprintf(e.stdout, "%s: %s, armed %s, at (%.2f, %.2f)\n", r.Ref, r.State, yesNo(r.Armed), r.Pose.X, r.Pose.Y)
+		fmt.Fprintf(out, "%s: %s, armed %s, at (%.2f, %.2f)\n", r.Ref, r.State, yesNo(r.Armed), r.Pose.X, r.Pose.Y)
 		return nil
 	})
 }
 
-func robotNavigate(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("robot navigate", "ROBOT X Y [--timeout 30s] [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the result as JSON")
-	timeout := fs.Duration("timeout", 0, "give up (and stop the robot) after this long (default: the server's)")
-	quiet := fs.Bool("quiet", false, "no progress lines")
-	pos, err := parse(fs, args, 3, 3)
-	if err != nil {
-		return err
+type robotNavigateOptions struct {
+	*common
+	timeout time.Duration
+	quiet   bool
+}
+
+func newRobotNavigateCmd(c *common) *cobra.Command {
+	o := &robotNavigateOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "navigate ROBOT X Y",
+		Short: "drive a robot to (x, y) metres and wait for the outcome",
+		Long:  "drive a robot to (x, y) metres and wait for the outcome; negative coordinates are numbers, never flags",
+		Example: `  devgraph --demo robot navigate scout 2 1.5
+  devgraph --demo robot navigate scout -1.5 -2 --timeout 30s
+  devgraph --demo robot navigate scout 0 0 --quiet --json`,
+		// pflag would read -1.5 as a flag: navigate reads its own arguments.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pos, help, err := ownArgs(cmd, args)
+			if err != nil {
+				return err
+			}
+			if help {
+				return cmd.Help()
+			}
+			if err := c.checkOutput(); err != nil {
+				return err
+			}
+			if err := nargs(3, 3)(cmd, pos); err != nil {
+				return err
+			}
+			return runRobotNavigate(cmd.Context(), o, pos, c.e.stdout)
+		},
 	}
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 0, "give up (and stop the robot) after this long (default: the server's)")
+	cmd.Flags().BoolVar(&o.quiet, "quiet", false, "no progress lines")
+	addJSON(cmd, c, "print the result as JSON")
+	return cmd
+}
+
+func runRobotNavigate(ctx context.Context, o *robotNavigateOptions, pos []string, out io.Writer) error {
 	x, err := parseCoord("x", pos[1])
 	if err != nil {
 		return err
@@ -136,31 +184,31 @@ func robotNavigate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *timeout < 0 {
-		return graph.FieldErrorf(graph.EINVALID, "timeout", "--timeout %s is negative; give a positive duration such as 30s", *timeout)
+	if o.timeout < 0 {
+		return graph.FieldErrorf(graph.EINVALID, "timeout", "--timeout %s is negative; give a positive duration such as 30s", o.timeout)
 	}
-	goal := graph.Goal{X: x, Y: y, TimeoutS: timeout.Seconds()}
-	return e.withService(ctx, c, openServer, func(ctx context.Context, svc graph.Service) error {
+	goal := graph.Goal{X: x, Y: y, TimeoutS: o.timeout.Seconds()}
+	return o.e.withService(ctx, o.common, openServer, func(ctx context.Context, svc graph.Service) error {
 		last := time.Time{}
 		progress := func(p graph.NavProgress) {
-			if *quiet || time.Since(last) < 250*time.Millisecond {
+			if o.quiet || time.Since(last) < 250*time.Millisecond {
 				return
 			}
 			last = time.Now()
-			fmt.Fprintf(e.stderr, "%s: %.2f m to go, at (%.2f, %.2f), %.1fs\n", pos[0], p.DistanceRemaining, p.Pose.X, p.Pose.Y, p.ElapsedS)
+			fmt.Fprintf(o.e.stderr, "%s: %.2f m to go, at (%.2f, %.2f), %.1fs\n", pos[0], p.DistanceRemaining, p.Pose.X, p.Pose.Y, p.ElapsedS)
 		}
 		res, err := svc.RobotNavigate(ctx, pos[0], goal, progress)
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, res)
+		if o.asJSON() {
+			return writeJSON(out, res)
 		}
 		msg := ""
 		if res.Message != "" {
 			msg = ": " + res.Message
 		}
-		fmt.Fprintf(e.stdout, "%s at (%.2f, %.2f), %.2f m from the goal after %.1fs, battery %.0f%%%s\n",
+		fmt.Fprintf(out, "%s at (%.2f, %.2f), %.2f m from the goal after %.1fs, battery %.0f%%%s\n",
 			res.Status, res.Pose.X, res.Pose.Y, res.DistanceRemaining, res.ElapsedS, res.Battery, msg)
 		if res.Status != graph.NavArrived {
 			return graph.Errorf(graph.EUNAVAILABLE, "%s did not arrive: %s", pos[0], res.Status)
@@ -180,36 +228,51 @@ func parseCoord(field, s string) (float64, error) {
 	return v, nil
 }
 
-// robotParameters shows a robot's parameters, or sets some: `robot parameters scout
-// --set max_speed=0.5 --set geofence=0,0;5,0;5,5;0,5`.
-func robotParameters(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("robot parameters", "ROBOT [--set NAME=VALUE]… [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	var sets stringList
-	fs.Var(&sets, "set", "set a parameter: max_speed, max_turn_rate, max_accel, arrival_threshold, low_battery, detect_range, grasp_reach (numbers) or geofence=x,y;x,y;… (repeatable)")
-	pos, err := parse(fs, args, 1, 1)
+type robotParametersOptions struct {
+	*common
+	sets []string
+}
+
+// newRobotParametersCmd shows a robot's parameters, or sets some: `robot parameters
+// scout --set max_speed=0.5 --set geofence=0,0;5,0;5,5;0,5`.
+func newRobotParametersCmd(c *common) *cobra.Command {
+	o := &robotParametersOptions{common: c}
+	cmd := &cobra.Command{
+		Use:     "parameters ROBOT",
+		Aliases: []string{"params"},
+		Short:   "show or change (--set NAME=VALUE) a robot's parameters",
+		Example: `  devgraph --demo robot parameters scout
+  devgraph --demo robot parameters scout --set max_speed=0.5 --set 'geofence=0,0;5,0;5,5;0,5'`,
+		Args: nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRobotParameters(cmd.Context(), o, args[0], c.e.stdout)
+		},
+	}
+	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "set a parameter: max_speed, max_turn_rate, max_accel, arrival_threshold, low_battery, detect_range, grasp_reach (numbers) or geofence=x,y;x,y;… (repeatable)")
+	addJSON(cmd, c, "print JSON")
+	return cmd
+}
+
+func runRobotParameters(ctx context.Context, o *robotParametersOptions, name string, out io.Writer) error {
+	u, err := parseParams(o.sets)
 	if err != nil {
 		return err
 	}
-	u, err := parseParams(sets)
-	if err != nil {
-		return err
-	}
-	return e.withService(ctx, c, openServer, func(ctx context.Context, svc graph.Service) error {
+	return o.e.withService(ctx, o.common, openServer, func(ctx context.Context, svc graph.Service) error {
 		var r *graph.RobotState
-		if len(sets) == 0 {
-			r, err = svc.Robot(ctx, pos[0])
+		if len(o.sets) == 0 {
+			r, err = svc.Robot(ctx, name)
 		} else {
-			r, err = svc.RobotSetParameters(ctx, pos[0], u)
+			r, err = svc.RobotSetParameters(ctx, name, u)
 		}
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, r.Params)
+		if o.asJSON() {
+			return writeJSON(out, r.Params)
 		}
 		p := r.Params
-		t := newTable(e.stdout, "PARAMETER", "VALUE")
+		t := newTable(out, "PARAMETER", "VALUE")
 		t.row("max_speed", fmt.Sprintf("%g m/s", p.MaxSpeed))
 		t.row("max_turn_rate", fmt.Sprintf("%g rad/s", p.MaxTurnRate))
 		t.row("max_accel", fmt.Sprintf("%g m/s²", p.MaxAccel))

@@ -3,18 +3,17 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/user"
-	goruntime "runtime"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/devgraph/devgraph/graph"
-	"github.com/devgraph/devgraph/migrations"
 )
 
 // Exit codes.
@@ -24,60 +23,12 @@ const (
 	exitUsage = 2 // bad usage
 )
 
-// Version is set at build time with -ldflags "-X main.Version=…".
-var Version = "dev"
-
 // env is what a command may touch: its streams and the environment. Tests inject all of it.
 type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
-}
-
-// command is one verb.
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, e *env, args []string) error
-}
-
-var commands []command
-
-func init() {
-	// A slice literal in init, not registration by side effect: the verb list is here.
-	commands = []command{
-		{"serve", "serve MCP on stdio (and GraphQL/MCP over HTTP with --http)", runServe},
-		{"query", "run a GraphQL document and print the JSON answer", runQuery},
-		{"devices", "list present devices (--all: remembered ones too) with their match", runDevices},
-		{"unbound", "list present devices no identity is bound to", runUnbound},
-		{"bind", "bind a device to an identity: bind REF (IDENTITY | --new NAME)", runBind},
-		{"unbind", "remove a device's explicit binding", runUnbind},
-		{"identities", "list identities", runIdentities},
-		{"show", "show an identity or a device", runShow},
-		{"identity", "create|rename|update|delete|merge|restore an identity", runIdentity},
-		{"hint", "add|remove hints on an identity", runHint},
-		{"tag", "add (+ns:value) and remove (-ns:value) tags", runTag},
-		{"tags", "list tags in use and the seeded vocabulary", runTags},
-		{"note", "add|delete a note", runNote},
-		{"notes", "list the notes on a target", runNotes},
-		{"relate", "declare a relation: relate FROM TYPE TO [--from-port P] [--to-port P] [--attr k=v]…", runRelate},
-		{"relation", "update a declared relation's attrs or ports", runRelation},
-		{"unrelate", "remove a declared relation: unrelate REL, or unrelate FROM TYPE TO", runUnrelate},
-		{"relations", "list a node's relations, declared and observed (--types: the vocabulary)", runRelations},
-		{"trace", "follow a signal from a node (or --port) hop by hop to where it ends", runTrace},
-		{"path", "the shortest chain of relations between two nodes", runPath},
-		{"changelog", "read the audit changelog (+ verify, prune)", runChangelog},
-		{"robot", "status|navigate|stop|arm|disarm|parameters (through a running server)", runRobot},
-		{"migrate", "migrate the database to this version's schema (--status: report only)", runMigrate},
-		{"backup", "write a consistent copy of the database to FILE", runBackup},
-		{"compact", "rewrite the database file without free pages", runCompact},
-		{"export", "write everything as JSON lines, or draw the graph (--format dot|mermaid), to FILE or stdout", runExport},
-		{"import", "read an export from FILE or stdin", runImport},
-		{"doctor", "check the sources, the database and the server", runDoctor},
-		{"version", "print the version", runVersion},
-		{"completion", "print a shell completion script: completion bash|zsh|fish", runCompletion},
-	}
 }
 
 // usageError is bad usage: exit 2.
@@ -95,64 +46,87 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return e.run(ctx, args)
 }
 
+// run builds the command tree, reads the arguments the way devgraph always has (the old
+// one-dash long flags, --version before the verb) and runs the verb.
 func (e *env) run(ctx context.Context, args []string) int {
-	// Flags before the verb belong to the verb: `devgraph --db x identities`.
-	var pre []string
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" && args[0] != "--" {
-		if a := args[0]; a == "-h" || a == "-help" || a == "--help" {
-			e.usage(e.stdout)
-			return exitOK
-		}
-		if a := args[0]; a == "--version" || a == "-version" {
-			args = []string{"version"}
+	root := newRootCmd(e)
+	args = normalizeArgs(args, flagNames(root))
+	root.SetArgs(args)
+	return e.exit(root.ExecuteContext(ctx))
+}
+
+// normalizeArgs rewrites the one-dash long flags devgraph has always read (-json,
+// -db x, -db=x) into pflag's two-dash form, moves flags given before the verb behind its
+// arguments (`devgraph --json identities`: they belong to the verb), and turns
+// --version before the verb into the version verb. Only names some verb defines are
+// rewritten, so tag removals (-role:synth, or a malformed -rolesynth) and negative
+// numbers pass unchanged; `--` ends the rewriting.
+func normalizeArgs(args []string, flags map[string]bool) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			out = append(out, args[i:]...)
 			break
 		}
-		pre = append(pre, args[0])
-		args = args[1:]
-		// A flag's separate value: --db PATH.
-		if len(args) > 0 && !strings.Contains(pre[len(pre)-1], "=") && takesValue(pre[len(pre)-1]) {
-			pre = append(pre, args[0])
-			args = args[1:]
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if _, ok := flags[name]; ok && len(name) > 1 {
+				a = "-" + a
+			}
+		}
+		out = append(out, a)
+	}
+	// The flags before the verb, with their values.
+	n := 0
+	for n < len(out) && strings.HasPrefix(out[n], "-") && out[n] != "-" && out[n] != "--" {
+		a := out[n]
+		if a == "--version" {
+			return []string{"version"}
+		}
+		n++
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !hasValue && flags[name] && n < len(out) {
+			n++ // --db PATH: PATH is not the verb
 		}
 	}
-	if len(args) == 0 {
-		e.usage(e.stderr)
-		return exitUsage
+	if n == 0 || n == len(out) {
+		return out
 	}
-	name := args[0]
-	if name == "help" {
-		if len(args) == 1 {
-			e.usage(e.stdout)
-			return exitOK
+	pre, rest := out[:n], out[n:]
+	end := len(rest)
+	for i, a := range rest {
+		if a == "--" {
+			end = i
+			break
 		}
-		// help VERB [SUB]: the verb's own help, as `devgraph VERB [SUB] -h` prints it.
-		name, args = args[1], append(append([]string{}, args[1:]...), "-h")
 	}
-	cmd := findCommand(name)
-	if cmd == nil {
-		fmt.Fprintf(e.stderr, "devgraph: unknown command %q; run `devgraph help` for the list\n", name)
-		return exitUsage
-	}
-	err := cmd.run(ctx, e, append(pre, args[1:]...))
-	return e.exit(err)
+	moved := make([]string, 0, len(out))
+	moved = append(moved, rest[:end]...)
+	moved = append(moved, pre...)
+	return append(moved, rest[end:]...)
 }
 
-func findCommand(name string) *command {
-	for i := range commands {
-		if commands[i].name == name {
-			return &commands[i]
+// flagNames are the names (long and shorthand) of every flag in the tree, each with
+// whether it takes a value.
+func flagNames(root *cobra.Command) map[string]bool {
+	names := map[string]bool{"help": false, "h": false, "version": false}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		add := func(f *pflag.Flag) {
+			value := f.NoOptDefVal == ""
+			names[f.Name] = names[f.Name] || value
+			if f.Shorthand != "" {
+				names[f.Shorthand] = names[f.Shorthand] || value
+			}
+		}
+		c.Flags().VisitAll(add)
+		c.PersistentFlags().VisitAll(add)
+		for _, sub := range c.Commands() {
+			walk(sub)
 		}
 	}
-	return nil
-}
-
-// takesValue reports whether a global flag given before the verb has a separate value.
-func takesValue(flagArg string) bool {
-	switch strings.TrimLeft(flagArg, "-") {
-	case "db", "m", "message", "sys-root", "proc-root", "pw-dump-file":
-		return true
-	}
-	return false
+	walk(root)
+	return names
 }
 
 func (e *env) exit(err error) int {
@@ -166,8 +140,11 @@ func (e *env) exit(err error) int {
 		}
 		return exitUsage
 	}
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	if msg := err.Error(); strings.HasPrefix(msg, "unknown command ") {
+		// cobra's words for a verb that does not exist.
+		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown command "), " for ")
+		fmt.Fprintf(e.stderr, "devgraph: unknown command %s; run `devgraph help` for the list\n", name)
+		return exitUsage
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(e.stderr, "devgraph: interrupted")
@@ -190,97 +167,9 @@ func oneLine(s string) string {
 	return s
 }
 
-func (e *env) usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: devgraph <command> [flags] [args]")
-	fmt.Fprintln(w)
-	width := 0
-	for _, c := range commands {
-		width = max(width, len(c.name))
-	}
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Every command takes --db PATH (else $DEVGRAPH_DB, else $XDG_DATA_HOME/devgraph/devgraph.db)")
-	fmt.Fprintln(w, "and --demo (the demo rig and its own database). `devgraph help <command>` (or `devgraph <command> -h`)")
-	fmt.Fprintln(w, "shows its flags.")
-}
-
-// newFlags returns a FlagSet for a verb whose errors come back to Run as one line (bad
-// usage: exit 2); -h prints the verb's usage and flags on stdout.
-func (e *env) newFlags(name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet("devgraph "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	helps.Store(fs, func() {
-		w := e.stdout
-		fmt.Fprintf(w, "usage: devgraph %s %s\n", name, usage)
-		if hasFlags(fs) {
-			fmt.Fprintln(w, "flags:")
-			fs.SetOutput(w)
-			fs.PrintDefaults()
-			fs.SetOutput(io.Discard)
-		}
-	})
-	return fs
-}
-
-// helps maps each FlagSet to the func printing its help (flag calls Usage on every parse
-// error, so the help cannot live there). Commands may run concurrently in one process
-// (the CLI tests do), hence a sync.Map.
-var helps sync.Map // *flag.FlagSet → func()
-
-func hasFlags(fs *flag.FlagSet) bool {
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	return n > 0
-}
-
-// parseArgs parses flags wherever they stand among the positional arguments and returns
-// the positionals in order. `--` ends flags; `+ns:value` and `-ns:value` are tag
-// operations, and negative numbers are numbers, never flags.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		if !isFlagArg(a) {
-			pos = append(pos, a)
-			continue
-		}
-		flags = append(flags, a)
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if hasValue {
-			continue
-		}
-		f := fs.Lookup(name)
-		if f == nil {
-			continue // Parse reports it
-		}
-		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
-			i++
-			flags = append(flags, args[i])
-		}
-	}
-	if err := fs.Parse(flags); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			if h, ok := helps.Load(fs); ok {
-				h.(func())()
-			}
-			return nil, err
-		}
-		return nil, usagef("%s: %v; see `%s -h`", strings.TrimPrefix(fs.Name(), "devgraph "), err, fs.Name())
-	}
-	return pos, nil
-}
-
-// isFlagArg reports whether a looks like a flag rather than a positional argument.
+// isFlagArg reports whether a looks like a flag rather than a positional argument, for
+// the verbs that read their own arguments (tag, robot navigate): `+ns:value` and
+// `-ns:value` are tag operations and negative numbers are numbers, never flags.
 func isFlagArg(a string) bool {
 	if len(a) < 2 || a[0] != '-' {
 		return false
@@ -298,19 +187,6 @@ func isFlagArg(a string) bool {
 	return true
 }
 
-// nargs checks the positional count.
-func nargs(fs *flag.FlagSet, pos []string, min, max int) error {
-	if len(pos) < min || (max >= 0 && len(pos) > max) {
-		switch {
-		case len(pos) < min:
-			return usagef("%s: missing arguments; see `%s -h`", strings.TrimPrefix(fs.Name(), "devgraph "), fs.Name())
-		default:
-			return usagef("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "devgraph "), pos[max])
-		}
-	}
-	return nil
-}
-
 // cliActor is "cli:<os user>".
 func cliActor() string {
 	name := ""
@@ -324,35 +200,4 @@ func cliActor() string {
 		name = strconv.Itoa(os.Getuid())
 	}
 	return "cli:" + name
-}
-
-func runVersion(ctx context.Context, e *env, args []string) error {
-	fs, _ := e.flags("version", "", false)
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "devgraph %s (%s, schema %d)\n", Version, goruntime.Version(), migrations.CurrentVersion)
-	return nil
-}
-
-// flags returns a verb's FlagSet (see newFlags) with the common flags registered first,
-// into the returned common; sources adds the source roots.
-func (e *env) flags(name, usage string, sources bool) (*flag.FlagSet, *common) {
-	fs := e.newFlags(name, usage)
-	c := new(common)
-	c.register(fs, sources)
-	return fs, c
-}
-
-// parse parses args (see parseArgs) and checks that min to max positionals remain (max
-// -1: no limit), in that order, returning the positionals.
-func parse(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if err := nargs(fs, pos, min, max); err != nil {
-		return nil, err
-	}
-	return pos, nil
 }

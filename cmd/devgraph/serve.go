@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -16,18 +17,14 @@ import (
 	"github.com/devgraph/devgraph/store"
 )
 
-func runServe(ctx context.Context, e *env, args []string) error {
-	f, err := e.parseServeFlags(args)
-	if err != nil {
-		return err
-	}
-	return e.serve(ctx, f, newLogger(e.stderr, f.logLevel))
+func runServe(ctx context.Context, f *serveFlags, logs io.Writer) error {
+	return f.e.serve(ctx, f, newLogger(logs, f.logLevel))
 }
 
 // serve opens the database and serves it; when another server holds the database it
 // relays to that one instead.
 func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
-	db := e.dbPath(&f.common)
+	db := e.dbPath(f.common)
 	// The holder may be starting up (locked, socket not yet listening): retry briefly.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -59,7 +56,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	parts.add("robots", fleet.Close) // robots stopped before the store closes
 
-	live, err := e.live(&f.common, db)
+	live, err := e.live(f.common, db)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,9 @@ import (
 	"net"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/devgraph/devgraph/graph"
 	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/mcptools"
@@ -15,12 +18,12 @@ import (
 
 // serveFlags are `devgraph serve`'s flags.
 type serveFlags struct {
-	common
+	*common
 	httpAddr  string
 	tokenFile string
 	readOnly  bool
 	stdio     bool
-	simRobots stringList
+	simRobots []string
 	poll      time.Duration
 	autoBind  bool
 	limits    query.Limits
@@ -30,16 +33,48 @@ type serveFlags struct {
 	set         map[string]bool // the flags given on the command line
 }
 
-// parseServeFlags parses and checks serve's flags, before anything is opened.
+func newServeCmd(c *common) *cobra.Command {
+	f := &serveFlags{common: c}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "serve MCP on stdio (and GraphQL/MCP over HTTP with --http)",
+		Example: `  devgraph serve
+  devgraph serve --demo --http 127.0.0.1:8080
+  devgraph serve --http 0.0.0.0:8080 --token-file ~/.config/devgraph/tokens
+  devgraph serve --read-only --sim-robot scout@1,1 --poll 5s`,
+		Args: nargs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(cmd.Flags()); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), f, c.e.stderr)
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// parseServeFlags parses and checks serve's flags alone (tests), before anything is opened.
 func (e *env) parseServeFlags(args []string) (*serveFlags, error) {
-	fs := e.newFlags("serve", "[--demo] [--db PATH] [--http ADDR [--token-file F]] [--read-only] [--sim-robot NAME[@x,y]]… [--poll 2s] [--auto-bind]")
-	var f serveFlags
-	f.register(fs, true)
+	f := &serveFlags{common: &common{e: e}}
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	f.common.register(fs)
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, usagef("serve: %v", err)
+	}
+	if err := f.check(fs); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.httpAddr, "http", "", "also serve GraphQL, GraphiQL and MCP over HTTP on ADDR (e.g. 127.0.0.1:8080); stdio MCP is then off unless --stdio")
 	fs.StringVar(&f.tokenFile, "token-file", "", "bearer tokens (\"name token\" per line, \"name token prune\" for one that may prune the changelog); required for a non-loopback --http address")
 	fs.BoolVar(&f.readOnly, "read-only", false, "refuse every change: no write tools, no robot motion, read-only socket")
 	fs.BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin/stdout (the default without --http)")
-	fs.Var(&f.simRobots, "sim-robot", "add a simulated robot NAME[@x,y] (repeatable)")
+	fs.StringArrayVar(&f.simRobots, "sim-robot", nil, "add a simulated robot NAME[@x,y] (repeatable)")
 	fs.DurationVar(&f.poll, "poll", 2*time.Second, "how often to read the sources in the background (0: never)")
 	fs.BoolVar(&f.autoBind, "auto-bind", false, "bind devices whose match is high and unambiguous, as discovery:<source>")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
@@ -51,39 +86,40 @@ func (e *env) parseServeFlags(args []string) (*serveFlags, error) {
 	fs.IntVar(&f.limits.MaxDocumentBytes, "max-document-bytes", d.MaxDocumentBytes, "GraphQL: document size")
 	fs.IntVar(&f.limits.MaxPageSize, "max-page", d.MaxPageSize, "GraphQL and MCP: largest page")
 	fs.DurationVar(&f.limits.Timeout, "query-timeout", d.Timeout, "GraphQL: time limit per query")
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return nil, err
-	}
+}
+
+// check checks the parsed flags (fs holds them) before anything is opened.
+func (f *serveFlags) check(fs *pflag.FlagSet) error {
 	f.set = map[string]bool{}
-	fs.Visit(func(fl *flagT) { f.set[fl.Name] = true })
+	fs.Visit(func(fl *pflag.Flag) { f.set[fl.Name] = true })
 	if !f.set["stdio"] {
 		f.stdio = f.httpAddr == ""
 	}
 	for _, s := range f.simRobots {
 		if _, err := robot.ParseSimSpec(s); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if f.poll < 0 {
-		return nil, usagef("serve: --poll must not be negative")
+		return usagef("serve: --poll must not be negative")
 	}
 	if f.mcpSessions < 1 {
-		return nil, usagef("serve: --mcp-max-sessions must be at least 1")
+		return usagef("serve: --mcp-max-sessions must be at least 1")
 	}
 	// Check the HTTP address and tokens before opening anything.
 	if f.httpAddr != "" {
 		if _, err := f.httpLoopback(); err != nil {
-			return nil, err
+			return err
 		}
 		if f.tokenFile != "" {
 			if _, err := devhttp.LoadTokens(f.tokenFile); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	} else if f.tokenFile != "" {
-		return nil, usagef("serve: --token-file goes with --http ADDR")
+		return usagef("serve: --token-file goes with --http ADDR")
 	}
-	return &f, nil
+	return nil
 }
 
 // httpLoopback reports whether --http listens on loopback only; any other address

@@ -106,3 +106,41 @@ func TestServe_MCPGuardErrorsAreJSONRPC(t *testing.T) {
 		t.Errorf("serve ended with %v:\n%s", err, srv.log())
 	}
 }
+
+// Stopping a robot is always allowed: a --read-only server runs GraphQL robotStop (alone
+// in its mutation) over HTTP and `devgraph robot stop` through its socket, and still
+// refuses every other mutation and robot command.
+func TestServe_ReadOnlyStopsRobots(t *testing.T) {
+	t.Parallel()
+	env := procEnv(t)
+	db := filepath.Join(t.TempDir(), "ro-robots.db")
+	srv := startServe(t, env, "--demo", "--db", db, "--read-only", "--http", "127.0.0.1:0")
+	url := strings.TrimPrefix(srv.waitLine("GraphiQL: "), "GraphiQL: ")
+
+	status, body := postGraphQL(t, url, `mutation { robotStop(robot: "scout") { state armed } }`)
+	if status != http.StatusOK || body["errors"] != nil {
+		t.Fatalf("robotStop on a read-only server: %d %v, want it run", status, body)
+	}
+	st := body["data"].(map[string]any)["robotStop"].(map[string]any)
+	if st["state"] != "stopped" || st["armed"] != false {
+		t.Errorf("robotStop answered %v, want stopped and disarmed", st)
+	}
+	for _, q := range []string{
+		`mutation { robotArm(robot: "scout") { state } }`,
+		`mutation { robotStop(robot: "scout") { state } robotArm(robot: "rover") { state } }`,
+	} {
+		if status, body := postGraphQL(t, url, q); status != http.StatusForbidden || body["data"] != nil {
+			t.Errorf("%s on a read-only server: %d %v, want 403 and no data", q, status, body)
+		}
+	}
+	if _, stderr, code := runBin(t, env, "robot", "stop", "scout", "--db", db); code != 0 {
+		t.Errorf("devgraph robot stop through a read-only server: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runBin(t, env, "robot", "arm", "scout", "--db", db); code != 1 || !strings.Contains(stderr, "read-only") {
+		t.Errorf("devgraph robot arm through a read-only server: exit %d %q, want 1 saying read-only", code, stderr)
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	if err := srv.wait(); err != nil {
+		t.Errorf("serve ended with %v:\n%s", err, srv.log())
+	}
+}

@@ -6,29 +6,42 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/devgraph/devgraph/graph"
 )
 
-func runShow(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("show", "ID|REF|REL|CLIENT [--json]", true)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
+func newShowCmd(c *common) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "show ID|REF|REL|CLIENT",
+		Short: "show an identity, a device, a relation or a client",
+		Example: `  devgraph show roland-jd-xi
+  devgraph show usb:3-3.2 --json
+  devgraph show rel:0190a4c2-…`,
+		Args: nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runShow(cmd.Context(), c, args[0], c.e.stdout)
+		},
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		switch graph.KindOf(pos[0]) {
+	addJSON(cmd, c, "print JSON")
+	return cmd
+}
+
+func runShow(ctx context.Context, o *common, text string, out io.Writer) error {
+	e := o.e
+	return e.withService(ctx, o, openAny, func(ctx context.Context, svc graph.Service) error {
+		switch graph.KindOf(text) {
 		case graph.KindRelation, graph.KindObserved:
-			r, err := svc.FindRelationByID(ctx, pos[0])
+			r, err := svc.FindRelationByID(ctx, text)
 			if err != nil {
 				return err
 			}
-			if *jsonOut {
-				return writeJSON(e.stdout, r)
+			if o.asJSON() {
+				return writeJSON(out, r)
 			}
-			return printRelation(e.stdout, r)
+			return printRelation(out, r)
 		case graph.KindClient:
-			cl, err := svc.Client(ctx, pos[0])
+			cl, err := svc.Client(ctx, text)
 			if err != nil {
 				return err
 			}
@@ -36,23 +49,23 @@ func runShow(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			if *jsonOut {
-				return writeJSON(e.stdout, struct {
+			if o.asJSON() {
+				return writeJSON(out, struct {
 					*graph.Client
 					Relations      []*graph.Relation `json:"relations"`
 					RelationsTotal int               `json:"relations_total"`
 				}{cl, rels, total})
 			}
-			t := newTable(e.stdout, "CLIENT", cl.ID)
+			t := newTable(out, "CLIENT", cl.ID)
 			t.row("name", cl.Name)
 			t.row("source", cl.Source)
 			t.row("attrs", fmtAttrs(cl.Attrs))
 			if err := t.flush(); err != nil {
 				return err
 			}
-			return printNodeRelations(e.stdout, cl.ID, rels, total)
+			return printNodeRelations(out, cl.ID, rels, total)
 		}
-		id, err := resolveTarget(ctx, svc, pos[0])
+		id, err := resolveTarget(ctx, svc, text)
 		if err != nil {
 			return err
 		}
@@ -66,17 +79,17 @@ func runShow(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			if *jsonOut {
-				return writeJSON(e.stdout, struct {
+			if o.asJSON() {
+				return writeJSON(out, struct {
 					*graph.Identity
 					Relations      []*graph.Relation `json:"relations"`
 					RelationsTotal int               `json:"relations_total"`
 				}{ident, rels, total})
 			}
-			if err := printIdentity(e.stdout, ident); err != nil {
+			if err := printIdentity(out, ident); err != nil {
 				return err
 			}
-			return printNodeRelations(e.stdout, id, rels, total)
+			return printNodeRelations(out, id, rels, total)
 		case graph.KindDevice:
 			dv, err := svc.Device(ctx, id)
 			if err != nil {
@@ -86,17 +99,17 @@ func runShow(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			if *jsonOut {
-				return writeJSON(e.stdout, struct {
+			if o.asJSON() {
+				return writeJSON(out, struct {
 					*graph.DeviceView
 					Relations      []*graph.Relation `json:"relations"`
 					RelationsTotal int               `json:"relations_total"`
 				}{dv, rels, total})
 			}
-			if err := printDevice(e.stdout, dv); err != nil {
+			if err := printDevice(out, dv); err != nil {
 				return err
 			}
-			return printNodeRelations(e.stdout, id, rels, total)
+			return printNodeRelations(out, id, rels, total)
 		}
 		return graph.Errorf(graph.EINVALID, "%s is not an identity, a device, a relation or a client; `devgraph show` takes those (notes: `devgraph notes TARGET`)", id)
 	})

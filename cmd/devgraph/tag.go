@@ -3,31 +3,71 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/devgraph/devgraph/graph"
 )
 
-func runTag(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("tag", "TARGET +NS:VALUE… -NS:VALUE… [-m WHY] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print the target's tags as JSON")
-	// A -word this verb has no flag for is a tag to remove, malformed ("-rolesynth"):
-	// refused as a tag, as every interface refuses it, not as an unknown flag.
+func newTagCmd(c *common) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tag TARGET +NS:VALUE… -NS:VALUE…",
+		Short: "add (+ns:value) and remove (-ns:value) tags",
+		Long: "add (+ns:value) and remove (-ns:value) tags on an identity or a device; " +
+			"+ns:value and -ns:value are tag operations, never flags",
+		Example: `  devgraph tag roland-jd-xi +role:synth +location:desk-left
+  devgraph tag roland-jd-xi -status:loaned -m "back from repair"
+  devgraph tag usb:3-3.2 +capability:midi --json`,
+		// pflag would read -role:synth as flags: tag reads its own arguments.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pos, help, err := tagArgs(cmd, args)
+			if err != nil || help {
+				if help {
+					return cmd.Help()
+				}
+				return err
+			}
+			if err := c.checkOutput(); err != nil {
+				return err
+			}
+			return runTag(cmd.Context(), c, pos, c.e.stdout)
+		},
+	}
+	addJSON(cmd, c, "print the target's tags as JSON")
+	return cmd
+}
+
+// tagArgs reads tag's arguments: TARGET and its operations. A -word this verb has no
+// flag for is a tag to remove, malformed ("-rolesynth"): refused as a tag, as every
+// interface refuses it, not as an unknown flag.
+func tagArgs(cmd *cobra.Command, args []string) ([]string, bool, error) {
+	fs := cmd.Flags()
+	cmd.InheritedFlags()
 	var rest, removals []string
 	for _, a := range args {
-		if name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "="); isFlagArg(a) && !strings.HasPrefix(a, "--") && fs.Lookup(name) == nil {
+		if isFlagArg(a) && !strings.HasPrefix(a, "--") && lookupFlag(fs, a) == nil {
 			removals = append(removals, a)
 			continue
 		}
 		rest = append(rest, a)
 	}
-	pos, err := parse(fs, rest, 1, -1)
-	if err != nil {
-		return err
+	pos, help, err := ownArgs(cmd, rest)
+	if err != nil || help {
+		return nil, help, err
+	}
+	if len(pos) == 0 {
+		return nil, false, usagef("tag: missing arguments; see `devgraph tag -h`")
 	}
 	if pos = append(pos, removals...); len(pos) < 2 {
-		return usagef("tag: missing arguments; see `devgraph tag -h`")
+		return nil, false, usagef("tag: missing arguments; see `devgraph tag -h`")
 	}
+	return pos, false, nil
+}
+
+func runTag(ctx context.Context, o *common, pos []string, out io.Writer) error {
 	var add, remove []string
 	for _, op := range pos[1:] {
 		switch {
@@ -39,7 +79,7 @@ func runTag(ctx context.Context, e *env, args []string) error {
 			add = append(add, op)
 		}
 	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
+	return o.e.withService(ctx, o, openAny, func(ctx context.Context, svc graph.Service) error {
 		target, err := resolveTarget(ctx, svc, pos[0], graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err
@@ -48,37 +88,13 @@ func runTag(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, struct {
+		if o.asJSON() {
+			return writeJSON(out, struct {
 				Target string   `json:"target"`
 				Tags   []string `json:"tags"`
 			}{target, nonNil(tags)})
 		}
-		fmt.Fprintf(e.stdout, "%s: %s\n", target, joinOr(tags, "(no tags)"))
+		fmt.Fprintf(out, "%s: %s\n", target, joinOr(tags, "(no tags)"))
 		return nil
-	})
-}
-
-func runTags(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("tags", "[--namespace NS] [--in-use] [--json]", false)
-	jsonOut := fs.Bool("json", false, "print JSON")
-	ns := fs.String("namespace", "", "only this namespace")
-	inUse := fs.Bool("in-use", false, "only tags on at least one node (else the seeded vocabulary too)")
-	if _, err := parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		tags, err := svc.FindTags(ctx, graph.TagFilter{Namespace: *ns, InUse: *inUse})
-		if err != nil {
-			return err
-		}
-		if *jsonOut {
-			return writeJSON(e.stdout, list[graph.TagCount]{Items: nonNil(tags), Total: len(tags)})
-		}
-		t := newTable(e.stdout, "TAG", "COUNT", "SEEDED")
-		for _, tc := range tags {
-			t.row(tc.Tag, tc.Count, yesNo(tc.Seeded))
-		}
-		return t.flush()
 	})
 }

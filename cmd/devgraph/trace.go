@@ -6,73 +6,54 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/devgraph/devgraph/graph"
 )
 
-func runTrace(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("trace", "NODE [--port P] [--in] [--json]", true)
-	jsonOut := fs.Bool("json", false, "print the trace as JSON")
-	port := fs.String("port", "", "start from this port only (the first hop leaves, or with --in enters, by it)")
-	in := fs.Bool("in", false, "trace upstream: where the signal into NODE comes from")
-	pos, err := parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	o := graph.TraceOptions{Port: *port, Direction: graph.DirOut}
-	if *in {
-		o.Direction = graph.DirIn
-	}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		from, err := resolveNode(ctx, svc, pos[0])
-		if err != nil {
-			return err
-		}
-		tr, err := svc.Trace(ctx, from, o)
-		if err != nil {
-			return err
-		}
-		if *jsonOut {
-			return writeJSON(e.stdout, tr)
-		}
-		return printTrace(e.stdout, tr)
-	})
+type traceOptions struct {
+	*common
+	port string
+	in   bool
 }
 
-func runPath(ctx context.Context, e *env, args []string) error {
-	fs, c := e.flags("path", "FROM TO [--directed] [--type T]… [--max-depth N] [--json]", true)
-	jsonOut := fs.Bool("json", false, "print the path as JSON")
-	directed := fs.Bool("directed", false, "follow relations only from → to (default: either way)")
-	maxDepth := fs.Int("max-depth", 0, fmt.Sprintf("at most this many hops, 1..%d (default %d)", graph.MaxPathDepth, graph.MaxPathDepth))
-	var types stringList
-	fs.Var(&types, "type", "only relations of this type (repeatable)")
-	pos, err := parse(fs, args, 2, 2)
-	if err != nil {
-		return err
+func newTraceCmd(c *common) *cobra.Command {
+	o := &traceOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "trace NODE",
+		Short: "follow a signal from a node (or --port) hop by hop to where it ends",
+		Example: `  devgraph trace keystep
+  devgraph trace keystep --port "MIDI OUT"
+  devgraph trace roland-jd-xi --in --json`,
+		Args: nargs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTrace(cmd.Context(), o, args[0], c.e.stdout)
+		},
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flagT) { set[f.Name] = true })
-	if set["max-depth"] && *maxDepth < 1 {
-		// 0 would mean the default; given, it is out of range on every interface.
-		return graph.FieldErrorf(graph.EINVALID, "max_depth", "--max-depth %d: want 1-%d hops (leave it out for %d)", *maxDepth, graph.MaxPathDepth, graph.MaxPathDepth)
+	cmd.Flags().StringVar(&o.port, "port", "", "start from this port only (the first hop leaves, or with --in enters, by it)")
+	cmd.Flags().BoolVar(&o.in, "in", false, "trace upstream: where the signal into NODE comes from")
+	addJSON(cmd, c, "print the trace as JSON")
+	return cmd
+}
+
+func runTrace(ctx context.Context, o *traceOptions, node string, out io.Writer) error {
+	opts := graph.TraceOptions{Port: o.port, Direction: graph.DirOut}
+	if o.in {
+		opts.Direction = graph.DirIn
 	}
-	o := graph.PathOptions{Types: types, MaxDepth: *maxDepth, Directed: *directed}
-	return e.withService(ctx, c, openAny, func(ctx context.Context, svc graph.Service) error {
-		from, err := resolveNode(ctx, svc, pos[0])
+	return o.e.withService(ctx, o.common, openAny, func(ctx context.Context, svc graph.Service) error {
+		from, err := resolveNode(ctx, svc, node)
 		if err != nil {
 			return err
 		}
-		to, err := resolveNode(ctx, svc, pos[1])
+		tr, err := svc.Trace(ctx, from, opts)
 		if err != nil {
 			return err
 		}
-		p, err := svc.Path(ctx, from, to, o)
-		if err != nil {
-			return err
+		if o.asJSON() {
+			return writeJSON(out, tr)
 		}
-		if *jsonOut {
-			return writeJSON(e.stdout, p)
-		}
-		return printPath(e.stdout, p)
+		return printTrace(out, tr)
 	})
 }
 

@@ -28,12 +28,12 @@
 //
 // Navigate refuses, with an EINVALID error and no motion: non-finite or out-of-range
 // coordinates (graph.ValidateCoordinate), a negative, non-finite or too long timeout_s
-// (0 means DefaultTimeout, 45 s; at most MaxTimeout), a goal outside the geofence, and a
+// (0 means DefaultTimeout, 30 s; at most MaxTimeout), a goal outside the geofence, and a
 // robot that is not armed ("arm it first (robot_arm)") — an error rather than a result,
 // because arming is the caller's next step. Otherwise it blocks until one of these ends it,
 // and returns a result with that status:
 //
-//   - arrived: within arrival_threshold (default 0.3 m) of the goal;
+//   - arrived: within arrival_threshold (default 0.15 m, at most 0.3 m) of the goal;
 //   - timeout: the timeout passed in simulation time; the robot brakes to rest (idle,
 //     still armed, not e-stopped);
 //   - cancelled: the caller's context ended (or the fleet closed); the robot brakes to rest;

@@ -13,7 +13,7 @@ const (
 	DefaultTickRate = 50               // Hz
 	MinTickRate     = 50               // Hz
 	MaxTickRate     = 1000             // Hz
-	DefaultTimeout  = 45 * time.Second // below the 60 s most MCP clients wait
+	DefaultTimeout  = 30 * time.Second // well below the 60 s most MCP clients wait
 	MaxTimeout      = 10 * time.Minute
 	RobotRadius     = 0.2 // m; obstacles are inflated by it
 	MaxGeofence     = 256 // points
@@ -27,13 +27,20 @@ const (
 	turnAccelFactor = 4.0 // angular acceleration limit = factor × max turn rate, per second
 )
 
+// The arrival threshold: a navigation has arrived within it of the goal. 0.3 m is the
+// bound robot MCP servers commonly promise, so it is the largest a caller may set.
+const (
+	DefaultArrival = 0.15 // m
+	MaxArrival     = 0.3  // m
+)
+
 // DefaultParams are a new robot's parameters (no geofence).
 func DefaultParams() graph.RobotParams {
 	return graph.RobotParams{
 		MaxSpeed:         1.0,
 		MaxTurnRate:      2.0,
 		MaxAccel:         1.0,
-		ArrivalThreshold: 0.3,
+		ArrivalThreshold: DefaultArrival,
 		LowBattery:       15,
 		DetectRange:      5,
 		GraspReach:       0.6,
@@ -52,7 +59,7 @@ var (
 	rangeMaxSpeed    = paramRange{"max_speed", 0, 3, false, "m/s"}
 	rangeMaxTurnRate = paramRange{"max_turn_rate", 0, 6, false, "rad/s"}
 	rangeMaxAccel    = paramRange{"max_accel", 0, 5, false, "m/s²"}
-	rangeArrival     = paramRange{"arrival_threshold", 0.05, 5, true, "m"}
+	rangeArrival     = paramRange{"arrival_threshold", 0.05, MaxArrival, true, "m"}
 	rangeLowBattery  = paramRange{"low_battery", 0, 50, true, "%"}
 	rangeDetect      = paramRange{"detect_range", 0, 50, false, "m"}
 	rangeReach       = paramRange{"grasp_reach", 0, 2, false, "m"}
@@ -115,6 +122,16 @@ func applyParams(cur graph.RobotParams, u graph.RobotParamsUpdate, pos graph.Poi
 		p.Geofence = fence
 	}
 	return p, nil
+}
+
+// storedParams adapts parameters stored by an older devgraph to today's ranges: an
+// arrival threshold above MaxArrival (older versions took up to 5 m) becomes MaxArrival,
+// so the robot keeps its parameters instead of refusing to load.
+func storedParams(p graph.RobotParams) graph.RobotParams {
+	if p.ArrivalThreshold > MaxArrival {
+		p.ArrivalThreshold = MaxArrival
+	}
+	return p
 }
 
 // validParams checks a whole parameter set (as loaded from the store).

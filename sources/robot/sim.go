@@ -446,6 +446,7 @@ func (r *simRobot) restore(rec *graph.RobotRecord) error {
 	}
 	r.pose = rec.Pose
 	r.pose.Heading = wrapAngle(r.pose.Heading)
+	rec.Params = storedParams(rec.Params)
 	if err := validParams(rec.Params); err != nil {
 		return fmt.Errorf("stored parameters: %w", err)
 	}

@@ -52,6 +52,45 @@ func TestNavigate_Arrives(t *testing.T) {
 	}
 }
 
+// The defaults robot MCP servers commonly promise: arrival within 0.15 m unless set (0.3 m
+// at most), and a navigation that gives up after 30 s unless the call says otherwise.
+func TestParams_Defaults(t *testing.T) {
+	t.Parallel()
+	if got, want := DefaultParams().ArrivalThreshold, 0.15; got != want {
+		t.Fatalf("default arrival_threshold=%g, want %g", got, want)
+	}
+	if got, want := DefaultTimeout, 30*time.Second; got != want {
+		t.Fatalf("default navigate timeout=%v, want %v", got, want)
+	}
+	t.Run("MaxAccepted", func(t *testing.T) {
+		u := 0.3
+		p, err := applyParams(DefaultParams(), graph.RobotParamsUpdate{ArrivalThreshold: &u}, graph.Point{}, nil)
+		must(t, err)
+		if p.ArrivalThreshold != 0.3 {
+			t.Fatalf("arrival_threshold=%g, want 0.3", p.ArrivalThreshold)
+		}
+	})
+	t.Run("StoredByAnOlderVersion", func(t *testing.T) {
+		old := DefaultParams()
+		old.ArrivalThreshold = 2 // older versions took up to 5 m
+		p := storedParams(old)
+		must(t, validParams(p))
+		if p.ArrivalThreshold != MaxArrival {
+			t.Fatalf("stored 2 m loads as %g, want %g", p.ArrivalThreshold, MaxArrival)
+		}
+	})
+	t.Run("DefaultTimeoutEndsANavigation", func(t *testing.T) {
+		f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
+		arm(t, f, "scout")
+		c := startNav(t, context.Background(), f, "scout", graph.Goal{X: 500, Y: 0})
+		driveUntilIdle(t, f, clk, 60*time.Second, "robot:scout")
+		res := c.wait(t)
+		if res.Status != graph.NavTimeout || math.Abs(res.ElapsedS-30) > 0.05 {
+			t.Fatalf("status=%q elapsed=%g s, want timeout after 30 s", res.Status, res.ElapsedS)
+		}
+	})
+}
+
 func TestNavigate_TimeoutStops(t *testing.T) {
 	t.Parallel()
 	f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
@@ -524,6 +563,7 @@ func TestFleet_SetParameters(t *testing.T) {
 		{"AccelNegative", graph.RobotParamsUpdate{MaxAccel: fp(-1)}, "max_accel"},
 		{"ArrivalLow", graph.RobotParamsUpdate{ArrivalThreshold: fp(0.01)}, "arrival_threshold"},
 		{"ArrivalHigh", graph.RobotParamsUpdate{ArrivalThreshold: fp(6)}, "arrival_threshold"},
+		{"ArrivalPastTheBound", graph.RobotParamsUpdate{ArrivalThreshold: fp(0.31)}, "arrival_threshold"},
 		{"LowBatteryHigh", graph.RobotParamsUpdate{LowBattery: fp(60)}, "low_battery"},
 		{"LowBatteryInf", graph.RobotParamsUpdate{LowBattery: fp(math.Inf(1))}, "low_battery"},
 		{"Mixed", graph.RobotParamsUpdate{MaxSpeed: fp(2), GraspReach: fp(9)}, "grasp_reach"},

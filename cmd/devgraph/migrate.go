@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store"
+)
+
+type migrateOptions struct {
+	*common
+	status bool
+}
+
+func newMigrateCmd(c *common) *cobra.Command {
+	o := &migrateOptions{common: c}
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "migrate the database to this version's schema (--status: report only)",
+		Example: `  devgraph migrate --status
+  devgraph migrate
+  devgraph --db old.db migrate --json`,
+		Args: nargs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMigrate(cmd.Context(), o, c.e.stdout)
+		},
+	}
+	cmd.Flags().BoolVar(&o.status, "status", false, "report the schema version and pending steps; change nothing")
+	addJSON(cmd, c, "print JSON")
+	return cmd
+}
+
+func runMigrate(ctx context.Context, o *migrateOptions, out io.Writer) error {
+	e := o.e
+	db := e.dbPath(o.common)
+	if cl := dialServer(ctx, db); cl != nil {
+		// A running server has already migrated the file when it opened it.
+		defer cl.Close()
+		st, err := cl.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		r := &migrations.StatusReport{Path: db, Version: st.SchemaVersion, Current: migrations.CurrentVersion}
+		if o.asJSON() {
+			return writeJSON(out, r)
+		}
+		fmt.Fprintf(out, "%s is at schema version %d (current %d), held by a running server; nothing to do\n", db, r.Version, r.Current)
+		return nil
+	}
+	if o.status {
+		r, err := store.SchemaStatus(db)
+		if err != nil {
+			return err
+		}
+		if o.asJSON() {
+			return writeJSON(out, r)
+		}
+		switch {
+		case r.Newer:
+			fmt.Fprintf(out, "%s is at schema version %d, newer than this devgraph (%d); upgrade devgraph\n", db, r.Version, r.Current)
+		case len(r.Pending) == 0:
+			fmt.Fprintf(out, "%s is at schema version %d (current); nothing to do\n", db, r.Version)
+		default:
+			fmt.Fprintf(out, "%s is at schema version %d (current %d); pending:\n", db, r.Version, r.Current)
+			for _, p := range r.Pending {
+				fmt.Fprintf(out, "  %s\n", p)
+			}
+		}
+		return nil
+	}
+	before, _ := store.SchemaStatus(db)
+	st, err := store.Open(db, store.Options{Timeout: lockWait})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r := &migrations.StatusReport{Path: db, Version: st.Version(), Current: migrations.CurrentVersion}
+	if o.asJSON() {
+		return writeJSON(out, r)
+	}
+	switch {
+	case before != nil && before.Version != 0 && before.Version < st.Version():
+		fmt.Fprintf(out, "migrated %s from schema version %d to %d; backup at %s\n", db, before.Version, st.Version(), st.BackupPath())
+	default:
+		fmt.Fprintf(out, "%s is at schema version %d (current); nothing to do\n", db, st.Version())
+	}
+	return nil
+}

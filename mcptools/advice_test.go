@@ -10,32 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/internal/advicetest"
 )
-
-// everyStep is one step of each kind, with the values the errors that make it give it,
-// and the bare forms (no node, no object) some errors make.
-func everyStep() []graph.Step {
-	x, y := graph.XY(1.5, -2)
-	out := []graph.Step{
-		{Do: graph.StepShow, ID: "identity:jdxi"},
-		{Do: graph.StepBind, Ref: "usb:3-3.2", Identity: "identity:jdxi"},
-		{Do: graph.StepBind, Ref: "usb:3-3.2", Identity: "identity:jdxi", Arg: "force", Value: "true"},
-		{Do: graph.StepBind, Ref: "usb:3-3.2", Name: "Roland JD-Xi"},
-		graph.PassStep("move", "true"), graph.PassStep("new_type", "true"), graph.PassStep("slug", "jdxi-2"), graph.PassStep("slug", ""),
-		{Do: graph.StepUpdate, ID: "rel:0190"}, {Do: graph.StepRemove, ID: "rel:0190"}, {Do: graph.StepRemove},
-		{Do: graph.StepDelNote, ID: "identity:jdxi"},
-		{Do: graph.StepArm, Robot: "robot:scout"}, {Do: graph.StepDetect, Robot: "robot:scout"},
-		{Do: graph.StepGrasp, Robot: "robot:scout"}, {Do: graph.StepGrasp, Robot: "robot:scout", Object: "cube-1"},
-		{Do: graph.StepRelease, Robot: "robot:scout"}, {Do: graph.StepStop, Robot: "robot:scout"},
-		{Do: graph.StepNavigate, Robot: "robot:scout", X: x, Y: y},
-		{Do: graph.StepPage}, {Do: graph.StepRetry}, {Do: graph.StepServe},
-	}
-	for _, k := range []string{graph.ListIdentities, graph.ListDevices, graph.ListUnbound, graph.ListBound, graph.ListRobots,
-		graph.ListRelations, graph.ListRelationTypes, graph.ListTags, graph.ListNotes, graph.ListClients, graph.ListChangelog} {
-		out = append(out, graph.ListStep(k, ""), graph.ListStep(k, "identity:jdxi"))
-	}
-	return out
-}
 
 var adviceCallRe = regexp.MustCompile(`call ([a-z_]+) (\{[^{}]*\})`)
 
@@ -54,7 +30,7 @@ func TestAdvice_CallsCarryRequiredArguments(t *testing.T) {
 	for _, tl := range list.Tools {
 		tools[tl.Name] = tl
 	}
-	for _, s := range everyStep() {
+	for _, s := range advicetest.Every() {
 		text := adviceText("graph_bind", []graph.Step{s})
 		if text == "" {
 			t.Errorf("%+v renders as nothing", s)

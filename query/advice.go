@@ -226,5 +226,8 @@ func graphqlAdvice(msg string, steps []graph.Step) (string, []map[string]any) {
 	if len(parts) == 0 {
 		return msg, nil
 	}
+	if strings.HasSuffix(msg, "?") { // "did you mean …?": the advice is a sentence of its own
+		return msg + " Next: " + strings.Join(parts, " or "), next
+	}
 	return strings.TrimRight(msg, ".") + "; next: " + strings.Join(parts, " or "), next
 }

@@ -34,7 +34,7 @@ func TestAdvice_GraphQL(t *testing.T) {
 
 	t.Run("UnknownID", func(t *testing.T) {
 		msg, ext := firstErr(e.do(`mutation { addNote(target: "jdx1", body: "x"){ id } }`, nil))
-		if !strings.Contains(msg, "did you mean identity:jdxi?") || !strings.Contains(msg, "next: query `identities`") {
+		if !strings.Contains(msg, "did you mean identity:jdxi?") || !strings.Contains(msg, "? Next: query `identities`") {
 			t.Errorf("message %q", msg)
 		}
 		if get(ext, "next.0.field") != "identities" || get(ext, "next.0.operation") != "query" || get(ext, "next.0.do") != graph.StepList {

@@ -15,6 +15,9 @@ func errorLine(err error) string {
 	if advice == "" {
 		return msg
 	}
+	if strings.HasSuffix(msg, "?") { // "did you mean …?": the advice is a sentence of its own
+		return msg + " " + strings.ToUpper(advice[:1]) + advice[1:]
+	}
 	return strings.TrimRight(msg, ".") + "; " + advice
 }
 

@@ -60,7 +60,7 @@ func honestJourney(t *testing.T, j *journey) {
 	}
 
 	// An unknown id: the suggestion, then the verb that lists them.
-	j.fail([]string{`unknown identity "jdx1"; did you mean identity:jdxi? Run `+"`devgraph identities`"}, "note", "add", "jdx1", "hello")
+	j.fail([]string{`unknown identity "jdx1"; did you mean identity:jdxi? Run ` + "`devgraph identities`"}, "note", "add", "jdx1", "hello")
 
 	j.ok("note", "add", "jdxi", "firmware 1.53")
 	head = j.head()

@@ -354,6 +354,10 @@ func (r *simRobot) Grasp(objectID string) (graph.RobotState, error) {
 	if r.nav != nil {
 		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s is navigating; wait for it to arrive or stop it before grasping", r.ref).Next(graph.Step{Do: graph.StepStop, Robot: r.ref})
 	}
+	if r.holding != "" && r.holding == objectID {
+		// A retried grasp: it is done; the robot's state says so.
+		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s holds %s already; nothing to grasp", r.ref, r.holding).Next(graph.ListStep(graph.ListRobots, ""))
+	}
 	if r.holding != "" {
 		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s already holds %s; release it first", r.ref, r.holding).Next(graph.Step{Do: graph.StepRelease, Robot: r.ref})
 	}

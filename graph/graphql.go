@@ -30,6 +30,7 @@ const (
 	GraphQLBadRequest                        // parse, validation or a limit refused it before execution
 	GraphQLWrongMethod                       // a mutation in GraphQLGet mode
 	GraphQLForbidden                         // a mutation in GraphQLReadOnly mode (or other than robotStop in GraphQLReadOnlyServer)
+	GraphQLNotStarted                        // it could not start (out of time before it began, the store unavailable)
 )
 
 // GraphQLExecutor runs GraphQL for a transport (query.Executor implements it), so the

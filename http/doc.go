@@ -11,6 +11,12 @@
 // licences), /graphql/assets/, /healthz, /mcp, and / (a redirect to /graphql). Server
 // listens on an address and serves them until Close, which waits for every request.
 //
+// /graphql answers in the media type Accept prefers (GraphQL over HTTP):
+// application/graphql-response+json, whose status says whether the request ran (400 and
+// no data when it did not, 503 when it could not start), or application/json, the default,
+// which answers every well-formed request with 200. A malformed request (not JSON, no
+// query, non-object variables or extensions, non-string operationName) is 400 either way.
+//
 // # Guard
 //
 // Guard refuses requests whose Host or Origin is not the server's own (so a web page

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,13 +32,23 @@ type graphqlHandler struct {
 	readOnly bool
 }
 
-const graphqlResponseJSON = "application/json; charset=utf-8"
+// The two response media types of GraphQL over HTTP. application/json answers every
+// well-formed request with 200 (errors in the body); application/graphql-response+json
+// says with the status whether the request ran: 400 and no "data" when it did not.
+const (
+	graphqlResponseJSON  = "application/json; charset=utf-8"
+	graphqlResponseMedia = "application/graphql-response+json; charset=utf-8"
+)
 
 // bodyReadTimeout bounds how long reading one request body may take.
 const bodyReadTimeout = 30 * time.Second
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", graphqlResponseJSON)
+	writeMedia(w, graphqlResponseJSON, status, v)
+}
+
+func writeMedia(w http.ResponseWriter, media string, status int, v any) {
+	w.Header().Set("Content-Type", media)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
@@ -80,94 +91,162 @@ func writeFieldErr(w http.ResponseWriter, status int, err error) {
 }
 
 func (h *graphqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Query().Get("query") == "" && acceptsHTML(r) {
+		graphiql(w, r)
+		return
+	}
+	gqlResp := acceptsGraphQLResponse(r.Header.Get("Accept"))
+	media := graphqlResponseJSON
+	if gqlResp {
+		media = graphqlResponseMedia
+	}
+	w.Header().Add("Vary", "Accept")
+	fail := func(status int, code, format string, args ...any) {
+		writeMedia(w, media, status, newRefusal(code, format, args...))
+	}
+	failField := func(status int, err error) {
+		ref := newRefusal(graph.ErrorCode(err), "%s", graph.ErrorMessage(err))
+		if f := graph.ErrorField(err); f != "" {
+			ref.Errors[0].Extensions["field"] = f
+		}
+		writeMedia(w, media, status, ref)
+	}
 	var req graph.GraphQLRequest
 	m := graph.GraphQLReadWrite
 	switch r.Method {
 	case http.MethodPost:
 		ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || ct != "application/json" {
-			writeErr(w, http.StatusUnsupportedMediaType, graph.EINVALID, "POST /graphql takes Content-Type: application/json with a body like {\"query\": \"…\", \"variables\": {…}}")
+			fail(http.StatusUnsupportedMediaType, graph.EINVALID, "POST /graphql takes Content-Type: application/json with a body like {\"query\": \"…\", \"variables\": {…}}")
 			return
 		}
 		// A client that trickles its body must not hold a connection for ever.
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
 		body, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
 		if err != nil {
-			writeErr(w, http.StatusBadRequest, graph.EINVALID, "could not read the request body")
+			fail(http.StatusBadRequest, graph.EINVALID, "could not read the request body")
 			return
 		}
 		if int64(len(body)) > h.maxBody {
-			writeErr(w, http.StatusRequestEntityTooLarge, graph.ELIMIT, "the request body is larger than %d bytes; send a smaller query or fewer variables", h.maxBody)
+			fail(http.StatusRequestEntityTooLarge, graph.ELIMIT, "the request body is larger than %d bytes; send a smaller query or fewer variables", h.maxBody)
 			return
 		}
 		// Before decoding: encoding/json would replace invalid UTF-8 and lone surrogate
 		// escapes with U+FFFD. The refusal names the field ("variables.message").
 		if err := graph.CheckJSONText(body); err != nil {
-			writeFieldErr(w, http.StatusBadRequest, err)
+			failField(http.StatusBadRequest, err)
 			return
 		}
 		if err := decodeRequest(body, &req); err != nil {
-			writeErr(w, http.StatusBadRequest, graph.EINVALID, "%s", err)
+			fail(http.StatusBadRequest, graph.EINVALID, "%s", err)
 			return
 		}
 	case http.MethodGet, http.MethodHead:
 		q := r.URL.Query()
-		if q.Get("query") == "" && acceptsHTML(r) {
-			graphiql(w, r)
-			return
-		}
 		for _, name := range []string{"query", "operationName"} {
 			if err := graph.ValidateText(name, q.Get(name), 0, 0); err != nil {
-				writeFieldErr(w, http.StatusBadRequest, err)
+				failField(http.StatusBadRequest, err)
 				return
 			}
+		}
+		if q.Get("query") == "" {
+			fail(http.StatusBadRequest, graph.EINVALID, "GET /graphql takes the document in the query parameter: /graphql?query={stats{identities}}")
+			return
 		}
 		req.Query = q.Get("query")
 		req.OperationName = q.Get("operationName")
-		if v := q.Get("variables"); v != "" {
+		for _, name := range []string{"variables", "extensions"} {
+			v := q.Get(name)
+			if v == "" {
+				continue
+			}
 			if f, bad := graph.FindJSONTextFault([]byte(v)); bad {
-				writeFieldErr(w, http.StatusBadRequest, f.RefusalIn("variables"))
+				failField(http.StatusBadRequest, f.RefusalIn(name))
 				return
 			}
-			if err := json.Unmarshal([]byte(v), &req.Variables); err != nil {
-				writeErr(w, http.StatusBadRequest, graph.EINVALID, "variables is not a JSON object: %s", jsonProblem(err))
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(v), &obj); err != nil {
+				fail(http.StatusBadRequest, graph.EINVALID, "%s is not a JSON object: %s", name, jsonProblem(err))
 				return
+			}
+			if name == "variables" {
+				req.Variables = obj
 			}
 		}
 		m = graph.GraphQLGet
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		writeErr(w, http.StatusMethodNotAllowed, graph.EINVALID, "/graphql takes GET (queries) or POST (application/json)")
+		fail(http.StatusMethodNotAllowed, graph.EINVALID, "/graphql takes GET (queries) or POST (application/json)")
 		return
 	}
 	if h.readOnly && m == graph.GraphQLReadWrite {
 		m = graph.GraphQLReadOnlyServer // queries, and robotStop: stopping is always allowed
 	}
-	resp, fail := h.exec.ExecuteGraphQL(r.Context(), req, m)
-	if fail == graph.GraphQLForbidden && m == graph.GraphQLReadOnlyServer {
+	resp, failure := h.exec.ExecuteGraphQL(r.Context(), req, m)
+	if failure == graph.GraphQLForbidden && m == graph.GraphQLReadOnlyServer {
 		resp = newRefusal(CodeForbidden, "this server is read-only (--read-only): mutations other than robotStop are refused and nothing was changed; send queries, or use a server started without --read-only")
 	}
 	status := http.StatusOK
-	switch fail {
+	switch failure {
 	case graph.GraphQLBadRequest:
-		status = http.StatusBadRequest
+		// It did not run (parse, validation, variables, limits). application/json
+		// answers a well-formed request with 200 and the errors; graphql-response+json
+		// says so with 400 (GraphQL over HTTP, "Status Codes").
+		if gqlResp {
+			status = http.StatusBadRequest
+		}
+	case graph.GraphQLNotStarted:
+		if gqlResp {
+			status = http.StatusServiceUnavailable
+		}
 	case graph.GraphQLWrongMethod:
 		w.Header().Set("Allow", "POST")
 		status = http.StatusMethodNotAllowed
 	case graph.GraphQLForbidden:
 		status = http.StatusForbidden
 	}
-	writeJSON(w, status, resp)
+	writeMedia(w, media, status, resp)
 }
 
-// decodeRequest reads {"query", "variables", "operationName"} strictly enough to give a
-// useful message for the common mistakes.
-func decodeRequest(body []byte, req *graph.GraphQLRequest) error {
-	var raw struct {
-		Query         *string         `json:"query"`
-		Variables     json.RawMessage `json:"variables"`
-		OperationName *string         `json:"operationName"`
+// acceptsGraphQLResponse reports whether the answer should be
+// application/graphql-response+json: the client's Accept names it with a quality at least
+// that of application/json and of any wildcard. Without an Accept header, or with only
+// wildcards, the answer is application/json (the spec's legacy default, which the
+// graphql-http audit expects); an Accept naming neither is disregarded the same way.
+func acceptsGraphQLResponse(accept string) bool {
+	if accept == "" {
+		return false
 	}
+	gr, other := -1.0, -1.0
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
+				q = f
+			}
+		}
+		switch mt {
+		case "application/graphql-response+json":
+			gr = max(gr, q)
+		case "application/json", "application/*", "*/*":
+			other = max(other, q)
+		}
+	}
+	return gr > 0 && gr >= other
+}
+
+// decodeRequest reads {"query", "variables", "operationName", "extensions"} with a useful
+// message for each mistake: query must be a string; operationName a string or null;
+// variables and extensions objects or null. Other members are ignored.
+func decodeRequest(body []byte, req *graph.GraphQLRequest) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errors.New("the body is empty; send {\"query\": \"{ stats { identities } }\"}")
+	}
+	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&raw); err != nil {
 		return fmt.Errorf("the body is not a JSON object {\"query\": …}: %s", jsonProblem(err))
@@ -175,14 +254,25 @@ func decodeRequest(body []byte, req *graph.GraphQLRequest) error {
 	if dec.More() {
 		return errors.New("the body has data after its JSON object; send exactly one {\"query\": …}")
 	}
-	if raw.Query == nil {
+	if raw == nil {
+		return errors.New("the body is null; send {\"query\": \"{ stats { identities } }\"}")
+	}
+	isNull := func(v json.RawMessage) bool { return v == nil || bytes.Equal(v, []byte("null")) }
+	if isNull(raw["query"]) {
 		return errors.New("the body has no \"query\"; send {\"query\": \"{ stats { identities } }\"}")
 	}
-	req.Query = *raw.Query
-	if raw.OperationName != nil {
-		req.OperationName = *raw.OperationName
+	if err := json.Unmarshal(raw["query"], &req.Query); err != nil {
+		return fmt.Errorf("\"query\" must be a string holding the GraphQL document, not %s", jsonKind(raw["query"]))
 	}
-	if v := bytes.TrimSpace(raw.Variables); len(v) > 0 && !bytes.Equal(v, []byte("null")) {
+	if req.Query == "" {
+		return errors.New("\"query\" is empty; send {\"query\": \"{ stats { identities } }\"}")
+	}
+	if v := raw["operationName"]; !isNull(v) {
+		if err := json.Unmarshal(v, &req.OperationName); err != nil {
+			return fmt.Errorf("\"operationName\" must be a string naming an operation of the document, or null; it is %s", jsonKind(v))
+		}
+	}
+	if v := raw["variables"]; !isNull(v) {
 		if err := json.Unmarshal(v, &req.Variables); err != nil {
 			if p := jsonProblem(err); strings.HasSuffix(p, "is out of range") {
 				return fmt.Errorf("a number in \"variables\" does not fit: %s", p)
@@ -190,7 +280,29 @@ func decodeRequest(body []byte, req *graph.GraphQLRequest) error {
 			return fmt.Errorf("\"variables\" must be a JSON object: %s", jsonProblem(err))
 		}
 	}
+	if v := raw["extensions"]; !isNull(v) {
+		if v[0] != '{' {
+			return fmt.Errorf("\"extensions\" must be a JSON object or null; it is %s", jsonKind(v))
+		}
+	}
 	return nil
+}
+
+// jsonKind names the kind of a JSON value for an error message.
+func jsonKind(v json.RawMessage) string {
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 func jsonProblem(err error) string {

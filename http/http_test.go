@@ -218,11 +218,31 @@ func TestHTTP_Hostile(t *testing.T) {
 			t.Fatalf("normal query after a hostile one: %d %s", r.status, truncateStr(r.raw, 300))
 		}
 	}
+	// Requests that are not well-formed GraphQL-over-HTTP requests: 400 whatever the
+	// client accepts. The other 400s are documents that did not run: with
+	// application/json they are 200 with the errors (GraphQL over HTTP).
+	malformed := map[string]bool{"empty body": true, "truncated JSON": true, "JSON array": true, "query not a string": true,
+		"variables not an object": true, "trailing garbage": true, "no query": true, "invalid UTF-8": true}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := send(t, c.req())
+			req := c.req()
+			req.Header.Set("Accept", "application/graphql-response+json")
+			r := send(t, req)
 			if c.status != 0 && r.status != c.status {
 				t.Errorf("status=%d, want %d: %s", r.status, c.status, truncateStr(r.raw, 300))
+			}
+			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/graphql-response+json") && c.status != 401 && c.status != 403 {
+				t.Errorf("Content-Type=%q, want application/graphql-response+json", ct)
+			}
+			if _, has := r.body["data"]; has && r.status >= 400 {
+				t.Errorf("a request that did not run has data: %s", truncateStr(r.raw, 300))
+			}
+			want := c.status
+			if want == 400 && !malformed[c.name] {
+				want = 200
+			}
+			if rj := send(t, c.req()); want != 0 && rj.status != want || !strings.HasPrefix(rj.header.Get("Content-Type"), "application/json") {
+				t.Errorf("application/json: status=%d, want %d, Content-Type %q: %s", rj.status, want, rj.header.Get("Content-Type"), truncateStr(rj.raw, 300))
 			}
 			errs := getList(r.body, "errors")
 			if len(errs) == 0 {
@@ -251,7 +271,9 @@ func TestHTTP_Hostile(t *testing.T) {
 	}
 	// A repeated hostile document is answered from the cache with the same error.
 	for i := 0; i < 3; i++ {
-		r := send(t, post(t, gql, "application/json", gqlBody(expo, nil)))
+		req := post(t, gql, "application/json", gqlBody(expo, nil))
+		req.Header.Set("Accept", "application/graphql-response+json")
+		r := send(t, req)
 		if r.status != 400 {
 			t.Fatalf("repeat %d: %d", i, r.status)
 		}

@@ -52,10 +52,9 @@ func (s *Server) runQuery(ctx context.Context, c *call) (*mcp.CallToolResult, er
 	if err != nil {
 		return nil, fmt.Errorf("encode graphql response: %w", err)
 	}
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("decode graphql response: %w", err)
-	}
+	// The encoder's bytes as they are: decoded into a map, the fields would be written
+	// back in alphabetical order instead of the order the query asked for.
+	out := json.RawMessage(b)
 	if resp.Data == nil && len(resp.Errors) > 0 {
 		// Nothing ran: the document itself is at fault (syntax, validation, limits,
 		// a mutation). The model fixes the document.

@@ -104,6 +104,16 @@
 //
 // ExecuteGraphQL runs a request in a graph.GraphQLMode (read-write, read-only, or GET's
 // queries-only) and says why it did not run (graph.GraphQLFailure), so a transport picks
-// its status code; MaxRequestBytes bounds the body a transport reads. ParseVar parses
-// `devgraph query --var k=v`.
+// its status code (GraphQLNotStarted: it could not start, out of time before it began or
+// the store unavailable); MaxRequestBytes bounds the body a transport reads. ParseVar
+// parses `devgraph query --var k=v`.
+//
+// # Field order
+//
+// A Response marshals with each object's fields in the order the query selected them
+// (encode.go, the spec's CollectFields), so every transport that encodes it — HTTP, the
+// socket, devgraph query, MCP graph_query — answers in query order. Where an inline
+// fragment or a spread decides by the object's runtime type, the executor runs the
+// document with __typename asked under a hidden alias in those selection sets; the encoder
+// reads it, never writes it, and Response.Data never holds it.
 package query

@@ -38,10 +38,14 @@ type Response struct {
 	Errors []Error `json:"errors,omitempty"`
 	// executed is false when the request never reached execution.
 	executed bool
+	// dataJSON is Data as the encoder wrote it, fields in query order (encode.go).
+	dataJSON json.RawMessage
 }
 
 // MarshalJSON writes "data" (null when execution nulled it) whenever the request was
 // executed, and leaves it out when the request failed before execution, as the spec asks.
+// Data's fields come in the order the query selected them (encode.go); the errors
+// follow, as the spec's examples place them.
 func (r *Response) MarshalJSON() ([]byte, error) {
 	type wire struct {
 		Data   any     `json:"data"`
@@ -49,6 +53,9 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 	}
 	type noData struct {
 		Errors []Error `json:"errors,omitempty"`
+	}
+	if r.dataJSON != nil {
+		return json.Marshal(wire{Data: r.dataJSON, Errors: r.Errors})
 	}
 	if r.executed || r.Data != nil {
 		return json.Marshal(wire{Data: r.Data, Errors: r.Errors})

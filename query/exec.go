@@ -150,10 +150,10 @@ func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode
 		vctx, release, err := e.beginRead(runCtx, ent.live)
 		if err != nil {
 			if runCtx.Err() != nil {
-				return errResponse(graph.ELIMIT, "the query ran out of time before it started (limit %v)", timeout), graph.GraphQLOK
+				return errResponse(graph.ELIMIT, "the query ran out of time before it started (limit %v)", timeout), graph.GraphQLNotStarted
 			}
 			e.log.ErrorContext(ctx, "graphql read view", "request_id", graph.RequestIDFrom(ctx), "err", err)
-			return errResponse(graph.ErrorCode(err), "%s", graph.ErrorMessage(err)), graph.GraphQLOK
+			return errResponse(graph.ErrorCode(err), "%s", graph.ErrorMessage(err)), graph.GraphQLNotStarted
 		}
 		defer release()
 		runCtx = vctx
@@ -166,7 +166,7 @@ func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode
 	opName := req.OperationName
 	res := graphql.Execute(graphql.ExecuteParams{
 		Schema:        e.schema,
-		AST:           ent.doc,
+		AST:           ent.execDoc,
 		OperationName: opName,
 		Args:          req.Variables,
 		Context:       execCtx,
@@ -174,6 +174,15 @@ func (e *Executor) execute(ctx context.Context, req Request, m graph.GraphQLMode
 	out := &Response{executed: true}
 	if res.Data != nil {
 		out.Data = res.Data
+		o := order{schema: &e.schema, frags: docFragments(ent.doc), op: op, vars: req.Variables, hidden: ent.execDoc != ent.doc}
+		if b, err := o.encodeData(res.Data); err != nil {
+			e.log.ErrorContext(ctx, "graphql encode", "request_id", graph.RequestIDFrom(ctx), "err", err)
+		} else {
+			out.dataJSON = b
+		}
+		if ent.execDoc != ent.doc {
+			stripTypeKeys(res.Data)
+		}
 	}
 	// Errors without a path come before execution (variables that do not fit their types).
 	beforeExec := res.Data == nil && len(res.Errors) > 0
@@ -212,6 +221,16 @@ func (e *Executor) convertErrors(ctx context.Context, errs []gqlerrors.Formatted
 		out = append(out, ge)
 	}
 	return out
+}
+
+func docFragments(doc *ast.Document) map[string]*ast.FragmentDefinition {
+	m := map[string]*ast.FragmentDefinition{}
+	for _, d := range doc.Definitions {
+		if f, ok := d.(*ast.FragmentDefinition); ok && f.Name != nil {
+			m[f.Name.Value] = f
+		}
+	}
+	return m
 }
 
 func pickOperation(doc *ast.Document, name string) (*ast.OperationDefinition, error) {
@@ -264,10 +283,13 @@ func varsSize(v any, depth int) int {
 // cached is a prepared document: parsed, checked and validated, or the response that
 // rejected it.
 type cached struct {
-	key  string
-	doc  *ast.Document
-	resp *Response
-	live bool // it touches live state (touchesLive)
+	key string
+	doc *ast.Document
+	// execDoc is doc with the runtime-type keys the encoder needs (addTypeKeys); the
+	// executor runs it, everything else reads doc.
+	execDoc *ast.Document
+	resp    *Response
+	live    bool // it touches live state (touchesLive)
 }
 
 // observer is the live refresh a service may offer (identity.Service.Observe).
@@ -356,6 +378,7 @@ func (e *Executor) prepare(q string) *cached {
 	ent.doc, ent.resp = e.check(q)
 	if ent.doc != nil {
 		ent.live = touchesLive(ent.doc)
+		ent.execDoc = addTypeKeys(ent.doc)
 	}
 	// Oversize documents are rejected before parsing and not worth a cache slot.
 	if len(q) <= e.limits.MaxDocumentBytes {

@@ -10,14 +10,33 @@ FUZZMINIMIZETIME ?= 3s
 # chaos: SIGKILL rounds of each crash test.
 CHAOS_ROUNDS ?= 100
 
-.PHONY: run test bench build vet fmt load lint race chaos fuzz staticcheck tidy-check
+# ADDR: where `make run` serves HTTP.
+ADDR ?= 127.0.0.1:8080
+# The build date `devgraph version` shows; the commit comes from the VCS stamp, which
+# -buildvcs=auto asks for even where GOFLAGS says -buildvcs=false.
+BUILD_DATE := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILDFLAGS := -buildvcs=auto -trimpath -ldflags "-X main.buildDate=$(BUILD_DATE)"
 
-# run: the main job as it stands.
-run:
-	$(GO) run ./cmd/devgraph serve --demo --http 127.0.0.1:8080
+.PHONY: run test bench build install man vet fmt load lint race chaos fuzz staticcheck tidy-check
+
+# run: the demo server on ADDR. The recipe execs the binary, so the process make starts
+# is the server: its pid is the server's, and Ctrl-C or SIGTERM stops it.
+run: build
+	exec bin/devgraph serve --demo --http $(ADDR)
 
 build:
-	$(GO) build -o bin/devgraph ./cmd/devgraph
+	$(GO) build $(BUILDFLAGS) -o bin/devgraph ./cmd/devgraph
+
+# install: into $GOBIN, else the first GOPATH's bin (~/go/bin).
+install:
+	$(GO) install $(BUILDFLAGS) ./cmd/devgraph
+	@dir="$$($(GO) env GOBIN)"; [ -n "$$dir" ] || dir="$$($(GO) env GOPATH | cut -d: -f1)/bin"; \
+	echo "installed $$dir/devgraph"; \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH; add it: export PATH=\"$$dir:\$$PATH\"";; esac
+
+# man: one man page per command into bin/man/man1 (generated, never committed).
+man: build
+	bin/devgraph __man bin/man/man1
 
 # test: every test (vet first). A warm run stays under 2 minutes on 2 cores.
 test:

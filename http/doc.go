@@ -7,9 +7,12 @@
 // # Routes
 //
 // NewHandler serves POST /graphql (application/json only) and GET /graphql (queries only;
-// a browser gets GraphiQL from assets embedded in the binary, see assets/NOTICE for their
-// licences), /graphql/assets/, /healthz, /mcp, and / (a redirect to /graphql). Server
-// listens on an address and serves them until Close, which waits for every request.
+// a browser gets GraphiQL), / (the web page for people: devices, identities, the drawn
+// graph, the changelog; plain JavaScript whose every write is a POST /graphql), their
+// assets under /assets/ and /graphql/assets/ (embedded in the binary, cytoscape.js and
+// GraphiQL vendored with their licences, see assets/NOTICE), /login and /logout,
+// /healthz and /mcp. Server listens on an address, over HTTPS when given a certificate
+// and key, and serves them until Close, which waits for every request.
 //
 // /graphql answers in the media type Accept prefers (GraphQL over HTTP):
 // application/graphql-response+json, whose status says whether the request ran (400 and
@@ -21,8 +24,9 @@
 //
 // Guard refuses requests whose Host or Origin is not the server's own (so a web page
 // cannot write through a loopback server) and requires a bearer token unless the server
-// is loopback-only; it puts the actor ("http:<token name>" or "http:local") and a fresh
-// request id (also the X-Request-Id response header) in the request context. A token's
+// is loopback-only without a token file (a token file is enforced on loopback too;
+// /healthz, /login and the assets stay open); it puts the actor ("http:<token name>" or
+// "http:local") and a fresh request id (also the X-Request-Id response header) in the request context. A token's
 // actor is marked authenticated, so MCP records it rather than the client's self-chosen
 // name; a token marked prune carries the permission to prune the changelog, which nothing
 // else over HTTP has (loopback without a token included). Refusals come in GraphQL's

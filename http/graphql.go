@@ -2,10 +2,13 @@ package http
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"mime"
 	"net/http"
@@ -18,6 +21,7 @@ import (
 )
 
 //go:embed assets/graphiql.html assets/devgraph.js assets/graphiql.min.js assets/graphiql.min.css assets/react.production.min.js assets/react-dom.production.min.js assets/NOTICE
+//go:embed assets/index.html assets/login.html assets/app.js assets/app.css assets/login.js assets/cytoscape.min.js assets/cytoscape.LICENSE
 var assets embed.FS
 
 // CodeForbidden is the code of a refusal: a request from elsewhere, without a valid
@@ -332,20 +336,52 @@ func acceptsHTML(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "text/html")
 }
 
-// The page and its assets come from this server only; the policy forbids anything else.
-const graphiqlCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// The pages and their assets come from this server only; the policy forbids anything
+// else. GraphiQL sets inline styles; the web page and the login page need none.
+const (
+	graphiqlCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	pageCSP     = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 
 func graphiql(w http.ResponseWriter, r *http.Request) {
-	page, err := assets.ReadFile("assets/graphiql.html")
+	page(w, "assets/graphiql.html", graphiqlCSP)
+}
+
+// page writes one of the embedded HTML pages with its security headers. The web page
+// learns who it acts as from its <body data-actor>, filled in here.
+func page(w http.ResponseWriter, name, csp string, actor ...string) {
+	b, err := assets.ReadFile(name)
 	if err != nil {
-		http.Error(w, "GraphiQL is not built in", http.StatusInternalServerError)
+		http.Error(w, "the page is not built in", http.StatusInternalServerError)
 		return
 	}
+	if len(actor) > 0 {
+		b = bytes.Replace(b, []byte(`data-actor=""`), []byte(`data-actor="`+html.EscapeString(actor[0])+`"`), 1)
+	}
+	if csp == "" {
+		csp = pageCSP
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", graphiqlCSP)
+	w.Header().Set("Content-Security-Policy", csp)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(page)
+	w.Write(b)
+}
+
+// index serves the web page at / (anything else under / is 404).
+func index(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "/ is the web page: GET it", http.StatusMethodNotAllowed)
+		return
+	}
+	page(w, "assets/index.html", pageCSP, graph.ActorFrom(r.Context()))
 }
 
 var assetTypes = map[string]string{
@@ -355,10 +391,11 @@ var assetTypes = map[string]string{
 	"":      "text/plain; charset=utf-8",
 }
 
-// asset serves GraphiQL's scripts and styles and the NOTICE with their licences.
+// asset serves the pages' scripts and styles and the NOTICE and licences of those that
+// are vendored, never the HTML pages themselves (they are served by their routes).
 func asset(w http.ResponseWriter, r *http.Request) {
 	name := path.Base(r.URL.Path)
-	if name == "graphiql.html" || r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if path.Ext(name) == ".html" || r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.NotFound(w, r)
 		return
 	}
@@ -367,8 +404,17 @@ func asset(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	// Revalidated on every load (a 304 while unchanged), so an upgraded server's page
+	// never runs yesterday's script.
+	sum := sha256.Sum256(b)
+	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
 	w.Header().Set("Content-Type", assetTypes[path.Ext(name)])
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Cache-Control", "public, max-age=86400")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("ETag", etag)
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	w.Write(b)
 }

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -18,8 +17,8 @@ type GuardOptions struct {
 	// acts as "http:<name>", and may prune the changelog when the line says prune.
 	Tokens map[string]Token
 	// Loopback is true when the server listens on a loopback address only: requests
-	// without a token are then allowed and act as "http:local". Otherwise every request
-	// needs a token.
+	// without a token are then allowed and act as "http:local", unless Tokens is set —
+	// a token file is enforced on loopback too. Otherwise every request needs a token.
 	Loopback bool
 	// AllowedHosts are extra Host names (with or without :port) this server answers to,
 	// e.g. its public name. Loopback names and the listener's own address are always allowed.
@@ -28,6 +27,10 @@ type GuardOptions struct {
 	// ({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":…}}) instead of
 	// GraphQL's shape: set it for the guard in front of /mcp, whose clients speak JSON-RPC.
 	JSONRPCErrors bool
+
+	// sessions, when set, lets a login session's cookie stand in for a bearer token on
+	// the requests cookieMayRide allows.
+	sessions *sessions
 }
 
 // Guard refuses requests that did not come from this server's own origin or lack a needed
@@ -42,9 +45,13 @@ type GuardOptions struct {
 //     DNS-rebinding page's Host is its own name); 403 otherwise.
 //   - Origin, when sent, must be the same host and port as Host; a cross-site page's
 //     requests carry its origin and are refused (403), as is Sec-Fetch-Site: cross-site.
-//   - A bearer token is required unless the server is loopback-only; a wrong token is 401.
-//     /healthz needs no token.
+//   - A bearer token is required unless the server is loopback-only without a token
+//     file; a wrong token is 401. A browser opening the page or GraphiQL without one is
+//     sent to /login. /healthz, /login and the static assets need no token.
+//   - A login session's cookie counts as the token only where cookieMayRide says.
 func Guard(next http.Handler, opts GuardOptions) http.Handler {
+	tokens := newTokenSet(opts.Tokens)
+	needToken := !opts.Loopback || !tokens.empty()
 	allowed := map[string]bool{}
 	for _, h := range opts.AllowedHosts {
 		allowed[strings.ToLower(h)] = true
@@ -66,7 +73,10 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 			fail(w, http.StatusForbidden, CodeForbidden, "cross-origin requests are refused (Origin %q); call the API from the same origin or from a non-browser client", truncate(o, 100))
 			return
 		}
-		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		// A link from another site to the page opens it (a top-level navigation runs
+		// nothing, and the SameSite=Strict cookie does not come along); anything else
+		// a cross-site page sends is refused.
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" && !pageNavigation(r) {
 			fail(w, http.StatusForbidden, CodeForbidden, "cross-site requests are refused")
 			return
 		}
@@ -81,19 +91,29 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 				return
 			}
 			var ok bool
-			token, ok = lookupToken(opts.Tokens, strings.TrimSpace(tok))
+			token, ok = tokens.lookup(strings.TrimSpace(tok))
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="devgraph"`)
 				fail(w, http.StatusUnauthorized, CodeForbidden, "the bearer token is not one of this server's tokens; check the token file")
 				return
 			}
 			actor = "http:" + token.Name
-		} else if opts.Loopback {
-			actor = "http:local"
-		} else if r.URL.Path != "/healthz" {
+		} else if opts.sessions != nil && needToken {
+			if tok, ok := opts.sessions.lookup(r); ok && cookieMayRide(r) {
+				token, actor = tok, "http:"+tok.Name
+			}
+		}
+		if actor == "" && needToken && !openPath(r.URL.Path) {
+			if opts.sessions != nil && !tokens.empty() && browserPage(r) {
+				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="devgraph"`)
-			fail(w, http.StatusUnauthorized, CodeForbidden, "this server needs a bearer token: send Authorization: Bearer <token> with a token from its --token-file")
+			fail(w, http.StatusUnauthorized, CodeForbidden, "this server needs a bearer token: send Authorization: Bearer <token> with a token from its --token-file (a browser logs in at /login)")
 			return
+		}
+		if actor == "" && !needToken {
+			actor = "http:local"
 		}
 		rec.actor = actor
 		ctx := graph.WithRequestID(r.Context(), rid)
@@ -131,19 +151,21 @@ func writeJSONRPCErr(w http.ResponseWriter, status int, code, format string, arg
 	})
 }
 
-// lookupToken finds tok's line, comparing against every token in constant time.
-func lookupToken(tokens map[string]Token, tok string) (Token, bool) {
-	if tok == "" {
-		return Token{}, false
+// pageNavigation reports whether r is a browser opening the web page, GraphiQL or the
+// login page as a top-level navigation.
+func pageNavigation(r *http.Request) bool {
+	return r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("Sec-Fetch-Dest") == "document" &&
+		(browserPage(r) || r.Method == http.MethodGet && r.URL.Path == "/login")
+}
+
+// openPath reports whether path is served without a token: the health check, the login
+// and logout pages and the static assets (the page's scripts hold no data).
+func openPath(path string) bool {
+	switch path {
+	case "/healthz", "/login", "/logout":
+		return true
 	}
-	var found Token
-	ok := false
-	for t, line := range tokens {
-		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-			found, ok = line, true
-		}
-	}
-	return found, ok
+	return strings.HasPrefix(path, "/assets/") || strings.HasPrefix(path, "/graphql/assets/")
 }
 
 func isLoopbackName(h string) bool {

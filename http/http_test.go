@@ -299,8 +299,10 @@ func TestHTTP_Protocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true, Tokens: tokens}))
+	loop := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true}))
 	defer loop.Close()
+	loopTok := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true, Tokens: tokens}))
+	defer loopTok.Close()
 	remote := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: false, Tokens: tokens, AllowedHosts: []string{"devgraph.lan"}}))
 	defer remote.Close()
 
@@ -356,8 +358,34 @@ func TestHTTP_Protocol(t *testing.T) {
 		if _, actor := mutationActor(t, loop.URL, "", "", "Loopback Thing"); actor != "http:local" {
 			t.Errorf("actor=%v, want http:local", actor)
 		}
-		if _, actor := mutationActor(t, loop.URL, "Bearer 0123456789abcdef0123", "", "Token Thing"); actor != "http:ci" {
+		if _, actor := mutationActor(t, loopTok.URL, "Bearer 0123456789abcdef0123", "", "Token Thing"); actor != "http:ci" {
 			t.Errorf("actor=%v, want http:ci", actor)
+		}
+	})
+	// A token file given on loopback is enforced for every request: without a token a
+	// loopback request no longer acts as http:local.
+	t.Run("loopback with a token file needs a token", func(t *testing.T) {
+		r := send(t, post(t, loopTok.URL+"/graphql", "application/json", gqlBody(`mutation { createIdentity(name: "Sneaky"){ id } }`, nil)))
+		if r.status != 401 || r.header.Get("WWW-Authenticate") == "" || get(r.body, "errors.0.extensions.code") != devhttp.CodeForbidden {
+			t.Fatalf("no token on loopback: %d %s", r.status, r.raw)
+		}
+		req, _ := http.NewRequest(http.MethodGet, loopTok.URL+"/graphql?query="+url.QueryEscape("{ stats { identities } }"), nil)
+		if r := send(t, req); r.status != 401 {
+			t.Fatalf("GET query without a token on loopback: %d %s", r.status, r.raw)
+		}
+		if ids, _, _, err := e.svc.FindIdentities(e.ctx, graph.IdentityFilter{IDs: []string{"identity:sneaky"}}); err != nil || len(ids) != 0 {
+			t.Fatalf("a refused request created an identity: %v %v", ids, err)
+		}
+		for _, open := range []string{"/healthz", "/login", "/assets/app.js", "/graphql/assets/devgraph.js"} {
+			req, _ := http.NewRequest(http.MethodGet, loopTok.URL+open, nil)
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("GET %s without a token: %d, want 200 (it stays open)", open, resp.StatusCode)
+			}
 		}
 	})
 	t.Run("remote needs a token", func(t *testing.T) {
@@ -480,7 +508,11 @@ func TestHTTP_PruneNeedsAPruneToken(t *testing.T) {
 	}
 
 	t.Run("ErrLoopbackWithoutToken", func(t *testing.T) {
-		r := prune("", cut)
+		// A loopback server without a token file lets http:local write, but not prune.
+		open := httptest.NewServer(devhttp.NewHandler(devhttp.Options{GraphQL: e.exec, Loopback: true}))
+		defer open.Close()
+		req := post(t, open.URL+"/graphql", "application/json", gqlBody(`mutation($b: Time!){ pruneChangelog(before: $b, message: "retention"){ dropped } }`, map[string]any{"b": cut}))
+		r := send(t, req)
 		if get(r.body, "errors.0.extensions.code") != graph.EFORBIDDEN || !strings.Contains(r.raw, "name token prune") {
 			t.Fatalf("%d %s", r.status, r.raw)
 		}

@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -24,7 +25,8 @@ type Options struct {
 	// acts as "http:<name>".
 	Tokens map[string]Token
 	// Loopback is true when the server listens on a loopback address only: requests
-	// without a token are then allowed and act as "http:local".
+	// without a token are then allowed and act as "http:local" — unless Tokens is set:
+	// a token file is enforced on loopback too.
 	Loopback bool
 	// AllowedHosts are extra Host names the guard accepts besides loopback and the
 	// listener's own address.
@@ -38,6 +40,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Timeouts bound slow and idle clients; zero fields take the defaults.
 	Timeouts Timeouts
+	// TLSCert and TLSKey, both PEM files, make Server serve HTTPS (Open loads them).
+	TLSCert, TLSKey string
+	// Now is the clock for login sessions and the login throttle (default time.Now).
+	Now func() time.Time
 }
 
 // Timeouts bound how long a client may hold a connection without making progress, so
@@ -83,11 +89,15 @@ func (t Timeouts) withDefaults() Timeouts {
 
 // NewHandler serves the routes, each behind Guard, with an access log around them all:
 //
+//	/                  the web page (devices, identities, the drawn graph, the changelog)
+//	/assets/           its scripts, styles and cytoscape.js, embedded (assets/NOTICE)
 //	/graphql           GraphQL over HTTP; GraphiQL for a browser's GET
-//	/graphql/assets/   GraphiQL's scripts and styles, embedded (assets/NOTICE)
+//	/graphql/assets/   GraphiQL's scripts and styles, embedded
+//	/login, /logout    a browser's login with a token (only with Tokens)
 //	/healthz           "ok", without a token
 //	/mcp               MCP
-//	/                  redirects to /graphql; anything else is 404
+//
+// Anything else is 404.
 func NewHandler(opts Options) http.Handler {
 	h, _ := newHandler(opts)
 	return h
@@ -98,7 +108,11 @@ func newHandler(opts Options) (*accessLog, *slog.Logger) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	guard := GuardOptions{Tokens: opts.Tokens, Loopback: opts.Loopback, AllowedHosts: opts.AllowedHosts}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	guard := GuardOptions{Tokens: opts.Tokens, Loopback: opts.Loopback, AllowedHosts: opts.AllowedHosts, sessions: newSessions(now)}
 	tm := opts.Timeouts.withDefaults()
 
 	gql := http.NewServeMux()
@@ -109,29 +123,29 @@ func newHandler(opts Options) (*accessLog, *slog.Logger) {
 		}
 		gql.Handle("/graphql", &graphqlHandler{exec: opts.GraphQL, maxBody: maxBody, readOnly: opts.ReadOnly})
 		gql.HandleFunc("/graphql/assets/", asset)
+		gql.HandleFunc("/assets/", asset)
+		gql.HandleFunc("/", index)
+	} else {
+		gql.HandleFunc("/", http.NotFound)
 	}
 	gql.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
+	lg := &login{tokens: newTokenSet(opts.Tokens), sessions: guard.sessions, throttle: newThrottle(now)}
+	gql.Handle("/login", lg)
+	gql.Handle("/logout", lg)
 	guarded := deadlines(Guard(gql, guard), tm.Body, tm.Write)
 
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", guarded)
-	mux.Handle("/graphql/", guarded)
-	mux.Handle("/healthz", guarded)
+	mux.Handle("/", guarded)
 	if opts.MCP != nil {
+		// /mcp never rides a login cookie: its clients send a bearer token.
 		rpc := guard
 		rpc.JSONRPCErrors = true
+		rpc.sessions = nil
 		mux.Handle("/mcp", deadlines(Guard(opts.MCP, rpc), tm.Body, 0))
 	}
-	mux.Handle("/", deadlines(Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/" {
-			http.Redirect(w, r, "/graphql", http.StatusFound)
-			return
-		}
-		http.NotFound(w, r)
-	}), guard), tm.Body, tm.Write))
 	return &accessLog{log: log, next: mux}, log
 }
 
@@ -151,9 +165,19 @@ type Server struct {
 // Open listens on Addr and starts serving in the background.
 func (s *Server) Open() error {
 	routes, log := newHandler(s.Options)
+	var cfg *tls.Config
+	if s.TLSCert != "" || s.TLSKey != "" {
+		var err error
+		if cfg, err = LoadTLS(s.TLSCert, s.TLSKey); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		return graph.Errorf(graph.EUNAVAILABLE, "cannot listen on %s: %v", s.Addr, rootErr(err))
+	}
+	if cfg != nil {
+		ln = tls.NewListener(ln, cfg)
 	}
 	s.ln, s.routes = ln, routes
 	tm := s.Timeouts.withDefaults()
@@ -169,10 +193,27 @@ func (s *Server) Open() error {
 	return nil
 }
 
-// URL is the server's base URL (http://host:port), with a wildcard address shown as
-// 127.0.0.1.
+// URL is the server's base URL (http://host:port, or https:// with TLS), with a
+// wildcard address shown as 127.0.0.1.
 func (s *Server) URL() string {
-	return "http://" + displayAddr(s.ln.Addr().String())
+	scheme := "http://"
+	if s.TLSCert != "" {
+		scheme = "https://"
+	}
+	return scheme + displayAddr(s.ln.Addr().String())
+}
+
+// LoadTLS reads a PEM certificate (chain) and its key for serving HTTPS; both are
+// needed, and a bad pair is one clear error naming the files.
+func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" || keyFile == "" {
+		return nil, graph.Errorf(graph.EINVALID, "HTTPS needs both a certificate and its key (--tls-cert and --tls-key)")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, graph.Errorf(graph.EINVALID, "cannot use the TLS certificate %s with key %s: %v", certFile, keyFile, rootErr(err))
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // Err receives the error that stopped the server, if serving fails before Close.

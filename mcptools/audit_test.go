@@ -65,8 +65,8 @@ func dialHTTP(t *testing.T, url string, modern bool, name string, headers map[st
 // Defect 5 (issue 11): an MCP write made with a bearer token was recorded as the client's
 // self-chosen name (mcp:claude-desktop), so any token holder could write as any name. Now
 // the token's actor (http:<token name>) is recorded, in both protocol eras, and the
-// client's name goes to the access log; without a token (loopback) the client's name
-// stays the actor.
+// client's name goes to the access log; without a token (loopback, no token file) the
+// client's name stays the actor.
 func TestHTTP_TokenIsTheActor(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
@@ -78,6 +78,13 @@ func TestHTTP_TokenIsTheActor(t *testing.T) {
 		Logger:   slog.New(slog.NewTextHandler(&logBuf, nil)),
 	}))
 	t.Cleanup(ts.Close)
+	// A token file is enforced on loopback too, so the tokenless client talks to a
+	// loopback server without one.
+	open := httptest.NewServer(devhttp.NewHandler(devhttp.Options{
+		MCP: e.srv.HTTPHandler(), Loopback: true,
+		Logger: slog.New(slog.NewTextHandler(&logBuf, nil)),
+	}))
+	t.Cleanup(open.Close)
 	ctx := context.Background()
 	if _, err := e.svc.CreateIdentity(graph.WithActor(ctx, "cli:seed"), graph.IdentityCreate{Name: "Audit Synth"}); err != nil {
 		t.Fatal(err)
@@ -103,7 +110,11 @@ func TestHTTP_TokenIsTheActor(t *testing.T) {
 				if c.auth == "" {
 					want = "mcp:" + name
 				}
-				cl := dialHTTP(t, ts.URL+"/mcp", modern, name, headers)
+				url := ts.URL
+				if c.auth == "" {
+					url = open.URL
+				}
+				cl := dialHTTP(t, url+"/mcp", modern, name, headers)
 				tag := "project:" + strings.ReplaceAll(c.wantActor, ":", "-")
 				if modern {
 					tag += "-modern"

@@ -299,11 +299,25 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	return m
 }
 
-// waitNote waits for a notification with method for which match is true.
+// waitNote waits for a notification with method for which match is true, among all
+// the connection has received.
 func (cn *conn) waitNote(method string, match func(mcp.JSONRPCNotification) bool, within time.Duration) mcp.JSONRPCNotification {
 	cn.t.Helper()
+	return cn.waitNoteFrom(0, method, match, within)
+}
+
+// mark is how many notifications the connection has received so far: waitNoteFrom(mark,
+// …) waits only for those that arrive after it.
+func (cn *conn) mark() int {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return len(cn.notes)
+}
+
+// waitNoteFrom is waitNote among the notifications received after the first seen ones.
+func (cn *conn) waitNoteFrom(seen int, method string, match func(mcp.JSONRPCNotification) bool, within time.Duration) mcp.JSONRPCNotification {
+	cn.t.Helper()
 	deadline := time.After(within)
-	seen := 0
 	for {
 		cn.mu.Lock()
 		notes := append([]mcp.JSONRPCNotification(nil), cn.notes[seen:]...)

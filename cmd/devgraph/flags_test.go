@@ -16,14 +16,14 @@ import (
 // anywhere, in either spelling, and keep tag operations and negative numbers as arguments.
 func TestOwnArgs(t *testing.T) {
 	t.Parallel()
-	newCmd := func() (*cobra.Command, error) {
-		root := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
+	newCmd := func() *cobra.Command {
+		root, _ := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
 		cmd, _, err := root.Find([]string{"robot", "navigate"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cmd.InitDefaultHelpFlag()
-		return cmd, nil
+		return cmd
 	}
 	cases := []struct {
 		name string
@@ -42,8 +42,8 @@ func TestOwnArgs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd, _ := newCmd()
-			args := normalizeArgs(tc.args, flagNames(cmd.Root()))
+			cmd := newCmd()
+			args := normalizeArgs(cmd.Root(), tc.args)
 			pos, help, err := ownArgs(cmd, args)
 			if err != nil || help {
 				t.Fatal(err, help)
@@ -59,7 +59,7 @@ func TestOwnArgs(t *testing.T) {
 		})
 	}
 	t.Run("ErrUnknownFlag", func(t *testing.T) {
-		cmd, _ := newCmd()
+		cmd := newCmd()
 		_, _, err := ownArgs(cmd, []string{"--nope"})
 		if _, ok := err.(*usageError); !ok || !strings.Contains(err.Error(), "-nope") {
 			t.Fatalf("err=%v, want a usage error naming -nope", err)
@@ -96,6 +96,28 @@ func TestRun_ExitCodes(t *testing.T) {
 		c.fail(2, "give an IDENTITY", "bind", "usb:3-3.2", db)
 		if _, _, code := c.run(); code != 2 {
 			t.Errorf("no arguments: exit %d, want 2", code)
+		}
+	})
+	t.Run("FlagsBeforeTheVerb", func(t *testing.T) {
+		want := c.ok("identities", "--json", db)
+		for _, args := range [][]string{
+			{"--json", "identities", db},
+			{"-json", db, "identities"},
+			{db, "-o", "json", "identities"},
+			{"identities", "-o", "json", db},
+			{"identities", "-o=json", db},
+		} {
+			if got := c.ok(args...); got != want {
+				t.Errorf("devgraph %q printed %q, want the --json bytes %q", args, got, want)
+			}
+		}
+		// Between a group and its subcommand, and a one-dash long flag there.
+		c.ok("identity", "-json", "create", "Elektron Digitakt", db)
+		c.ok("identity", db, "--json", "rename", "elektron-digitakt", "Digitakt")
+		c.ok("identities", "-o", "wide", db)
+		c.fail(2, `-o "yaml": want json or wide`, "identities", "-o", "yaml", db)
+		if out := c.ok("--version"); !strings.HasPrefix(out, "devgraph ") {
+			t.Errorf("--version printed %q", out)
 		}
 	})
 	t.Run("Help", func(t *testing.T) {

@@ -44,7 +44,7 @@ func newIdentitiesCmd(c *common) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.name, "name", "", "only names starting with this (case-insensitive)")
-	f.StringArrayVar(&o.tags, "tag", nil, "only identities carrying this tag (repeatable: all of them)")
+	f.StringArrayVar(&o.tags, "tag", nil, "only identities carrying this tag, `NS:VALUE` (repeatable: all of them)")
 	f.IntVar(&o.limit, "limit", graph.DefaultPageSize, "how many to list (at most 500)")
 	f.StringVar(&o.after, "after", "", "continue after this cursor (printed at the end of the previous page)")
 	addJSON(cmd, c, "print JSON")

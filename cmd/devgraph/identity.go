@@ -111,8 +111,8 @@ func newIdentityCreateCmd(c *common) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.slug, "slug", "", "the id's slug (default: made from the name)")
 	f.StringVar(&o.data, "data", "", "free-form JSON object")
-	f.StringArrayVar(&o.hints, "hint", nil, "a hint, kind=value (repeatable)")
-	f.StringArrayVar(&o.tags, "tag", nil, "a tag, ns:value (repeatable)")
+	f.StringArrayVar(&o.hints, "hint", nil, "a hint, `KIND=VALUE` (repeatable)")
+	f.StringArrayVar(&o.tags, "tag", nil, "a tag, `NS:VALUE` (repeatable)")
 	addJSON(cmd, c, "print the identity as JSON")
 	return cmd
 }

@@ -37,7 +37,7 @@ func newPathCmd(c *common) *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVar(&o.directed, "directed", false, "follow relations only from → to (default: either way)")
 	f.IntVar(&o.maxDepth, "max-depth", 0, fmt.Sprintf("at most this many hops, 1..%d (default %d)", graph.MaxPathDepth, graph.MaxPathDepth))
-	f.StringArrayVar(&o.types, "type", nil, "only relations of this type (repeatable)")
+	f.StringArrayVar(&o.types, "type", nil, "only relations of this `TYPE` (repeatable)")
 	addJSON(cmd, c, "print the path as JSON")
 	return cmd
 }

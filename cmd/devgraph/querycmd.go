@@ -39,7 +39,7 @@ func newQueryCmd(c *common) *cobra.Command {
 	f.StringVarP(&o.file, "file", "f", "", "read the document from FILE (- for stdin)")
 	f.StringVar(&o.varsFile, "vars-file", "", "variables as a JSON object in FILE")
 	f.StringVar(&o.operation, "operation", "", "the operation to run when the document has several")
-	f.StringArrayVar(&o.vars, "var", nil, "a variable NAME=VALUE; VALUE is JSON when it parses as JSON, else a string (repeatable)")
+	f.StringArrayVar(&o.vars, "var", nil, "a variable `NAME=VALUE`; VALUE is JSON when it parses as JSON, else a string (repeatable)")
 	return cmd
 }
 

@@ -37,7 +37,7 @@ func newRelateCmd(c *common) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.fromPort, "from-port", "", "the port on FROM the relation leaves (\"MIDI OUT\")")
 	f.StringVar(&o.toPort, "to-port", "", "the port on TO it enters (\"MIDI IN\")")
-	f.StringArrayVar(&o.attrs, "attr", nil, "an attribute, key=value (repeatable); a cable needs kind=midi-din|trs-midi|usb|audio|cv|gate|power|ethernet|serial")
+	f.StringArrayVar(&o.attrs, "attr", nil, "an attribute, `KEY=VALUE` (repeatable); a cable needs kind=midi-din|trs-midi|usb|audio|cv|gate|power|ethernet|serial")
 	f.BoolVar(&o.newType, "new-type", false, "allow a type that is neither seeded nor in use (so a typo does not mint one)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would change and write nothing")
 	addJSON(cmd, c, "print the result as JSON")

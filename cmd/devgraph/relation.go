@@ -54,7 +54,7 @@ func newRelationUpdateCmd(c *common) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.fromPort, "from-port", "", "the new port on FROM (\"\" clears it)")
 	f.StringVar(&o.toPort, "to-port", "", "the new port on TO (\"\" clears it)")
-	f.StringArrayVar(&o.attrs, "attr", nil, "set an attribute, key=value; key= removes it (repeatable; the others stay)")
+	f.StringArrayVar(&o.attrs, "attr", nil, "set an attribute, `KEY=VALUE`; KEY= removes it (repeatable; the others stay)")
 	f.BoolVar(&o.clearAttrs, "clear-attrs", false, "start from no attributes (then --attr adds)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would change and write nothing")
 	addJSON(cmd, c, "print the result as JSON")

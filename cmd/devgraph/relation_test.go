@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -145,88 +143,5 @@ func TestCLI_RelationUsage(t *testing.T) {
 	}
 	if out := c.ok("help"); !strings.Contains(out, "  unrelate ") || !strings.Contains(out, "  trace ") {
 		t.Errorf("help lacks the relation verbs:\n%s", out)
-	}
-}
-
-// TestCLI_Completion sources the bash script in a real bash and asks it to complete
-// what a person types; zsh's and fish's scripts name the same verbs.
-func TestCLI_Completion(t *testing.T) {
-	t.Parallel()
-	c := newCLI(t)
-	script := c.ok("completion", "bash")
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Fatalf("bash: %v", err)
-	}
-	complete := func(words ...string) []string {
-		t.Helper()
-		// COMP_WORDS as bash splits "devgraph WORDS…", the cursor on the last word.
-		var sb strings.Builder
-		sb.WriteString(script)
-		sb.WriteString("COMP_WORDS=(devgraph")
-		for _, w := range words {
-			sb.WriteString(" " + quoteWords([]string{w}))
-		}
-		sb.WriteString(")\nCOMP_CWORD=" + strconv.Itoa(len(words)) + "\n_devgraph\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n")
-		cmd := exec.Command(bash, "--norc", "--noprofile", "-c", sb.String())
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("bash completion of %q: %v\n%s", words, err, out)
-		}
-		return strings.Fields(string(out))
-	}
-	cases := []struct {
-		words []string
-		want  []string
-		not   []string
-	}{
-		{[]string{"rel"}, []string{"relate", "relation", "relations"}, []string{"trace"}},
-		{[]string{"un"}, []string{"unrelate", "unbound", "unbind"}, nil},
-		{[]string{""}, []string{"trace", "path", "relate", "completion", "export"}, nil},
-		{[]string{"relation", ""}, []string{"update"}, nil},
-		{[]string{"relate", "keystep", "c"}, []string{"cable", "controls"}, []string{"mounted_on"}},
-		{[]string{"relate", "--from-port", "MIDI OUT", "keystep", "c"}, []string{"cable", "controls"}, nil},
-		{[]string{"relate", "keystep", "cable", "jdxi", "--to"}, []string{"--to-port"}, nil},
-		{[]string{"relations", "jdxi", "--direction", ""}, []string{"out", "in", "both"}, nil},
-		{[]string{"relations", "--t"}, []string{"--type", "--types"}, nil},
-		{[]string{"export", "--format", "m"}, []string{"mermaid"}, []string{"dot"}},
-		{[]string{"export", "--a"}, []string{"--around"}, nil},
-		{[]string{"trace", "keystep", "--"}, []string{"--port", "--in", "--json"}, nil},
-		{[]string{"path", "a", "b", "--d"}, []string{"--directed", "--db", "--demo"}, nil},
-		{[]string{"identity", "re"}, []string{"rename", "restore"}, nil},
-		{[]string{"help", "rel"}, []string{"relate", "relation", "relations"}, nil},
-		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}, nil},
-	}
-	for _, tc := range cases {
-		got := complete(tc.words...)
-		for _, w := range tc.want {
-			if !containsString(got, w) {
-				t.Errorf("completing %q: %q lacks %q", tc.words, got, w)
-			}
-		}
-		for _, w := range tc.not {
-			if containsString(got, w) {
-				t.Errorf("completing %q: %q offers %q", tc.words, got, w)
-			}
-		}
-	}
-
-	zsh := c.ok("completion", "zsh")
-	if !strings.HasPrefix(zsh, "#compdef devgraph\n") || !strings.Contains(zsh, "bashcompinit") || !strings.Contains(zsh, "relations") {
-		t.Errorf("zsh script:\n%.300s", zsh)
-	}
-	fish := c.ok("completion", "fish")
-	for _, verb := range []string{"relate", "relation", "unrelate", "relations", "trace", "path"} {
-		if !strings.Contains(fish, "-n __fish_use_subcommand -a '"+verb+"'") {
-			t.Errorf("fish script does not complete the verb %s", verb)
-		}
-	}
-	if !strings.Contains(fish, "-l from-port") || !strings.Contains(fish, "-l direction") {
-		t.Errorf("fish script lacks the relation flags")
-	}
-	check := exec.Command(bash, "-n")
-	check.Stdin = strings.NewReader(script)
-	if out, err := check.CombinedOutput(); err != nil {
-		t.Errorf("bash -n on the script: %v\n%s", err, out)
 	}
 }

@@ -39,7 +39,7 @@ func newRelationsCmd(c *common) *cobra.Command {
 	f.StringVar(&o.direction, "direction", "", "out, in or both (default both)")
 	f.BoolVar(&o.declared, "declared", false, "only declared relations")
 	f.BoolVar(&o.observed, "observed", false, "only observed relations (what the sources see now)")
-	f.StringArrayVar(&o.typeList, "type", nil, "only relations of this type (repeatable)")
+	f.StringArrayVar(&o.typeList, "type", nil, "only relations of this `TYPE` (repeatable)")
 	f.IntVar(&o.limit, "limit", graph.DefaultPageSize, "how many to list (at most 500)")
 	f.StringVar(&o.after, "after", "", "continue after this cursor")
 	addJSON(cmd, c, "print JSON")

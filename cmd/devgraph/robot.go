@@ -248,7 +248,7 @@ func newRobotParametersCmd(c *common) *cobra.Command {
 			return runRobotParameters(cmd.Context(), o, args[0], c.e.stdout)
 		},
 	}
-	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "set a parameter: max_speed, max_turn_rate, max_accel, arrival_threshold, low_battery, detect_range, grasp_reach (numbers) or geofence=x,y;x,y;… (repeatable)")
+	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "set a parameter, `NAME=VALUE`: max_speed, max_turn_rate, max_accel, arrival_threshold, low_battery, detect_range, grasp_reach (numbers) or geofence=x,y;x,y;… (repeatable)")
 	addJSON(cmd, c, "print JSON")
 	return cmd
 }

@@ -14,7 +14,7 @@ var cobraSettings sync.Once
 
 // newRootCmd builds the command tree for one run: every verb, its flags bound to fresh
 // options, so runs in one process (the tests) share nothing.
-func newRootCmd(e *env) *cobra.Command {
+func newRootCmd(e *env) (*cobra.Command, *common) {
 	// The verbs are listed in the order below (grouped by use), not alphabetically.
 	cobraSettings.Do(func() { cobra.EnableCommandSorting = false })
 	c := &common{e: e}
@@ -69,8 +69,9 @@ func newRootCmd(e *env) *cobra.Command {
 		newDoctorCmd(c),
 		newVersionCmd(c),
 		newCompletionCmd(c),
+		newManCmd(),
 	)
-	return root
+	return root, c
 }
 
 // newHelpCmd is `devgraph help [VERB [SUB]]`: the verb's own help, as `VERB -h` prints it.
@@ -81,6 +82,7 @@ func newHelpCmd() *cobra.Command {
 		Example: `  devgraph help
   devgraph help bind
   devgraph help identity create`,
+		ValidArgsFunction: completeHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := cmd.Root()
 			if len(args) == 0 {
@@ -205,7 +207,12 @@ func writeHelp(w io.Writer, cmd *cobra.Command) {
 	}
 	local := localFlags(cmd)
 	if cmd.HasAvailableSubCommands() {
-		fmt.Fprintf(w, "usage: %s <subcommand> [flags] [args]\n\n%s\n\nsubcommands:\n", path, desc)
+		usage := path + " <subcommand> [flags] [args]"
+		if local.HasFlags() {
+			// The group reads on its own too (changelog).
+			usage = path + " [flags]\n       " + usage
+		}
+		fmt.Fprintf(w, "usage: %s\n\n%s\n\nsubcommands:\n", usage, desc)
 		var subs []*cobra.Command
 		width := 0
 		for _, s := range cmd.Commands() {

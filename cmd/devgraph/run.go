@@ -49,8 +49,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // run builds the command tree, reads the arguments the way devgraph always has (the old
 // one-dash long flags, --version before the verb) and runs the verb.
 func (e *env) run(ctx context.Context, args []string) int {
-	root := newRootCmd(e)
-	args = normalizeArgs(args, flagNames(root))
+	root, c := newRootCmd(e)
+	if len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
+		registerCompletions(root, c)
+	}
+	args = normalizeArgs(root, args)
 	root.SetArgs(args)
 	return e.exit(root.ExecuteContext(ctx))
 }
@@ -61,7 +64,8 @@ func (e *env) run(ctx context.Context, args []string) int {
 // --version before the verb into the version verb. Only names some verb defines are
 // rewritten, so tag removals (-role:synth, or a malformed -rolesynth) and negative
 // numbers pass unchanged; `--` ends the rewriting.
-func normalizeArgs(args []string, flags map[string]bool) []string {
+func normalizeArgs(root *cobra.Command, args []string) []string {
+	flags := flagNames(root)
 	out := make([]string, 0, len(args))
 	for i, a := range args {
 		if a == "--" {
@@ -76,23 +80,40 @@ func normalizeArgs(args []string, flags map[string]bool) []string {
 		}
 		out = append(out, a)
 	}
-	// The flags before the verb, with their values.
-	n := 0
-	for n < len(out) && strings.HasPrefix(out[n], "-") && out[n] != "-" && out[n] != "--" {
+	// The flags before the verb (or between a group and its subcommand), with their
+	// values: `devgraph --json identities`, `devgraph identity --json create X`.
+	var path, pre []string
+	cur, n := root, 0
+	for n < len(out) {
 		a := out[n]
-		if a == "--version" {
-			return []string{"version"}
+		if a == "--" || a == "-" {
+			break
 		}
+		if isFlagArg(a) {
+			if a == "--version" && len(path) == 0 {
+				return []string{"version"}
+			}
+			pre = append(pre, a)
+			n++
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if !hasValue && flags[name] && n < len(out) {
+				pre = append(pre, out[n]) // --db PATH: PATH is not the verb
+				n++
+			}
+			continue
+		}
+		sub := subcommandNamed(cur, a)
+		if sub == nil {
+			break
+		}
+		path = append(path, a)
+		cur = sub
 		n++
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !hasValue && flags[name] && n < len(out) {
-			n++ // --db PATH: PATH is not the verb
-		}
 	}
-	if n == 0 || n == len(out) {
+	if len(pre) == 0 {
 		return out
 	}
-	pre, rest := out[:n], out[n:]
+	rest := out[n:]
 	end := len(rest)
 	for i, a := range rest {
 		if a == "--" {
@@ -101,9 +122,23 @@ func normalizeArgs(args []string, flags map[string]bool) []string {
 		}
 	}
 	moved := make([]string, 0, len(out))
+	moved = append(moved, path...)
 	moved = append(moved, rest[:end]...)
 	moved = append(moved, pre...)
 	return append(moved, rest[end:]...)
+}
+
+// subcommandNamed is cmd's subcommand called name (or one of its aliases), nil if none.
+func subcommandNamed(cmd *cobra.Command, name string) *cobra.Command {
+	for _, sub := range cmd.Commands() {
+		if sub.Name() == name || sub.HasAlias(name) {
+			return sub
+		}
+	}
+	if name == "help" && !cmd.HasParent() {
+		return cmd // cobra adds help when it runs: stay at the root
+	}
+	return nil
 }
 
 // flagNames are the names (long and shorthand) of every flag in the tree, each with

@@ -18,7 +18,7 @@ import (
 )
 
 func runServe(ctx context.Context, f *serveFlags, logs io.Writer) error {
-	return f.e.serve(ctx, f, newLogger(logs, f.logLevel))
+	return f.e.serve(ctx, f, newLogger(logs, f.logLevel, f.logFormat))
 }
 
 // serve opens the database and serves it; when another server holds the database it
@@ -147,7 +147,8 @@ func (e *env) runFrontends(ctx context.Context, f *serveFlags, rt *runtime, log 
 // openHTTP serves --http ADDR: GraphQL, GraphiQL and /healthz from rt's executor, /mcp
 // from its MCP server, all behind the http package's guard (Host, Origin, tokens).
 func (e *env) openHTTP(f *serveFlags, rt *runtime, log *slog.Logger) (*devhttp.Server, error) {
-	hs := &devhttp.Server{Addr: f.httpAddr, Options: devhttp.Options{GraphQL: rt.exec, MCP: rt.mcp.HTTPHandler(), ReadOnly: f.readOnly, Logger: log}}
+	hs := &devhttp.Server{Addr: f.httpAddr, Options: devhttp.Options{GraphQL: rt.exec, MCP: rt.mcp.HTTPHandler(), ReadOnly: f.readOnly, Logger: log,
+		TLSCert: f.tlsCert, TLSKey: f.tlsKey, AllowedHosts: f.allowedHosts}}
 	hs.Timeouts.Write = httpWriteTimeout(f.limits)
 	if f.tokenFile != "" {
 		toks, err := devhttp.LoadTokens(f.tokenFile)
@@ -164,6 +165,7 @@ func (e *env) openHTTP(f *serveFlags, rt *runtime, log *slog.Logger) (*devhttp.S
 	if err := hs.Open(); err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(e.stderr, "Web page: %s/\n", hs.URL())
 	fmt.Fprintf(e.stderr, "GraphiQL: %s/graphql\n", hs.URL())
 	fmt.Fprintf(e.stderr, "MCP: %s/mcp\n", hs.URL())
 	return hs, nil

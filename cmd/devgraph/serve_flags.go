@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,11 @@ type serveFlags struct {
 	autoBind  bool
 	limits    query.Limits
 	logLevel  string
+	// logFormat is text or json (slog's handlers).
+	logFormat string
+	// HTTPS and the extra names the Host guard accepts (--http only).
+	tlsCert, tlsKey string
+	allowedHosts    []string
 	// mcpSessions caps the MCP sessions open at once over HTTP.
 	mcpSessions int
 	set         map[string]bool // the flags given on the command line
@@ -37,10 +43,11 @@ func newServeCmd(c *common) *cobra.Command {
 	f := &serveFlags{common: c}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "serve MCP on stdio (and GraphQL/MCP over HTTP with --http)",
+		Short: "serve MCP on stdio (and the web page, GraphQL and MCP over HTTP with --http)",
 		Example: `  devgraph serve
   devgraph serve --demo --http 127.0.0.1:8080
   devgraph serve --http 0.0.0.0:8080 --token-file ~/.config/devgraph/tokens
+  devgraph serve --http 0.0.0.0:8443 --token-file tokens --tls-cert cert.pem --tls-key key.pem --allowed-host studio.lan
   devgraph serve --read-only --sim-robot scout@1,1 --poll 5s`,
 		Args: nargs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,14 +77,18 @@ func (e *env) parseServeFlags(args []string) (*serveFlags, error) {
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.httpAddr, "http", "", "also serve GraphQL, GraphiQL and MCP over HTTP on ADDR (e.g. 127.0.0.1:8080); stdio MCP is then off unless --stdio")
-	fs.StringVar(&f.tokenFile, "token-file", "", "bearer tokens (\"name token\" per line, \"name token prune\" for one that may prune the changelog); required for a non-loopback --http address")
+	fs.StringVar(&f.httpAddr, "http", "", "also serve the web page, GraphQL, GraphiQL and MCP over HTTP on ADDR (e.g. 127.0.0.1:8080); stdio MCP is then off unless --stdio")
+	fs.StringVar(&f.tokenFile, "token-file", "", "bearer tokens (\"name token\" per line, \"name token prune\" for one that may prune the changelog); required for a non-loopback --http address, and enforced on loopback too when given")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve --http over HTTPS with this PEM certificate (chain); needs --tls-key")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	fs.StringArrayVar(&f.allowedHosts, "allowed-host", nil, "a host name the server also answers to besides loopback and its own address, e.g. studio.lan (repeatable)")
 	fs.BoolVar(&f.readOnly, "read-only", false, "refuse every change: no write tools, no robot motion, read-only socket")
 	fs.BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin/stdout (the default without --http)")
-	fs.StringArrayVar(&f.simRobots, "sim-robot", nil, "add a simulated robot NAME[@x,y] (repeatable)")
+	fs.StringArrayVar(&f.simRobots, "sim-robot", nil, "add a simulated robot `NAME[@x,y]` (repeatable)")
 	fs.DurationVar(&f.poll, "poll", 2*time.Second, "how often to read the sources in the background (0: never)")
 	fs.BoolVar(&f.autoBind, "auto-bind", false, "bind devices whose match is high and unambiguous, as discovery:<source>")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "text or json: how log lines (the HTTP access log included) are written")
 	fs.IntVar(&f.mcpSessions, "mcp-max-sessions", mcptools.DefaultMaxHTTPSessions, "MCP over HTTP: sessions open at once; an initialize past it is refused")
 	d := query.DefaultLimits()
 	fs.IntVar(&f.limits.MaxDepth, "max-depth", d.MaxDepth, "GraphQL: deepest selection nesting")
@@ -106,6 +117,9 @@ func (f *serveFlags) check(fs *pflag.FlagSet) error {
 	if f.mcpSessions < 1 {
 		return usagef("serve: --mcp-max-sessions must be at least 1")
 	}
+	if err := f.checkHTTPFlags(); err != nil {
+		return err
+	}
 	// Check the HTTP address and tokens before opening anything.
 	if f.httpAddr != "" {
 		if _, err := f.httpLoopback(); err != nil {
@@ -118,6 +132,31 @@ func (f *serveFlags) check(fs *pflag.FlagSet) error {
 		}
 	} else if f.tokenFile != "" {
 		return usagef("serve: --token-file goes with --http ADDR")
+	}
+	return nil
+}
+
+// checkHTTPFlags checks --log-format, the TLS pair and --allowed-host: a bad
+// combination is bad usage (exit 2); a certificate that cannot be used is exit 1.
+func (f *serveFlags) checkHTTPFlags() error {
+	if f.logFormat != "text" && f.logFormat != "json" {
+		return usagef("serve: --log-format is text or json, not %q", f.logFormat)
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return usagef("serve: --tls-cert and --tls-key go together: give the PEM certificate and its key")
+	}
+	if f.httpAddr == "" && (f.tlsCert != "" || len(f.allowedHosts) > 0) {
+		return usagef("serve: --tls-cert, --tls-key and --allowed-host go with --http ADDR")
+	}
+	for _, h := range f.allowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t@") {
+			return usagef("serve: --allowed-host takes a host name (studio.lan, or studio.lan:8080), not %q", h)
+		}
+	}
+	if f.tlsCert != "" {
+		if _, err := devhttp.LoadTLS(f.tlsCert, f.tlsKey); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -139,10 +178,13 @@ func (f *serveFlags) httpLoopback() (bool, error) {
 // relaying process has none of its own, so they do not apply.
 var relayIgnored = []string{"demo", "sim-robot", "auto-bind", "poll", "sys-root", "proc-root", "pw-dump-file"}
 
-func newLogger(w io.Writer, level string) *slog.Logger {
+func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
+	}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }

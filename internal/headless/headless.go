@@ -9,10 +9,12 @@ package headless
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -28,9 +30,12 @@ type Browser struct {
 	session string
 	stderr  *strings.Builder
 
-	mu       sync.Mutex
-	requests []string
-	console  []string
+	artifacts string // ArtifactDir, made at the first screenshot
+
+	mu         sync.Mutex
+	requests   []string
+	console    []string
+	exceptions []string
 }
 
 // Launch starts headless Chromium on a blank page with Network, Page and Runtime
@@ -98,6 +103,9 @@ func Launch(ctx context.Context, t testing.TB) *Browser {
 			case "Runtime.exceptionThrown", "Runtime.consoleAPICalled":
 				b.mu.Lock()
 				b.console = append(b.console, string(m.Params))
+				if m.Method == "Runtime.exceptionThrown" {
+					b.exceptions = append(b.exceptions, string(m.Params))
+				}
 				b.mu.Unlock()
 			}
 		}
@@ -144,6 +152,59 @@ func (b *Browser) Poll(what, expr string) any {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// Screenshot saves the page as a PNG named name+".png" in ArtifactDir and returns its
+// path; a test keeps its screenshots so a person can look at what the browser saw.
+func (b *Browser) Screenshot(name string) string {
+	b.t.Helper()
+	var shot struct{ Data string }
+	b.Call("Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": false}, &shot)
+	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if b.artifacts == "" {
+		b.artifacts = ArtifactDir(b.t)
+	}
+	p := filepath.Join(b.artifacts, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	return p
+}
+
+// SetViewport sizes the page's window (CSS pixels).
+func (b *Browser) SetViewport(width, height int) {
+	b.t.Helper()
+	b.Call("Emulation.setDeviceMetricsOverride", map[string]any{"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}, nil)
+}
+
+// ArtifactDir is where a test keeps what it wants looked at afterwards (screenshots):
+// $DEVGRAPH_ARTIFACTS/<test>, else testdata/out/<test> beside the test (never
+// committed). It is emptied first, so it holds only this run's files.
+func ArtifactDir(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("DEVGRAPH_ARTIFACTS")
+	if base == "" {
+		base = filepath.Join("testdata", "out")
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	dir := filepath.Join(base, name)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Exceptions returns the uncaught JavaScript exceptions the page has thrown so far.
+func (b *Browser) Exceptions() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.exceptions...)
 }
 
 // Requests returns the URLs the page has requested so far, in order.

@@ -67,7 +67,7 @@ func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph
 		return err
 	}
 	rt.exec = exec
-	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: rt.names, Devices: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize, MaxHTTPSessions: f.mcpSessions}
+	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: rt.names, Devices: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize, MaxHTTPSessions: f.mcpSessions, Toolsets: f.toolsets}
 	if fleet != nil {
 		opts.RobotEvents = func(fn func(ref string)) func() {
 			return fleet.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) })

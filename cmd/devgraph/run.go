@@ -60,8 +60,8 @@ func (e *env) run(ctx context.Context, args []string) int {
 }
 
 // normalizeArgs rewrites the one-dash long flags devgraph has always read (-json,
-// -db x, -db=x) into pflag's two-dash form, moves flags given before the verb behind its
-// arguments (`devgraph --json identities`: they belong to the verb), and turns
+// -db x, -db=x) into pflag's two-dash form, moves flags given before the verb behind it
+// (`devgraph --json identities`: they belong to the verb), and turns
 // --version before the verb into the version verb. Only names some verb defines are
 // rewritten, so tag removals (-role:synth, or a malformed -rolesynth) and negative
 // numbers pass unchanged; `--` ends the rewriting.
@@ -114,19 +114,13 @@ func normalizeArgs(root *cobra.Command, args []string) []string {
 	if len(pre) == 0 {
 		return out
 	}
-	rest := out[n:]
-	end := len(rest)
-	for i, a := range rest {
-		if a == "--" {
-			end = i
-			break
-		}
-	}
+	// Right behind the verb, before its own arguments: behind them, a value flag the
+	// arguments end with (`tag X +a:b --db`) would take the first moved flag as its
+	// value instead of saying it needs one.
 	moved := make([]string, 0, len(out))
 	moved = append(moved, path...)
-	moved = append(moved, rest[:end]...)
 	moved = append(moved, pre...)
-	return append(moved, rest[end:]...)
+	return append(moved, out[n:]...)
 }
 
 // subcommandNamed is cmd's subcommand called name (or one of its aliases), nil if none.

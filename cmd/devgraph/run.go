@@ -51,10 +51,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // one-dash long flags, --version before the verb) and runs the verb.
 func (e *env) run(ctx context.Context, args []string) int {
 	root, c := newRootCmd(e)
-	if len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
+	if len(args) > 1 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
 		registerCompletions(root, c)
+		args = normalizeCompletion(root, args)
+	} else {
+		args = normalizeArgs(root, args)
 	}
-	args = normalizeArgs(root, args)
 	root.SetArgs(args)
 	return e.exit(root.ExecuteContext(ctx))
 }
@@ -121,6 +123,26 @@ func normalizeArgs(root *cobra.Command, args []string) []string {
 	moved = append(moved, path...)
 	moved = append(moved, pre...)
 	return append(moved, out[n:]...)
+}
+
+// normalizeCompletion reads a TAB's `__complete WORDS… CURRENT` as normalizeArgs reads
+// a command line, so a flag before the verb (`devgraph --json show rol<TAB>`) is read as
+// it is when the command runs. CURRENT, the word being completed, stays last and is
+// never taken as the verb. Before any verb the flags are left out, unless CURRENT is
+// one's value: they cannot change which verbs there are, and the root does not know a
+// verb's own flags.
+func normalizeCompletion(root *cobra.Command, args []string) []string {
+	words, cur := args[1:len(args)-1], args[len(args)-1]
+	moved := normalizeArgs(root, words)
+	if len(moved) > 0 && isFlagArg(moved[0]) {
+		last := moved[len(moved)-1]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(last, "-"), "=")
+		if !isFlagArg(last) || hasValue || !flagNames(root)[name] {
+			moved = nil // no verb yet, and CURRENT is no flag's value: complete a verb
+		}
+	}
+	out := append([]string{args[0]}, moved...)
+	return append(out, cur)
 }
 
 // subcommandNamed is cmd's subcommand called name (or one of its aliases), nil if none.

@@ -68,3 +68,45 @@ func TestMCP_TypeScriptSDK_Protocol(t *testing.T) {
 		}
 	}
 }
+
+// TestMCP_TypeScriptSDK_ReadOnly: under --read-only the official SDK is offered
+// robot_stop (stopping is always allowed) and the reading tools, no write, and the stop
+// works.
+func TestMCP_TypeScriptSDK_ReadOnly(t *testing.T) {
+	t.Parallel()
+	out := runScenario(t, "readonly", "--demo", "--read-only")
+	tools := stringList(out["tools"])
+	if !slices.Contains(tools, "robot_stop") || !slices.Contains(tools, "graph_find") || slices.Contains(tools, "graph_bind") || slices.Contains(tools, "robot_navigate") {
+		t.Errorf("read-only tools: %v", tools)
+	}
+	if st, _ := out["stop"].(map[string]any); st == nil || st["robot"].(map[string]any)["armed"] != false {
+		t.Errorf("robot_stop on a read-only server: %v", out["stop"])
+	}
+}
+
+// TestMCP_TypeScriptSDK_Toolsets: serve --tools offers exactly the toolsets named;
+// by default the robot tools come with a robot and stay away without one.
+func TestMCP_TypeScriptSDK_Toolsets(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		flags       []string
+		has, hasNot []string
+	}{
+		{[]string{"--demo", "--tools", "graph"}, []string{"graph_find", "graph_browse"}, []string{"graph_bind", "robot_status"}},
+		{[]string{"--demo", "--tools", "edit,robots"}, []string{"graph_bind", "robot_navigate"}, []string{"graph_find"}},
+		{[]string{"--demo"}, []string{"graph_find", "graph_bind", "robot_status"}, nil},
+		{[]string{"--poll", "0"}, []string{"graph_find", "graph_bind"}, []string{"robot_status"}},
+	} {
+		tools := stringList(runScenario(t, "list", tc.flags...)["tools"])
+		for _, n := range tc.has {
+			if !slices.Contains(tools, n) {
+				t.Errorf("%v: tools %v lack %s", tc.flags, tools, n)
+			}
+		}
+		for _, n := range tc.hasNot {
+			if slices.Contains(tools, n) {
+				t.Errorf("%v: tools %v offer %s", tc.flags, tools, n)
+			}
+		}
+	}
+}

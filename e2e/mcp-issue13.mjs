@@ -7,6 +7,7 @@
 // Scenarios:
 //   protocol  -32002 for unknown resources, completions, the parameters resource
 //   readonly  robot_stop is offered and works under --read-only; writes are not offered
+//   list      the tools offered (with --tools …)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -67,6 +68,10 @@ switch (scenario) {
   case "readonly": {
     out.tools = await toolNames();
     out.stop = await ok("robot_stop", { robot: "scout" });
+    break;
+  }
+  case "list": {
+    out.tools = await toolNames();
     break;
   }
   default:

@@ -24,7 +24,9 @@ type param struct {
 	example  string // a JSON value shown in error messages
 	enum     []string
 	min, max *float64
-	maxLen   int // strings: bytes; arrays: items
+	// exclusiveMin: the value must be above min, not equal to it.
+	exclusiveMin bool
+	maxLen       int // strings: bytes; arrays: items
 	// service marks limits (maxLen, min, max, enum, an object's type) the service
 	// enforces for every interface: here they are schema hints only, so a model sees the
 	// numbers and an over-limit call gets the service's own problem text, the same as
@@ -54,7 +56,10 @@ func (p param) typeWords() string {
 }
 
 func (p param) schema() map[string]any {
-	s := map[string]any{"type": p.typ, "description": p.desc}
+	s := map[string]any{"type": p.typ}
+	if p.desc != "" {
+		s["description"] = p.desc
+	}
 	if p.typ == "array" {
 		s["items"] = map[string]any{"type": "string"}
 		if p.maxLen > 0 {
@@ -67,7 +72,9 @@ func (p param) schema() map[string]any {
 	if len(p.enum) > 0 {
 		s["enum"] = p.enum
 	}
-	if p.min != nil {
+	if p.min != nil && p.exclusiveMin {
+		s["exclusiveMinimum"] = *p.min
+	} else if p.min != nil {
 		s["minimum"] = *p.min
 	}
 	if p.max != nil {
@@ -78,15 +85,17 @@ func (p param) schema() map[string]any {
 
 func inputSchema(params []param) mcp.ToolInputSchema {
 	props := make(map[string]any, len(params))
-	var req []string
+	var req, order []string
 	for _, p := range params {
 		props[p.name] = p.schema()
+		order = append(order, p.name)
 		if p.required {
 			req = append(req, p.name)
 		}
 	}
-	f := false
-	return mcp.ToolInputSchema{Type: "object", Properties: props, Required: req, AdditionalProperties: &f}
+	// No additionalProperties: false: checkArgs refuses unknown arguments by name, and
+	// every tool list a model reads pays for the bytes.
+	return mcp.ToolInputSchema{Type: "object", Properties: props, Required: req, PropertyOrder: order}
 }
 
 // args are a call's checked arguments.
@@ -132,7 +141,11 @@ func checkArgs(tool string, params []param, raw any) (args, error) {
 		v, ok := in[p.name]
 		if !ok || v == nil {
 			if p.required {
-				return nil, fmt.Errorf("%s needs the argument %q (%s): %s. Example: %q: %s", tool, p.name, p.typeWords(), p.desc, p.name, p.exampleValue())
+				what := ""
+				if p.desc != "" {
+					what = ": " + p.desc
+				}
+				return nil, fmt.Errorf("%s needs the argument %q (%s)%s. Example: %q: %s", tool, p.name, p.typeWords(), what, p.name, p.exampleValue())
 			}
 			continue
 		}
@@ -263,7 +276,7 @@ func (p param) check(tool string, v any) (any, error) {
 		if p.service {
 			return f, nil
 		}
-		if p.min != nil && f < *p.min {
+		if p.min != nil && (f < *p.min || p.exclusiveMin && f == *p.min) {
 			return nil, fmt.Errorf("%s: argument %q is %g, below the minimum of %g", tool, p.name, f, *p.min)
 		}
 		if p.max != nil && f > *p.max {
@@ -325,19 +338,6 @@ func (a args) has(name string) bool {
 	return ok
 }
 
-func (a args) num(name string) float64 {
-	f, _ := a[name].(float64)
-	return f
-}
-
-func (a args) numPtr(name string) *float64 {
-	f, ok := a[name].(float64)
-	if !ok {
-		return nil
-	}
-	return &f
-}
-
 func (a args) integer(name string, def int) int {
 	f, ok := a[name].(float64)
 	if !ok {
@@ -346,19 +346,9 @@ func (a args) integer(name string, def int) int {
 	return int(f)
 }
 
-func (a args) boolean(name string) bool {
-	b, _ := a[name].(bool)
-	return b
-}
-
 func (a args) list(name string) []string {
 	l, _ := a[name].([]string)
 	return l
-}
-
-func (a args) object(name string) map[string]any {
-	m, _ := a[name].(map[string]any)
-	return m
 }
 
 // outSchema builds an output schema from loosely typed top-level properties: accurate

@@ -10,26 +10,33 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
-func (s *Server) unboundTool() *toolDef {
-	return &toolDef{
-		name:  "graph_unbound",
-		title: "List devices not yet bound to an identity",
-		desc: "List present devices that have no explicit binding and no high, unambiguous match: what is plugged in that devgraph " +
-			"does not know yet. Each comes with its ref, fingerprints, best candidate identity, score, confidence and an explanation. " +
-			"Use it after a device is plugged in, then graph_bind. Paged (limit, cursor).",
-		params: []param{s.limitParam(20), cursorParam},
-		out: outputSchema(
-			outProp{"devices", "array", "unbound devices with ref, fingerprints and match", true},
-			outProp{"total", "integer", "unbound devices in all pages", true},
-			outProp{"next_cursor", "string", "pass as cursor for the next page", false},
-		),
-		readOnly: true, idempotent: true,
-		handler: s.unbound,
-	}
+type unboundIn struct {
+	pageIn
+	detailIn
 }
 
-func (s *Server) unbound(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	off, err := decodeOffset(c.str("cursor"))
+type unboundOut struct {
+	Devices    []deviceView `json:"devices" jsonschema:"each with its best candidate (match)"`
+	Total      int          `json:"total" jsonschema:"unbound devices in all pages"`
+	NextCursor string       `json:"next_cursor"`
+	Next       string       `json:"next,omitempty" jsonschema:"what to do next"`
+}
+
+func (s *Server) unboundTool() *toolDef {
+	return typed(s, &toolDef{
+		name:  "graph_unbound",
+		title: "List devices not yet bound to an identity",
+		desc: "List present devices devgraph does not know yet, each with its best candidate identity, score, confidence and why. " +
+			"Then bind them with graph_bind.",
+		out: typedSchema[unboundOut](nil),
+		set: toolsetGraph, readOnly: true, idempotent: true,
+	}, s.unbound)
+}
+
+const bindNext = "Bind one with graph_bind {ref, identity} or {ref, new_name}."
+
+func (s *Server) unbound(ctx context.Context, c *call, in unboundIn) (*mcp.CallToolResult, error) {
+	off, err := decodeOffset(in.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -37,69 +44,78 @@ func (s *Server) unbound(ctx context.Context, c *call) (*mcp.CallToolResult, err
 	if err != nil {
 		return nil, err
 	}
-	page, next := pageOf(devs, off, s.pageLimit(c, 20))
+	page, next := pageOf(devs, off, s.pageLimit(in.Limit, 20))
+	out := unboundOut{Devices: make([]deviceView, 0, len(page)), Total: len(devs), NextCursor: next}
 	var b strings.Builder
 	if len(devs) == 0 {
 		b.WriteString("Every present device is bound or recognised.\n")
 	} else {
 		fmt.Fprintf(&b, "%d unbound device(s):\n", len(devs))
+		out.Next = bindNext
 	}
 	for _, d := range page {
+		v := viewDeviceView(d, false, in.Detail)
+		out.Devices = append(out.Devices, v)
 		fmt.Fprintf(&b, "- %s %q", d.Ref, d.Name)
-		if d.Match != nil && d.Match.IdentityID != "" {
-			fmt.Fprintf(&b, " — best candidate %s (%s, %.2f)", d.Match.IdentityID, d.Match.Confidence, d.Match.Score)
+		if m := v.Match; m != nil {
+			if m.Identity != "" {
+				fmt.Fprintf(&b, " — best candidate %s (%s, %.2f): %s", m.Identity, m.Confidence, m.Score, m.Why)
+			} else if m.Why != "" {
+				fmt.Fprintf(&b, " — %s", m.Why)
+			}
 		}
 		b.WriteByte('\n')
 	}
 	if next != "" {
 		b.WriteString("More: call again with cursor=" + next + "\n")
 	}
-	if len(devs) > 0 {
-		b.WriteString("Bind one with graph_bind {ref, identity} or {ref, new_name}.\n")
+	if out.Next != "" {
+		b.WriteString(out.Next + "\n")
 	}
-	return result(map[string]any{"devices": nonNil(page), "total": len(devs), "next_cursor": next}, b.String())
+	return result(out, b.String())
+}
+
+type bindIn struct {
+	Ref      string `json:"ref" mcp:"required,max=300"`
+	Identity string `json:"identity" mcp:"max=100"`
+	NewName  string `json:"new_name" mcp:"max=200,svc"`
+	Slug     string `json:"slug" jsonschema:"default: from new_name" mcp:"max=64,svc"`
+	Move     bool   `json:"move"`
+	DryRun   bool   `json:"dry_run"`
+	whyIn
+}
+
+type bindOut struct {
+	Device     deviceView    `json:"device"`
+	Identity   *identityView `json:"identity"`
+	Created    bool          `json:"created" jsonschema:"a new identity was created"`
+	HintsAdded []string      `json:"hints_added" jsonschema:"fingerprints copied in as hints (kind=value)"`
+	HintsMoved []string      `json:"hints_moved,omitempty" jsonschema:"unit hints taken from another identity"`
+	Conflicts  []string      `json:"conflicts,omitempty" jsonschema:"dry run: what would fail"`
+	Match      *matchView    `json:"match,omitempty" jsonschema:"how the device reads afterwards"`
+	DryRun     bool          `json:"dry_run,omitempty"`
+	Events     int           `json:"events" jsonschema:"changelog events written"`
+	RequestID  string        `json:"request_id"`
+	Next       string        `json:"next,omitempty" jsonschema:"what to do next"`
 }
 
 func (s *Server) bindTool() *toolDef {
-	return &toolDef{
+	return typed(s, &toolDef{
 		name:  "graph_bind",
 		title: "Bind a device to an identity",
-		desc: "Bind a device (by ref such as usb:3-3.2, or device id) to an existing identity (identity) or to a new one (new_name, " +
-			"optional slug; the slug defaults to the name made lowercase with dashes, e.g. \"Roland JD-Xi\" → identity:roland-jd-xi). " +
-			"The device's fingerprints are copied in as hints so devgraph recognises it again after a re-plug. A unit fingerprint " +
-			"(serial, mac) held by another identity is a conflict naming it; pass move: true to take it over. dry_run: true reports " +
-			"what would change and writes nothing. Find refs with graph_unbound or graph_find.",
-		params: []param{
-			{name: "ref", typ: "string", required: true, maxLen: 300, desc: "the device: its ref (usb:3-3.2) or id (device:…)", example: `"usb:3-3.2"`},
-			{name: "identity", typ: "string", maxLen: 100, desc: "an existing identity id or slug to bind to", example: `"identity:roland-jd-xi"`},
-			{name: "new_name", typ: "string", maxLen: graph.MaxNameLen, service: true, desc: "create a new identity with this name and bind to it", example: `"Roland JD-Xi"`},
-			{name: "slug", typ: "string", maxLen: 64, service: true, desc: "slug for the new identity ([a-z0-9][a-z0-9._-]{0,63})", example: `"jdxi"`},
-			{name: "move", typ: "boolean", desc: "move unit hints held by another identity instead of failing"},
-			{name: "dry_run", typ: "boolean", desc: "report what would change; write nothing"},
-			whyParam,
-		},
-		out: outputSchema(
-			outProp{"device", "object", "the device after binding", true},
-			outProp{"identity", "object", "the identity it is bound to", true},
-			outProp{"created", "boolean", "a new identity was created", true},
-			outProp{"hints_added", "array", "fingerprints copied in as hints", true},
-			outProp{"hints_moved", "array", "unit hints taken from another identity", false},
-			outProp{"conflicts", "array", "dry run: what would fail", false},
-			outProp{"match", "object", "how the device reads afterwards", false},
-			outProp{"dry_run", "boolean", "nothing was written", false},
-			outProp{"events", "integer", "changelog events written", true},
-			outProp{"request_id", "string", "the request id every event of this call carries", true},
-		),
+		desc: "Bind a device to an existing identity (identity) or a new one (new_name), copying its fingerprints in as hints so " +
+			"devgraph recognises it after a re-plug. A unit fingerprint (serial, mac) another identity holds is a conflict naming it; " +
+			"move: true takes it over.",
+		out:   typedSchema[bindOut](nil),
+		set:   toolsetEdit,
 		write: true, destructive: true, idempotent: true,
-		handler: s.bind,
-	}
+	}, s.bind)
 }
 
-func (s *Server) bind(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func (s *Server) bind(ctx context.Context, c *call, a bindIn) (*mcp.CallToolResult, error) {
 	in := graph.BindInput{
-		Ref: strings.TrimSpace(c.str("ref")), IdentityID: strings.TrimSpace(c.str("identity")),
-		NewName: c.str("new_name"), Slug: strings.TrimSpace(c.str("slug")),
-		Move: c.boolean("move"), DryRun: c.boolean("dry_run"),
+		Ref: strings.TrimSpace(a.Ref), IdentityID: strings.TrimSpace(a.Identity),
+		NewName: a.NewName, Slug: strings.TrimSpace(a.Slug), Move: a.Move, DryRun: a.DryRun,
 	}
 	switch {
 	case in.IdentityID == "" && in.NewName == "":
@@ -116,19 +132,26 @@ func (s *Server) bind(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	if err != nil {
 		return nil, err
 	}
+	out := bindOut{Identity: viewIdentity(res.Identity, false), Created: res.Created, HintsAdded: fpStrings(res.HintsAdded),
+		Conflicts: res.Conflicts, Match: viewMatch(res.Match), DryRun: res.DryRun, Events: res.Events, RequestID: c.requestID}
+	if len(res.HintsMoved) > 0 {
+		out.HintsMoved = fpStrings(res.HintsMoved)
+	}
+	if res.Device != nil {
+		out.Device = viewDevice(res.Device, nil, false, false)
+	} else {
+		out.Device = deviceView{Ref: in.Ref}
+	}
 	var b strings.Builder
 	verb := "Bound"
 	if res.DryRun {
 		verb = "Dry run: would bind"
 	}
-	devRef, identID, identName := in.Ref, "", ""
-	if res.Device != nil {
-		devRef = res.Device.Ref
-	}
+	identID, identName := "", ""
 	if res.Identity != nil {
 		identID, identName = res.Identity.ID, res.Identity.Name
 	}
-	fmt.Fprintf(&b, "%s %s to %s %q", verb, devRef, identID, identName)
+	fmt.Fprintf(&b, "%s %s to %s %q", verb, out.Device.Ref, identID, identName)
 	if res.Created {
 		b.WriteString(" (new identity)")
 	}
@@ -140,37 +163,40 @@ func (s *Server) bind(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	for _, cf := range res.Conflicts {
 		fmt.Fprintf(&b, "Conflict: %s\n", cf)
 	}
-	if res.Match != nil && res.Match.Summary != "" {
-		fmt.Fprintf(&b, "Match now: %s\n", res.Match.Summary)
+	if m := out.Match; m != nil && m.Why != "" {
+		fmt.Fprintf(&b, "Match now: %s (%s, %.2f)\n", m.Why, m.Confidence, m.Score)
 	}
-	out := structOf(res)
-	out["request_id"] = c.requestID
-	out["hints_added"] = nonNil(res.HintsAdded)
+	if !res.DryRun && identID != "" {
+		out.Next = "Tag it with graph_tag (reuse graph_suggest_tags terms) or note it with graph_note on " + identID + "."
+		b.WriteString(out.Next + "\n")
+	}
 	return result(out, b.String())
 }
 
+type unbindIn struct {
+	Ref string `json:"ref" mcp:"required,max=300"`
+	whyIn
+}
+
+type unbindOut struct {
+	Device    deviceView `json:"device" jsonschema:"the device afterwards"`
+	RequestID string     `json:"request_id"`
+}
+
 func (s *Server) unbindTool() *toolDef {
-	return &toolDef{
+	return typed(s, &toolDef{
 		name:  "graph_unbind",
 		title: "Remove a device's binding",
-		desc: "Remove the explicit binding of a device (by ref or device id) to its identity. The identity and its hints stay " +
-			"(remove hints with graph_identity hint_remove if the device should no longer be recognised as it).",
-		params: []param{
-			{name: "ref", typ: "string", required: true, maxLen: 300, desc: "the device: its ref (usb:3-3.2) or id", example: `"usb:3-3.2"`},
-			whyParam,
-		},
-		out: outputSchema(
-			outProp{"device", "object", "the device after unbinding", true},
-			outProp{"request_id", "string", "the request id of the change", true},
-		),
+		desc:  "Remove a device's explicit binding; its identity keeps the hints (remove them with graph_identity hint_remove).",
+		out:   typedSchema[unbindOut](nil),
+		set:   toolsetEdit,
 		write: true, destructive: true, idempotent: true,
-		handler: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-			d, err := s.svc.Unbind(ctx, strings.TrimSpace(c.str("ref")))
-			if err != nil {
-				return nil, err
-			}
-			return result(map[string]any{"device": d, "request_id": c.requestID},
-				fmt.Sprintf("Unbound %s %q; it is no longer explicitly bound.", d.Ref, d.Name))
-		},
-	}
+	}, func(ctx context.Context, c *call, in unbindIn) (*mcp.CallToolResult, error) {
+		d, err := s.svc.Unbind(ctx, strings.TrimSpace(in.Ref))
+		if err != nil {
+			return nil, err
+		}
+		return result(unbindOut{Device: viewDevice(d, nil, false, false), RequestID: c.requestID},
+			fmt.Sprintf("Unbound %s %q; it is no longer explicitly bound.", d.Ref, d.Name))
+	})
 }

@@ -12,12 +12,12 @@ import (
 )
 
 type browseNode struct {
-	ID     string   `json:"id"`
-	Kind   string   `json:"kind"`
-	Name   string   `json:"name,omitempty"`
-	Detail string   `json:"detail,omitempty"`
-	Tags   []string `json:"tags,omitempty"`
-	Depth  int      `json:"depth"`
+	ID    string   `json:"id"`
+	Kind  string   `json:"kind"`
+	Name  string   `json:"name,omitempty"`
+	Text  string   `json:"text,omitempty" jsonschema:"a line about it; a note's body"`
+	Tags  []string `json:"tags,omitempty"`
+	Depth int      `json:"depth"`
 }
 
 // browseEdge is one link from a browsed node. For a relation it keeps the relation's
@@ -44,41 +44,46 @@ func (e browseEdge) neighbour() string {
 
 const maxBrowseNodes = 200
 
-func (s *Server) browseTool() *toolDef {
-	return &toolDef{
-		name:  "graph_browse",
-		title: "Browse a node and its neighbours",
-		desc: "Show one node and its neighbours to a depth: an identity's hints, tags, notes, bound devices and relations; a device's " +
-			"identity, tags, notes and relations; a client's relations; a tag's nodes; a relation's two ends. Relations are edges named by " +
-			"their type (cable, controls, via, linked, subscribed …) with their id and ports, declared ones and those the sources observe " +
-			"live (observed: true) alike, in their own direction whichever end you browse. Use after graph_find to understand a thing " +
-			"before changing it; graph_trace follows a signal further. " + idForms + " Clients: client:<source>:<name>. Relations: rel:…, obs:…." +
-			fmt.Sprintf(" depth 1-3 (default 1); limit caps neighbours per node; at most %d nodes per call — when a limit cuts the walk, truncated is true and counts say how much was left out.", maxBrowseNodes),
-		params: []param{
-			{name: "id", typ: "string", required: true, maxLen: 300, desc: "the node to start from", example: `"identity:roland-jd-xi"`},
-			{name: "depth", typ: "integer", min: f64(1), max: f64(3), desc: "how many hops to follow (default 1)", example: "1"},
-			s.limitParam(20),
-		},
-		out: outputSchema(
-			outProp{"root", "object", "the starting node with its full record", true},
-			outProp{"nodes", "array", "nodes reached: id, kind, name, detail, tags, depth", true},
-			outProp{"edges", "array", "edges: from, rel, to; relations also relation (id), from_port, to_port, observed", true},
-			outProp{"truncated", "boolean", "true when a limit cut the walk", true},
-			outProp{"counts", "object", "nodes, edges, omitted (neighbours left out)", true},
-		),
-		readOnly: true, idempotent: true,
-		handler: s.browse,
-	}
+type browseIn struct {
+	ID    string `json:"id" mcp:"required,max=300"`
+	Depth int    `json:"depth" jsonschema:"default 1" mcp:"min=1,max=3"`
+	Limit int    `json:"limit" mcp:"max=page"`
+	detailIn
 }
 
-func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	rootID, err := s.resolveNode(ctx, strings.TrimSpace(c.str("id")))
+type browseOut struct {
+	Root      string       `json:"root" jsonschema:"the starting node's id"`
+	Record    any          `json:"record,omitempty" jsonschema:"detail: true: the root's full record"`
+	Nodes     []browseNode `json:"nodes"`
+	Edges     []browseEdge `json:"edges"`
+	Truncated bool         `json:"truncated" jsonschema:"a limit cut the walk"`
+	Omitted   int          `json:"omitted" jsonschema:"neighbours left out"`
+}
+
+func (s *Server) browseTool() *toolDef {
+	return typed(s, &toolDef{
+		name:  "graph_browse",
+		title: "Browse a node and its neighbours",
+		desc: "Show a node and its neighbours to a depth: an identity's devices, tags, notes (with text) and relations; a device's " +
+			"identity, tags, notes and relations; a tag's nodes; a relation's ends. Relations keep their direction; observed ones say " +
+			fmt.Sprintf("so. limit is per node, %d nodes per call; truncated and omitted say what was cut.", maxBrowseNodes),
+		out: typedSchema[browseOut](nil),
+		set: toolsetGraph, readOnly: true, idempotent: true,
+	}, s.browse)
+}
+
+func (s *Server) browse(ctx context.Context, c *call, in browseIn) (*mcp.CallToolResult, error) {
+	rootID, err := s.resolveNode(ctx, strings.TrimSpace(in.ID))
 	if err != nil {
 		return nil, err
 	}
-	depth := c.integer("depth", 1)
-	per := s.pageLimit(c, 20)
+	depth := in.Depth
+	if depth == 0 {
+		depth = 1
+	}
+	per := s.pageLimit(in.Limit, 20)
 	seen := map[string]*browseNode{}
+	notes := map[string]*graph.Note{} // notes met on the way, so their nodes carry the text
 	var nodes []*browseNode
 	var edges []browseEdge
 	listed := map[string]bool{} // relation ids already among edges: a relation is met from both ends, and from an identity's bound devices
@@ -98,7 +103,7 @@ func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 				omitted++
 				continue
 			}
-			n, rec, nbrs, more, err := s.neighbours(ctx, id, per)
+			n, rec, nbrs, more, err := s.neighbours(ctx, id, per, notes, in.Detail && id == rootID)
 			if err != nil {
 				if graph.ErrorCode(err) == graph.ENOTFOUND && id != rootID {
 					continue // a dangling link; the walk goes on
@@ -136,8 +141,11 @@ func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 	var b strings.Builder
 	r := seen[rootID]
 	fmt.Fprintf(&b, "%s %q (%s)", r.ID, r.Name, r.Kind)
-	if r.Detail != "" {
-		fmt.Fprintf(&b, " — %s", r.Detail)
+	if r.Text != "" {
+		fmt.Fprintf(&b, " — %s", r.Text)
+	}
+	if len(r.Tags) > 0 {
+		fmt.Fprintf(&b, " [%s]", strings.Join(r.Tags, " "))
 	}
 	b.WriteByte('\n')
 	for _, e := range edges {
@@ -146,7 +154,11 @@ func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 			name = fmt.Sprintf(" %q", n.Name)
 		}
 		if e.Relation == "" {
-			fmt.Fprintf(&b, "  %s -%s-> %s%s\n", e.From, e.Rel, e.To, name)
+			fmt.Fprintf(&b, "  %s -%s-> %s%s", e.From, e.Rel, e.To, name)
+			if n := seen[e.To]; e.Rel == "note" && n != nil {
+				fmt.Fprintf(&b, ": %s", n.Text)
+			}
+			b.WriteByte('\n')
 			continue
 		}
 		named := func(id string) string {
@@ -168,16 +180,24 @@ func (s *Server) browse(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 	if truncated {
 		fmt.Fprintf(&b, "(truncated: %d neighbour(s) left out; raise limit, lower depth, or browse from a neighbour)\n", omitted)
 	}
-	out := map[string]any{
-		"root": root, "nodes": nonNil(nodes), "edges": nonNil(edges), "truncated": truncated,
-		"counts": map[string]int{"nodes": len(nodes), "edges": len(edges), "omitted": omitted},
+	out := browseOut{Root: rootID, Nodes: nonNil(derefNodes(nodes)), Edges: nonNil(edges), Truncated: truncated, Omitted: omitted}
+	if in.Detail {
+		out.Record = root
 	}
 	return result(out, b.String())
 }
 
+func derefNodes(ns []*browseNode) []browseNode {
+	out := make([]browseNode, len(ns))
+	for i, n := range ns {
+		out[i] = *n
+	}
+	return out
+}
+
 // neighbours describes one node and lists up to limit of its links; more says how many
 // were left out.
-func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseNode, any, []browseEdge, int, error) {
+func (s *Server) neighbours(ctx context.Context, id string, limit int, notes map[string]*graph.Note, detail bool) (*browseNode, any, []browseEdge, int, error) {
 	var edges []browseEdge
 	more := 0
 	addEdge := func(rel, to string) {
@@ -217,8 +237,7 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		if err != nil {
 			return nil, nil, nil, 0, err
 		}
-		n := &browseNode{ID: id, Kind: "identity", Name: ident.Name, Tags: ident.Tags,
-			Detail: fmt.Sprintf("%d hint(s): %s", len(ident.Hints), graph.FormatFingerprints(ident.Hints))}
+		n := &browseNode{ID: id, Kind: "identity", Name: ident.Name, Tags: ident.Tags, Text: fmt.Sprintf("%d hint(s)", len(ident.Hints))}
 		for _, d := range ident.Devices {
 			addEdge("bound_device", d.ID)
 		}
@@ -226,6 +245,7 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 			addEdge("tagged", "tag:"+t)
 		}
 		for _, nt := range ident.Notes {
+			notes[nt.ID] = nt
 			addEdge("note", nt.ID)
 		}
 		own := []string{id}
@@ -245,9 +265,11 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		if dv.Present {
 			state = "present"
 		}
-		n := &browseNode{ID: id, Kind: "device", Name: dv.Name, Tags: dv.Tags, Detail: fmt.Sprintf("ref %s, %s", dv.Ref, state)}
-		if dv.Match != nil && dv.Match.Summary != "" {
-			n.Detail += "; " + dv.Match.Summary
+		n := &browseNode{ID: id, Kind: "device", Name: dv.Name, Tags: dv.Tags, Text: fmt.Sprintf("ref %s, %s", dv.Ref, state)}
+		if dv.BoundTo != "" {
+			n.Text += ", bound to " + dv.BoundTo
+		} else if dv.Match != nil && dv.Match.Summary != "" {
+			n.Text += "; " + dv.Match.Summary
 		}
 		if dv.BoundTo != "" {
 			addEdge("identity", dv.BoundTo)
@@ -255,13 +277,14 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		for _, t := range dv.Tags {
 			addEdge("tagged", "tag:"+t)
 		}
-		notes, total, _, err := s.svc.FindNotes(ctx, graph.NoteFilter{Target: id, First: limit})
+		list, total, _, err := s.svc.FindNotes(ctx, graph.NoteFilter{Target: id, First: limit})
 		if err == nil {
-			for _, nt := range notes {
+			for _, nt := range list {
+				notes[nt.ID] = nt
 				addEdge("note", nt.ID)
 			}
-			if total > len(notes) {
-				more += total - len(notes)
+			if total > len(list) {
+				more += total - len(list)
 			}
 		}
 		own := []string{id}
@@ -280,13 +303,13 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		if err := addRelations(own...); err != nil {
 			return nil, nil, nil, 0, err
 		}
-		return n, dv, edges, more, nil
+		return n, viewDeviceView(dv, true, detail), edges, more, nil
 	case graph.KindClient:
 		cl, err := s.svc.Client(ctx, id)
 		if err != nil {
 			return nil, nil, nil, 0, err
 		}
-		n := &browseNode{ID: id, Kind: "client", Name: cl.Name, Detail: fmt.Sprintf("an application the %s source sees; live only", cl.Source)}
+		n := &browseNode{ID: id, Kind: "client", Name: cl.Name, Text: "a live application (" + cl.Source + ")"}
 		if err := addRelations(id); err != nil {
 			return nil, nil, nil, 0, err
 		}
@@ -297,7 +320,7 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 			return nil, nil, nil, 0, err
 		}
 		v := viewRelation(r, s.nodeNames(ctx))
-		n := &browseNode{ID: id, Kind: "relation", Name: r.Type, Detail: renderRelation(v)}
+		n := &browseNode{ID: id, Kind: "relation", Name: r.Type, Text: renderRelation(v)}
 		addEdge("from", r.From)
 		addEdge("to", r.To)
 		return n, v, edges, more, nil
@@ -307,7 +330,7 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		if err != nil {
 			return nil, nil, nil, 0, err
 		}
-		n := &browseNode{ID: id, Kind: "tag", Name: tag, Detail: fmt.Sprintf("on %d node(s)", total)}
+		n := &browseNode{ID: id, Kind: "tag", Text: fmt.Sprintf("on %d node(s)", total)}
 		for _, nid := range ids {
 			addEdge("tags", nid)
 		}
@@ -316,11 +339,19 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int) (*browseN
 		}
 		return n, map[string]any{"tag": tag, "count": total}, edges, more, nil
 	case graph.KindNote:
-		// Notes are reached from their target; on their own they carry no links we can
-		// look up by id, so show the id.
-		return &browseNode{ID: id, Kind: "note"}, map[string]any{"id": id}, nil, 0, nil
+		// Notes are reached from their target, which gave their text; on their own they
+		// carry no links we can look up by id, so show the id.
+		n := &browseNode{ID: id, Kind: "note"}
+		if nt := notes[id]; nt != nil {
+			n.Name, n.Text = nt.Kind, oneLine(nt.Body, 280)
+			if detail {
+				n.Text = nt.Body
+			}
+			return n, viewNote(nt), nil, 0, nil
+		}
+		return n, map[string]any{"id": id}, nil, 0, nil
 	}
-	return nil, nil, nil, 0, graph.FieldErrorf(graph.EINVALID, "id", "cannot browse %q; give an identity, device, client, relation, tag or note id. %s", id, idForms)
+	return nil, nil, nil, 0, graph.FieldErrorf(graph.EINVALID, "id", "cannot browse %q; give an identity, device, client, relation, tag or note id", id)
 }
 
 // resolveNode resolves what a model typed into a node id. Clients and relations are not

@@ -14,64 +14,64 @@ import (
 )
 
 type eventView struct {
-	Seq       string          `json:"seq"` // 64-bit, as a string
-	ID        string          `json:"id"`
-	Time      time.Time       `json:"time"`
-	Actor     string          `json:"actor"`
-	Action    string          `json:"action"`
-	Target    string          `json:"target"`
-	Message   string          `json:"message,omitempty"`
-	RequestID string          `json:"request_id"`
-	Before    json.RawMessage `json:"before,omitempty"`
-	After     json.RawMessage `json:"after,omitempty"`
+	Seq       string `json:"seq" jsonschema:"64-bit, as a string"`
+	ID        string `json:"id,omitempty" jsonschema:"with bodies: true"`
+	Time      string `json:"time"`
+	Actor     string `json:"actor"`
+	Action    string `json:"action"`
+	Target    string `json:"target"`
+	Message   string `json:"message,omitempty"`
+	RequestID string `json:"request_id"`
+	Before    any    `json:"before,omitempty" jsonschema:"with bodies: true"`
+	After     any    `json:"after,omitempty" jsonschema:"with bodies: true"`
 }
 
 func viewEvent(ev *graph.Event, bodies bool) eventView {
-	v := eventView{Seq: strconv.FormatUint(ev.Seq, 10), ID: ev.ID, Time: ev.Time, Actor: ev.Actor, Action: ev.Action,
+	v := eventView{Seq: strconv.FormatUint(ev.Seq, 10), Time: rfc3339(ev.Time), Actor: ev.Actor, Action: ev.Action,
 		Target: ev.Target, Message: ev.Message, RequestID: ev.RequestID}
 	if bodies {
-		v.Before, v.After = ev.Before, ev.After
+		v.ID, v.Before, v.After = ev.ID, rawJSON(ev.Before), rawJSON(ev.After)
 	}
 	return v
 }
 
-func (s *Server) changelogTool() *toolDef {
-	return &toolDef{
-		name:  "graph_changelog",
-		title: "Read the audit changelog",
-		desc: "Read who changed what, newest first: every change from the CLI, MCP, GraphQL, discovery and robots is one event per node " +
-			"(seq, time, actor, action, target, message, request_id). Filters: since/until (RFC 3339 time or a duration back from now " +
-			"such as 24h, 7d), target (a node id), actor glob (mcp:*), action glob (tag.*, device.appear). bodies: true adds each " +
-			"event's before/after JSON. Paged (limit, cursor).",
-		params: []param{
-			{name: "since", typ: "string", maxLen: 64, desc: "only events at or after this time: RFC 3339 or a duration back from now (30m, 24h, 7d)", example: `"24h"`},
-			{name: "until", typ: "string", maxLen: 64, desc: "only events before this time (same forms as since)", example: `"2026-11-22T06:00:00Z"`},
-			{name: "target", typ: "string", maxLen: 300, desc: "only events on this node", example: `"identity:roland-jd-xi"`},
-			{name: "actor", typ: "string", maxLen: 100, desc: "actor glob", example: `"mcp:*"`},
-			{name: "action", typ: "string", maxLen: 64, desc: "action glob", example: `"tag.*"`},
-			{name: "bodies", typ: "boolean", desc: "include before/after JSON of each event"},
-			s.limitParam(20), cursorParam,
-		},
-		out: outputSchema(
-			outProp{"events", "array", "events newest first", true},
-			outProp{"next_cursor", "string", "pass as cursor for the next (older) page", false},
-		),
-		readOnly: true, idempotent: true,
-		handler: s.changelog,
-	}
+type changelogIn struct {
+	Since  string `json:"since" jsonschema:"RFC 3339 or 24h, 7d…" mcp:"max=64"`
+	Until  string `json:"until" jsonschema:"as since" mcp:"max=64"`
+	Target string `json:"target" mcp:"max=300"`
+	Actor  string `json:"actor" jsonschema:"glob, e.g. mcp:*" mcp:"max=100"`
+	Action string `json:"action" jsonschema:"glob, e.g. tag.*" mcp:"max=64"`
+	Bodies bool   `json:"bodies" jsonschema:"add before/after JSON"`
+	pageIn
 }
 
-func (s *Server) changelog(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+type changelogOut struct {
+	Events     []eventView `json:"events" jsonschema:"newest first"`
+	NextCursor string      `json:"next_cursor" jsonschema:"the next (older) page"`
+}
+
+func (s *Server) changelogTool() *toolDef {
+	return typed(s, &toolDef{
+		name:  "graph_changelog",
+		title: "Read the audit changelog",
+		desc: "Read the audit changelog, newest first: who (actor) changed what (action, target), when, and why (message). " +
+			"Filter by time, target, actor and action.",
+		out: typedSchema[changelogOut](nil),
+		set: toolsetGraph, readOnly: true, idempotent: true,
+	}, s.changelog)
+}
+
+func (s *Server) changelog(ctx context.Context, c *call, in changelogIn) (*mcp.CallToolResult, error) {
 	now := time.Now()
-	f := graph.EventFilter{Actor: c.str("actor"), Action: c.str("action"), First: s.pageLimit(c, 20), After: c.str("cursor")}
+	f := graph.EventFilter{Actor: in.Actor, Action: in.Action, First: s.pageLimit(in.Limit, 20), After: in.Cursor}
 	var err error
-	if f.Since, err = parseWhen("since", c.str("since"), now); err != nil {
+	if f.Since, err = parseWhen("since", in.Since, now); err != nil {
 		return nil, err
 	}
-	if f.Until, err = parseWhen("until", c.str("until"), now); err != nil {
+	if f.Until, err = parseWhen("until", in.Until, now); err != nil {
 		return nil, err
 	}
-	if t := strings.TrimSpace(c.str("target")); t == graph.ChangelogTarget {
+	if t := strings.TrimSpace(in.Target); t == graph.ChangelogTarget {
 		f.Target = t // the changelog's own events (prunes)
 	} else if t != "" {
 		if f.Target, err = s.svc.ResolveID(ctx, t); err != nil {
@@ -92,7 +92,7 @@ func (s *Server) changelog(ctx context.Context, c *call) (*mcp.CallToolResult, e
 		b.WriteString("No events match.\n")
 	}
 	for i, ev := range evs {
-		views[i] = viewEvent(ev, c.boolean("bodies"))
+		views[i] = viewEvent(ev, in.Bodies)
 		fmt.Fprintf(&b, "#%d %s %s %s %s", ev.Seq, ev.Time.UTC().Format(time.RFC3339), ev.Actor, ev.Action, ev.Target)
 		if ev.Message != "" {
 			fmt.Fprintf(&b, " — %s", ev.Message)
@@ -102,10 +102,19 @@ func (s *Server) changelog(ctx context.Context, c *call) (*mcp.CallToolResult, e
 	if next != "" {
 		b.WriteString("Older: call again with cursor=" + next + "\n")
 	}
-	return result(map[string]any{"events": views, "next_cursor": next}, b.String())
+	return result(changelogOut{Events: views, NextCursor: next}, b.String())
 }
 
 // parseWhen reads since/until the way every interface does.
 func parseWhen(field, s string, now time.Time) (time.Time, error) {
 	return graph.ParseWhen(field, s, now)
+}
+
+// rawJSON decodes a stored JSON body for a structured result; nil when there is none.
+func rawJSON(b json.RawMessage) any {
+	var v any
+	if len(b) == 0 || json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	return v
 }

@@ -8,11 +8,18 @@
 //
 // Every tool is a thin layer over graph.Service; graph_find asks the name index it is
 // given (Options.Finder, the graph.Finder GraphQL find uses too, so both rank alike).
-// Arguments are checked against the
-// tool's own parameter list before the handler runs, so a model gets a sentence naming
-// the field, the expected form and an example rather than a schema dump; anything the
+// A tool's arguments are a Go struct whose tags give its input schema and drive the
+// argument check that runs before the handler (input.go), so a model gets a sentence
+// naming the field, the expected form and an example rather than a schema dump; its result
+// is a Go type whose output schema is derived from it, a compact view (views.go) with raw
+// records only on detail: true, and a text rendering carrying the same facts. Anything the
 // model can fix (bad input, unknown ids, conflicts, limits) is an isError result, while
 // faults of devgraph itself stay JSON-RPC errors carrying no internals.
+//
+// Tools come in toolsets (Options.Toolsets, serve --tools): graph (reading), edit
+// (writing), robots. By default the robot tools are offered once a robot is stored or
+// driven, and sessions are sent notifications/tools/list_changed then. Read-only mode
+// drops the writing tools but keeps robot_stop: stopping is always allowed.
 //
 // Every change is made with the actor "mcp:<client name>" (from initialize in the
 // 2025-11-25 era, from the request's _meta clientInfo in the 2026-07-28 era,

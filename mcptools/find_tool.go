@@ -20,48 +20,48 @@ type findHit struct {
 	Tags       []string `json:"tags"`
 }
 
-func (s *Server) findTool() *toolDef {
-	return &toolDef{
-		name:  "graph_find",
-		title: "Find identities, devices and robots",
-		desc: "Find nodes by name (fuzzy), tags and kind. Use it first whenever you need an id: it returns identity ids " +
-			"(identity:<slug>), device ids and refs (usb:3-3.2, robot:scout). All given tags must match (tags are namespace:value, " +
-			"see graph_suggest_tags). kind is identity, device, robot or any. Results are paged (limit, cursor).",
-		params: []param{
-			{name: "text", typ: "string", maxLen: 200, desc: "part of a name, fuzzy matched; omit to list by tags or kind", example: `"jd-xi"`},
-			{name: "tags", typ: "array", maxLen: 16, desc: "tags that must all be present, e.g. [\"role:synth\"]", example: `["role:synth"]`},
-			{name: "kind", typ: "string", enum: []string{"any", "identity", "device", "robot"}, desc: "what to look for (default any)"},
-			s.limitParam(20), cursorParam,
-		},
-		out: outputSchema(
-			outProp{"results", "array", "matches: id, kind, name, ref, present, identity_id, tags", true},
-			outProp{"total", "integer", "matches found (the index stops counting at 500)", true},
-			outProp{"next_cursor", "string", "pass as cursor for the next page; empty on the last", false},
-		),
-		readOnly: true, idempotent: true,
-		handler: s.find,
-	}
+type findIn struct {
+	Text string   `json:"text" mcp:"max=200"`
+	Tags []string `json:"tags" mcp:"max=16"`
+	Kind string   `json:"kind" mcp:"enum=any|identity|device|robot"`
+	pageIn
 }
 
-func (s *Server) find(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	text := strings.TrimSpace(c.str("text"))
+type findOut struct {
+	Results    []findHit `json:"results"`
+	Total      int       `json:"total" jsonschema:"matches found (counted up to 500)"`
+	NextCursor string    `json:"next_cursor"`
+}
+
+func (s *Server) findTool() *toolDef {
+	return typed(s, &toolDef{
+		name:  "graph_find",
+		title: "Find identities, devices and robots",
+		desc:  "Find identities, devices and robots by fuzzy name (text), tags (all must match) and kind. Use it first to get ids.",
+		out:   typedSchema[findOut](map[string][]string{}),
+		set:   toolsetGraph, readOnly: true, idempotent: true,
+	}, s.find)
+}
+
+func (s *Server) find(ctx context.Context, c *call, in findIn) (*mcp.CallToolResult, error) {
+	text := strings.TrimSpace(in.Text)
 	if err := graph.ValidateText("text", text, 0, 200); err != nil {
 		return nil, err
 	}
 	var tags []string
-	for _, t := range c.list("tags") {
+	for _, t := range in.Tags {
 		n, err := graph.NormalizeTag(tidyTag(t))
 		if err != nil {
 			return nil, err
 		}
 		tags = append(tags, n)
 	}
-	kind := c.str("kind")
+	kind := in.Kind
 	if kind == "" {
 		kind = "any"
 	}
-	limit := s.pageLimit(c, 20)
-	off, err := decodeOffset(c.str("cursor"))
+	limit := s.pageLimit(in.Limit, 20)
+	off, err := decodeOffset(in.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Server) find(ctx context.Context, c *call) (*mcp.CallToolResult, error)
 	if next != "" {
 		b.WriteString("More: call again with cursor=" + next + "\n")
 	}
-	return result(map[string]any{"results": nonNil(page), "total": total, "next_cursor": next}, b.String())
+	return result(findOut{Results: nonNil(page), Total: total, NextCursor: next}, b.String())
 }
 
 // findIndexed answers graph_find from the name index (Options.Finder, the one GraphQL
@@ -115,7 +115,9 @@ func (s *Server) findIndexed(ctx context.Context, text string, tags []string, ki
 		fh := findHit{ID: h.ID, Kind: h.Kind, Name: h.Name, Tags: []string{}}
 		switch graph.KindOf(h.ID) {
 		case graph.KindIdentity:
-			if id, err := s.svc.FindIdentityByID(ctx, h.ID, graph.IdentityParts{}); err == nil {
+			if h.Tags != nil { // the index holds them: no read of the identity
+				fh.Tags = h.Tags
+			} else if id, err := s.svc.FindIdentityByID(ctx, h.ID, graph.IdentityParts{}); err == nil {
 				fh.Tags = nonNil(id.Tags)
 			}
 		case graph.KindDevice:

@@ -1,19 +1,11 @@
 package mcptools
 
-import (
-	"github.com/devgraph/devgraph/graph"
-)
-
-const idForms = "Ids: identity:<slug> (or the bare slug), device:<key>, a device ref such as usb:3-3.2, alsa:card:PCH, robot:scout, note:<uuid>, tag:<ns>:<value>."
-
-var whyParam = param{name: "why", typ: "string", maxLen: graph.MaxMsgLen, service: true,
-	desc: "optional reason, recorded as the changelog message of this change", example: `"user asked to label the studio synths"`}
-
 // graphTools lists the graph_* tools, each in its own file by noun: find_tool.go,
 // browse_tool.go, bind_tool.go (graph_unbound, graph_bind, graph_unbind), tag_tool.go
 // (graph_tag, graph_suggest_tags), note_tool.go, identity_tool.go, changelog_tool.go,
-// query_tool.go, relate_tool.go and trace_tool.go; paging.go holds the cursors and list
-// helpers they share, schema.go the output schemas derived from result types.
+// query_tool.go, relate_tool.go and trace_tool.go; input.go derives their input schemas
+// from their argument structs, schema.go the output schemas from their result types,
+// views.go holds the compact views they share and paging.go the cursors.
 func (s *Server) graphTools() []*toolDef {
 	return []*toolDef{
 		s.findTool(),
@@ -30,4 +22,12 @@ func (s *Server) graphTools() []*toolDef {
 		s.relateTool(),
 		s.traceTool(),
 	}
+}
+
+// pageLimit is a listing's page size: def when not given, never above the cap.
+func (s *Server) pageLimit(n, def int) int {
+	if n <= 0 {
+		n = def
+	}
+	return min(n, s.opts.MaxPage)
 }

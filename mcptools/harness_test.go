@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/devgraph/devgraph/graph"
 	"go.uber.org/goleak"
@@ -44,6 +46,7 @@ type envOpts struct {
 	ownRig   bool // the test edits the rig (hot-plug): write a copy of its own
 	fleet    graph.Fleet
 	robotEvt func(fn func(ref string)) (cancel func())
+	extra    int // robot envs: simulated robots besides the demo fleet
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -140,6 +143,9 @@ type conn struct {
 	mu     sync.Mutex
 	notes  []mcp.JSONRPCNotification
 	notify chan struct{}
+	// schemas are the output schemas the server lists, by tool: every structured result
+	// a test receives is validated against its tool's (checkOutput).
+	schemas map[string]*jsonschema.Schema
 }
 
 // transports × eras every behaviour is checked in.
@@ -253,7 +259,65 @@ func (cn *conn) callErr(ctx context.Context, name string, args map[string]any, m
 	req.Params.Name = name
 	req.Params.Arguments = args
 	req.Params.Meta = meta
-	return cn.c.CallTool(ctx, req)
+	res, err := cn.c.CallTool(ctx, req)
+	if err == nil && res != nil && !res.IsError && res.StructuredContent != nil {
+		cn.checkOutput(name, args, res)
+	}
+	return res, err
+}
+
+// checkOutput validates a structured result against the output schema its tool lists
+// (santhosh-tekuri/jsonschema, a validator mcp-go does not use): results stay exact.
+func (cn *conn) checkOutput(name string, args map[string]any, res *mcp.CallToolResult) {
+	cn.mu.Lock()
+	sch := cn.schemas[name]
+	cn.mu.Unlock()
+	if sch == nil {
+		list, err := cn.c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		if err != nil {
+			cn.t.Errorf("%s: list the tools to check its result: %v", name, err)
+			return
+		}
+		for _, tool := range list.Tools {
+			if tool.Name != name {
+				continue
+			}
+			raw, _ := json.Marshal(tool.OutputSchema)
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+			if err != nil {
+				cn.t.Errorf("%s: output schema: %v", name, err)
+				return
+			}
+			c := jsonschema.NewCompiler()
+			if err := c.AddResource("mem://out.json", doc); err != nil {
+				cn.t.Errorf("%s: %v", name, err)
+				return
+			}
+			if sch, err = c.Compile("mem://out.json"); err != nil {
+				cn.t.Errorf("%s: output schema does not compile: %v", name, err)
+				return
+			}
+		}
+		if sch == nil {
+			cn.t.Errorf("%s: no output schema listed", name)
+			return
+		}
+		cn.mu.Lock()
+		if cn.schemas == nil {
+			cn.schemas = map[string]*jsonschema.Schema{}
+		}
+		cn.schemas[name] = sch
+		cn.mu.Unlock()
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		cn.t.Errorf("%s: %v", name, err)
+		return
+	}
+	if err := sch.Validate(inst); err != nil {
+		cn.t.Errorf("%s(%v): result breaks its output schema: %v\n%s", name, args, err, raw)
+	}
 }
 
 // ok calls a tool that must succeed and returns its structured result.
@@ -299,11 +363,25 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	return m
 }
 
-// waitNote waits for a notification with method for which match is true.
+// waitNote waits for a notification with method for which match is true, among all
+// the connection has received.
 func (cn *conn) waitNote(method string, match func(mcp.JSONRPCNotification) bool, within time.Duration) mcp.JSONRPCNotification {
 	cn.t.Helper()
+	return cn.waitNoteFrom(0, method, match, within)
+}
+
+// mark is how many notifications the connection has received so far: waitNoteFrom(mark,
+// …) waits only for those that arrive after it.
+func (cn *conn) mark() int {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return len(cn.notes)
+}
+
+// waitNoteFrom is waitNote among the notifications received after the first seen ones.
+func (cn *conn) waitNoteFrom(seen int, method string, match func(mcp.JSONRPCNotification) bool, within time.Duration) mcp.JSONRPCNotification {
+	cn.t.Helper()
 	deadline := time.After(within)
-	seen := 0
 	for {
 		cn.mu.Lock()
 		notes := append([]mcp.JSONRPCNotification(nil), cn.notes[seen:]...)

@@ -15,56 +15,56 @@ import (
 // store can do, so each is reachable from MCP as the design requires.
 var identityActions = []string{"create", "rename", "update", "delete", "merge", "restore", "hint_add", "hint_remove"}
 
-func (s *Server) identityTool() *toolDef {
-	return &toolDef{
-		name:  "graph_identity",
-		title: "Create, change, merge or delete identities and their hints",
-		desc: "Manage identities (the stable names of physical things, id identity:<slug>) and their hints (fingerprints kind=value). " +
-			"Actions: create {name, slug?, hints?, data?}; rename {id, name}; update {id, data and/or name}; delete {id} (its hints, tags, " +
-			"notes, bindings and relations go with it, all recorded; restore brings them back); merge {id, into} (moves id's hints, tags, " +
-			"notes, bindings and relations into into, then deletes id); restore {id}; hint_add {id, hints, move?}; hint_remove {id, hints}. " +
-			"Hints are kind=value strings; kinds: usb_serial (vid:pid:serial), mac, robot_serial (unit: one physical unit, never on two " +
-			"identities — pass move: true to take one over), usb_id (vid:pid), usb_path (3-3.1.2), alsa_card_id, alsa_longname, " +
-			"midi_client, pipewire_device. To bind a plugged-in device prefer graph_bind, which copies its fingerprints for you.",
-		params: []param{
-			{name: "action", typ: "string", required: true, enum: identityActions, desc: "what to do"},
-			{name: "id", typ: "string", maxLen: 100, desc: "the identity (identity:<slug> or the slug); every action but create", example: `"identity:roland-jd-xi"`},
-			{name: "name", typ: "string", maxLen: graph.MaxNameLen, service: true, desc: "create/rename/update: the display name", example: `"Roland JD-Xi"`},
-			{name: "slug", typ: "string", maxLen: 64, service: true, desc: "create: the slug ([a-z0-9][a-z0-9._-]{0,63}); default from name", example: `"jdxi"`},
-			{name: "data", typ: "object", service: true, desc: "create/update: free-form JSON object (replaces the old one on update; ≤ 64 KiB)", example: `{"firmware": "1.53"}`},
-			{name: "into", typ: "string", maxLen: 100, desc: "merge: the identity that remains", example: `"identity:jdxi"`},
-			{name: "hints", typ: "array", maxLen: graph.MaxHintsPerCall, service: true, desc: "create/hint_add/hint_remove: fingerprints as kind=value", example: `["usb_id=0582:01a9"]`},
-			{name: "move", typ: "boolean", desc: "hint_add: move unit hints held by another identity instead of failing"},
-			whyParam,
-		},
-		out: outputSchema(
-			outProp{"action", "string", "the action done", true},
-			outProp{"identity", "object", "the identity afterwards (absent after delete)", false},
-			outProp{"deleted", "string", "the id deleted", false},
-			outProp{"request_id", "string", "the request id shared by this call's changelog events", true},
-		),
-		write: true, destructive: true, idempotent: false,
-		handler: s.identity,
-	}
+type identityIn struct {
+	Action string   `json:"action" mcp:"required,enum=create|rename|update|delete|merge|restore|hint_add|hint_remove"`
+	ID     string   `json:"id" mcp:"max=100"`
+	Name   string   `json:"name" mcp:"max=200,svc"`
+	Slug   string   `json:"slug" mcp:"max=64,svc"`
+	Data   any      `json:"data" mcp:"type=object,svc"`
+	Into   string   `json:"into" mcp:"max=100"`
+	Hints  []string `json:"hints" mcp:"max=32,svc"`
+	Move   bool     `json:"move"`
+	whyIn
 }
 
-func (s *Server) identity(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	action := c.str("action")
-	id := strings.TrimSpace(c.str("id"))
+type identityOut struct {
+	Action    string        `json:"action"`
+	Identity  *identityView `json:"identity,omitempty" jsonschema:"the identity afterwards"`
+	Deleted   string        `json:"deleted,omitempty"`
+	RequestID string        `json:"request_id"`
+}
+
+func (s *Server) identityTool() *toolDef {
+	return typed(s, &toolDef{
+		name:  "graph_identity",
+		title: "Create, change, merge or delete identities and their hints",
+		desc: "Manage identities and their hints: create {name, slug?, hints?, data?}; rename {id, name}; update {id, name?, data?} " +
+			"(data replaces the old); delete {id} (restore {id} undoes it, relations included); merge {id, into}; " +
+			"hint_add {id, hints, move?}; hint_remove {id, hints}. Hints are kind=value, e.g. usb_id=0582:01a9; usb_serial, mac and " +
+			"robot_serial are unit hints, one identity each (move takes one over).",
+		out:   typedSchema[identityOut](map[string][]string{"properties.action": identityActions}),
+		set:   toolsetEdit,
+		write: true, destructive: true, idempotent: false,
+	}, s.identity)
+}
+
+func (s *Server) identity(ctx context.Context, c *call, in identityIn) (*mcp.CallToolResult, error) {
+	action := in.Action
+	id := strings.TrimSpace(in.ID)
 	need := func(field, what string) error {
 		return graph.FieldErrorf(graph.EINVALID, field, "graph_identity %s needs %s: %s", action, field, what)
 	}
 	if action != "create" && id == "" {
 		return nil, need("id", "the identity id, e.g. identity:roland-jd-xi (find it with graph_find)")
 	}
-	hints, err := parseHints(c.list("hints"))
+	hints, err := parseHints(in.Hints)
 	if err != nil {
 		return nil, err
 	}
 	var data json.RawMessage
 	if c.has("data") {
 		// Whatever was sent: the service checks it is an object within the limit.
-		b, err := json.Marshal(c.args["data"])
+		b, err := json.Marshal(in.Data)
 		if err != nil {
 			return nil, graph.FieldErrorf(graph.EINVALID, "data", "data is not valid JSON")
 		}
@@ -73,20 +73,20 @@ func (s *Server) identity(ctx context.Context, c *call) (*mcp.CallToolResult, er
 	var ident *graph.Identity
 	switch action {
 	case "create":
-		name := c.str("name")
+		name := in.Name
 		if !c.has("name") {
 			return nil, need("name", "the display name, e.g. \"Roland JD-Xi\"")
 		}
-		ident, err = s.svc.CreateIdentity(ctx, graph.IdentityCreate{Name: name, Slug: strings.TrimSpace(c.str("slug")), Data: data, Hints: hints})
+		ident, err = s.svc.CreateIdentity(ctx, graph.IdentityCreate{Name: name, Slug: strings.TrimSpace(in.Slug), Data: data, Hints: hints})
 	case "rename":
 		if !c.has("name") {
 			return nil, need("name", "the new display name")
 		}
-		ident, err = s.svc.RenameIdentity(ctx, id, c.str("name"))
+		ident, err = s.svc.RenameIdentity(ctx, id, in.Name)
 	case "update":
 		u := graph.IdentityUpdate{}
 		if c.has("name") {
-			n := c.str("name")
+			n := in.Name
 			u.Name = &n
 		}
 		if data != nil {
@@ -98,11 +98,11 @@ func (s *Server) identity(ctx context.Context, c *call) (*mcp.CallToolResult, er
 		ident, err = s.svc.UpdateIdentity(ctx, id, u)
 	case "delete":
 		if err = s.svc.DeleteIdentity(ctx, id); err == nil {
-			return result(map[string]any{"action": action, "deleted": id, "request_id": c.requestID},
+			return result(identityOut{Action: action, Deleted: id, RequestID: c.requestID},
 				fmt.Sprintf("Deleted %s with its hints, tags, notes, bindings and relations (graph_identity restore brings them back).", id))
 		}
 	case "merge":
-		into := strings.TrimSpace(c.str("into"))
+		into := strings.TrimSpace(in.Into)
 		if into == "" {
 			return nil, need("into", "the identity that remains, e.g. identity:jdxi")
 		}
@@ -114,7 +114,7 @@ func (s *Server) identity(ctx context.Context, c *call) (*mcp.CallToolResult, er
 			return nil, need("hints", "fingerprints as kind=value, e.g. [\"usb_id=0582:01a9\"]")
 		}
 		if action == "hint_add" {
-			ident, err = s.svc.AddHints(ctx, id, hints, c.boolean("move"))
+			ident, err = s.svc.AddHints(ctx, id, hints, in.Move)
 		} else {
 			ident, err = s.svc.RemoveHints(ctx, id, hints)
 		}
@@ -123,7 +123,7 @@ func (s *Server) identity(ctx context.Context, c *call) (*mcp.CallToolResult, er
 		return nil, err
 	}
 	text := fmt.Sprintf("%s: %s %q, %d hint(s), tags [%s].", action, ident.ID, ident.Name, len(ident.Hints), strings.Join(ident.Tags, " "))
-	return result(map[string]any{"action": action, "identity": ident, "request_id": c.requestID}, text)
+	return result(identityOut{Action: action, Identity: viewIdentity(ident, true), RequestID: c.requestID}, text)
 }
 
 func parseHints(list []string) ([]graph.Fingerprint, error) {

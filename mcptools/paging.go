@@ -2,7 +2,6 @@ package mcptools
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -44,16 +43,6 @@ func nonNil[T any](l []T) []T {
 		return []T{}
 	}
 	return l
-}
-
-// structOf turns a value into a JSON object map so fields can be added.
-func structOf(v any) map[string]any {
-	m := map[string]any{}
-	b, err := json.Marshal(v)
-	if err == nil {
-		_ = json.Unmarshal(b, &m)
-	}
-	return m
 }
 
 // tidyTag trims the spaces models put around the colon ("Role: Synth"): graph's

@@ -16,37 +16,33 @@ import (
 // result carries all of it (the executor's own limits bound that).
 const maxQueryText = 8 << 10
 
-func (s *Server) queryTool() *toolDef {
-	return &toolDef{
-		name:  "graph_query",
-		title: "Run a GraphQL query",
-		desc: "Run a read-only GraphQL query over the whole graph (identities, devices with their match, robots, tags, notes, changelog, " +
-			"find, match). The schema is the resource devgraph://schema. Use it for questions the other tools do not answer directly, " +
-			"e.g. { identities(filter: {tags: [\"role:synth\"]}, first: 20) { edges { node { id name tags { name } devices { ref present } } } } }. " +
-			"Mutations are refused here: use the graph_* write tools. Lists are connections (edges { cursor node }, nodes, pageInfo, totalCount; " +
-			"first from 0 to the server's page cap, 100 unless --max-page, more is an INVALID error; after a cursor): " +
-			"find's edges also carry score and matched, e.g. { find(text: \"jdxi\", first: 5) { totalCount edges { score node { id } } } }; depth, alias, " +
-			"complexity, size and time limits apply, and a query over them gets an error saying which.",
-		params: []param{
-			{name: "query", typ: "string", required: true, maxLen: 64 * 1024, desc: "the GraphQL document", example: `"{ robots { nodes { ref state battery } } }"`},
-			{name: "variables", typ: "object", desc: "variables for the document", example: `{"id": "identity:jdxi"}`},
-			{name: "operation_name", typ: "string", maxLen: 200, desc: "which operation to run when the document has several"},
-		},
-		out: outputSchema(
-			outProp{"data", "object|null", "the query's result", false},
-			outProp{"errors", "array", "GraphQL errors: message, path, extensions.code (INVALID, NOT_FOUND, LIMIT, FORBIDDEN…)", false},
-		),
-		readOnly: true, idempotent: true,
-		handler: s.runQuery,
-	}
+type queryIn struct {
+	Query         string         `json:"query" mcp:"required,max=65536"`
+	Variables     map[string]any `json:"variables"`
+	OperationName string         `json:"operation_name" mcp:"max=200"`
 }
 
-func (s *Server) runQuery(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+func (s *Server) queryTool() *toolDef {
+	return typed(s, &toolDef{
+		name:  "graph_query",
+		title: "Run a GraphQL query",
+		desc: "Run a read-only GraphQL query (schema: resource devgraph://schema) for what the other tools do not answer, e.g. " +
+			"{ identities(filter: {tags: [\"role:synth\"]}, first: 20) { nodes { id name devices { ref present } } } }. Mutations " +
+			"are refused.",
+		out: outputSchema(
+			outProp{"data", "object|null", "the query's result", false},
+			outProp{"errors", "array", "GraphQL errors: message, path, extensions.code", false},
+		),
+		set: toolsetGraph, readOnly: true, idempotent: true,
+	}, s.runQuery)
+}
+
+func (s *Server) runQuery(ctx context.Context, c *call, in queryIn) (*mcp.CallToolResult, error) {
 	if s.opts.Exec == nil {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "GraphQL is not available on this server; use graph_find and graph_browse")
 	}
 	resp := s.opts.Exec.Execute(ctx, query.Request{
-		Query: c.str("query"), Variables: c.object("variables"), OperationName: c.str("operation_name"),
+		Query: in.Query, Variables: in.Variables, OperationName: in.OperationName,
 	}, true)
 	b, err := json.Marshal(resp)
 	if err != nil {

@@ -140,55 +140,48 @@ type relateOut struct {
 
 var relateOps = []string{"add", "update", "remove"}
 
-func (s *Server) relateTool() *toolDef {
-	return &toolDef{
-		name:  "graph_relate",
-		title: "Add, update or remove a relation between two things",
-		desc: "Declare how things are connected: a directed, typed relation from one node to another (identities, devices, robots), " +
-			"optionally between named ports, e.g. the KeyStep's MIDI OUT is cabled to the JD-Xi's MIDI IN: " +
-			`{op: "add", from: "identity:keystep", from_port: "MIDI OUT", type: "cable", to: "identity:roland-jd-xi", to_port: "MIDI IN", attrs: {"kind": "midi-din"}}. ` +
-			"Ops: add {from, type, to, from_port?, to_port?, attrs?, new_type?}; update {id, attrs? (replaces them all), from_port?, to_port? " +
-			"(\"\" clears)}; remove {id} or {from, type, to, from_port?, to_port?}. Declare on identities (they outlive re-plugs). " +
-			"Types: cable (attrs.kind one of " + strings.Join(graph.CableKinds, ", ") + "), controls, mounted_on, part_of, located_in, powered_by, " +
-			"and any type in use (graph_suggest_tags namespace relation lists them); a new type needs new_type: true; via, linked and " +
-			"subscribed are observed by the sources and cannot be declared, and clients (client:…) are live endpoints only. " +
-			"Ports ≤ 64 chars, compared case-insensitively; attrs a JSON object of strings (≤ 16 keys, values ≤ 256 bytes). " +
-			"Adding a relation that already exists returns it and writes nothing; dry_run: true reports what would happen. " +
-			"Only remove deletes anything (graph_identity restore of a deleted identity brings its relations back). " +
-			"Follow relations with graph_trace; graph_browse shows them as neighbours. " + idForms,
-		params: []param{
-			{name: "op", typ: "string", required: true, enum: relateOps, desc: "add, update or remove"},
-			{name: "from", typ: "string", maxLen: 300, desc: "add/remove: the node the relation leaves", example: `"identity:keystep"`},
-			{name: "from_port", typ: "string", maxLen: 4 * graph.MaxPort, desc: "the port on from (≤ 64 chars), e.g. MIDI OUT; update: \"\" clears it", example: `"MIDI OUT"`},
-			{name: "type", typ: "string", maxLen: 4 * graph.MaxRelationType, desc: "add/remove: the relation type, e.g. cable, controls, mounted_on", example: `"cable"`},
-			{name: "to", typ: "string", maxLen: 300, desc: "add/remove: the node the relation enters", example: `"identity:roland-jd-xi"`},
-			{name: "to_port", typ: "string", maxLen: 4 * graph.MaxPort, desc: "the port on to (≤ 64 chars), e.g. MIDI IN; update: \"\" clears it", example: `"MIDI IN"`},
-			{name: "attrs", typ: "object", desc: "add/update: string attributes; a cable needs kind; update replaces the whole set ({} clears it)", example: `{"kind": "midi-din", "colour": "red"}`},
-			{name: "id", typ: "string", maxLen: 100, desc: "update/remove: the relation id (rel:…), as graph_relate add, graph_browse or graph_trace return it", example: `"rel:0192…"`},
-			{name: "new_type", typ: "boolean", desc: "add: allow a type that is neither seeded nor in use yet (guards against typos)"},
-			{name: "dry_run", typ: "boolean", desc: "report what would change; write nothing"},
-			whyParam,
-		},
-		out:   typedSchema[relateOut](map[string][]string{"properties.op": relateOps, "properties.action": {"add", "update", "remove", "none"}}),
-		write: true, destructive: true, idempotent: true,
-		handler: s.relate,
-	}
+type relateIn struct {
+	Op       string         `json:"op" mcp:"required,enum=add|update|remove"`
+	From     string         `json:"from" mcp:"max=300"`
+	FromPort string         `json:"from_port" jsonschema:"e.g. MIDI OUT; \"\" clears" mcp:"max=64,svc"`
+	Type     string         `json:"type" mcp:"max=32,svc"`
+	To       string         `json:"to" mcp:"max=300"`
+	ToPort   string         `json:"to_port" mcp:"max=64,svc"`
+	Attrs    map[string]any `json:"attrs" jsonschema:"string values; update replaces them"`
+	ID       string         `json:"id" mcp:"max=100"`
+	NewType  bool           `json:"new_type"`
+	DryRun   bool           `json:"dry_run"`
+	whyIn
 }
 
-func (s *Server) relate(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	op := c.str("op")
+func (s *Server) relateTool() *toolDef {
+	return typed(s, &toolDef{
+		name:  "graph_relate",
+		title: "Add, update or remove a relation between two things",
+		desc: "Declare how two identities or devices are connected: a directed, typed relation, optionally between ports. " +
+			"add {from, type, to, from_port?, to_port?, attrs?}; update {id, attrs?, from_port?, to_port?}; remove {id} or {from, type, to, ports}. " +
+			"Types: cable (needs attrs.kind), controls, mounted_on, part_of, located_in, " +
+			"powered_by, one in use, or a new one with new_type: true; via, linked, subscribed are observed only.",
+		out:   typedSchema[relateOut](map[string][]string{"properties.op": relateOps, "properties.action": {"add", "update", "remove", "none"}}),
+		set:   toolsetEdit,
+		write: true, destructive: true, idempotent: true,
+	}, s.relate)
+}
+
+func (s *Server) relate(ctx context.Context, c *call, in relateIn) (*mcp.CallToolResult, error) {
+	op := in.Op
 	need := func(field, what string) error {
 		return graph.FieldErrorf(graph.EINVALID, field, "graph_relate %s needs %s: %s", op, field, what)
 	}
 	notFor := func(field, why string) error {
 		return graph.FieldErrorf(graph.EINVALID, field, "graph_relate %s does not take %s: %s", op, field, why)
 	}
-	attrs, err := relationAttrs(c)
+	attrs, err := relationAttrs(c.has("attrs"), in.Attrs)
 	if err != nil {
 		return nil, err
 	}
-	from, to, typ, id := strings.TrimSpace(c.str("from")), strings.TrimSpace(c.str("to")), strings.TrimSpace(c.str("type")), strings.TrimSpace(c.str("id"))
-	dry := c.boolean("dry_run")
+	from, to, typ, id := strings.TrimSpace(in.From), strings.TrimSpace(in.To), strings.TrimSpace(in.Type), strings.TrimSpace(in.ID)
+	dry := in.DryRun
 	var ch *graph.RelationChange
 	switch op {
 	case "add":
@@ -202,8 +195,8 @@ func (s *Server) relate(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 		case to == "":
 			return nil, need("to", "the node the relation enters, e.g. identity:roland-jd-xi (find ids with graph_find)")
 		}
-		ch, err = s.svc.Relate(ctx, graph.RelationCreate{From: from, FromPort: c.str("from_port"), Type: typ, To: to,
-			ToPort: c.str("to_port"), Attrs: attrs, NewType: c.boolean("new_type"), DryRun: dry})
+		ch, err = s.svc.Relate(ctx, graph.RelationCreate{From: from, FromPort: in.FromPort, Type: typ, To: to,
+			ToPort: in.ToPort, Attrs: attrs, NewType: in.NewType, DryRun: dry})
 	case "update":
 		for _, f := range []string{"from", "type", "to", "new_type"} {
 			if c.has(f) {
@@ -221,12 +214,10 @@ func (s *Server) relate(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 			}
 		}
 		if c.has("from_port") {
-			p := c.str("from_port")
-			u.FromPort = &p
+			u.FromPort = &in.FromPort
 		}
 		if c.has("to_port") {
-			p := c.str("to_port")
-			u.ToPort = &p
+			u.ToPort = &in.ToPort
 		}
 		if u.Attrs == nil && u.FromPort == nil && u.ToPort == nil {
 			return nil, need("attrs", "what to change: attrs (a JSON object of strings, replacing the old ones), from_port and/or to_port")
@@ -256,7 +247,7 @@ func (s *Server) relate(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 			case to == "":
 				return nil, need("to", "the node the relation enters (or pass id instead)")
 			}
-			r.From, r.FromPort, r.Type, r.To, r.ToPort = from, c.str("from_port"), typ, to, c.str("to_port")
+			r.From, r.FromPort, r.Type, r.To, r.ToPort = from, in.FromPort, typ, to, in.ToPort
 		}
 		ch, err = s.svc.Unrelate(ctx, r)
 	}
@@ -288,11 +279,10 @@ func (s *Server) relate(ctx context.Context, c *call) (*mcp.CallToolResult, erro
 }
 
 // relationAttrs reads the attrs argument: a JSON object whose values are strings.
-func relationAttrs(c *call) (map[string]string, error) {
-	if !c.has("attrs") {
+func relationAttrs(given bool, raw map[string]any) (map[string]string, error) {
+	if !given {
 		return nil, nil
 	}
-	raw := c.object("attrs")
 	out := make(map[string]string, len(raw))
 	keys := make([]string, 0, len(raw))
 	for k := range raw {

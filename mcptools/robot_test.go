@@ -34,6 +34,13 @@ type robotEnv struct {
 
 func newRobotEnv(t *testing.T, extra int) *robotEnv {
 	t.Helper()
+	return newRobotEnvOpts(t, envOpts{extra: extra})
+}
+
+// newRobotEnvOpts is newRobotEnv with the env options (readOnly, extra robots).
+func newRobotEnvOpts(t *testing.T, o envOpts) *robotEnv {
+	t.Helper()
+	extra := o.extra
 	db := storetest.MustOpen(t, store.Options{NoSync: true}) // no fsync: these tests do not crash the file
 	clock := robot.NewFakeClock(time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC))
 	fleet, err := robot.DemoFleet(robot.Options{Now: clock.Now, Every: clock.Every, Store: db})
@@ -63,7 +70,7 @@ func newRobotEnv(t *testing.T, extra int) *robotEnv {
 	}
 	t.Cleanup(func() { exec.Close() })
 	srv, err := New(svc, Options{
-		Exec: exec, Finder: names, Notifier: svc, Version: "test", NotifyInterval: 20 * time.Millisecond,
+		ReadOnly: o.readOnly, Exec: exec, Finder: names, Notifier: svc, Version: "test", NotifyInterval: 20 * time.Millisecond,
 		RobotEvents: func(fn func(ref string)) func() {
 			return fleet.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) })
 		},

@@ -13,57 +13,92 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
-const robotForms = "Name a robot by its identity (identity:<slug>) or its device ref (robot:<name>); robot_status without arguments lists them."
+type robotIn struct {
+	Robot string `json:"robot" mcp:"required,max=100"`
+}
 
-var robotParam = param{name: "robot", typ: "string", required: true, maxLen: 100,
-	desc: "the robot: identity id or device ref", example: `"robot:scout"`}
+type robotWriteIn struct {
+	robotIn
+	whyIn
+}
+
+// robotView is a robot's state with its numbers rounded to 2 places.
+type robotView struct {
+	Ref      string             `json:"ref"`
+	Identity string             `json:"identity,omitempty"`
+	Name     string             `json:"name"`
+	Pose     graph.Pose         `json:"pose" jsonschema:"x, y in metres, heading in radians"`
+	State    string             `json:"state" jsonschema:"idle, navigating, sensing, manipulating, stopped or error"`
+	Battery  float64            `json:"battery" jsonschema:"%"`
+	Armed    bool               `json:"armed"`
+	Gripper  string             `json:"gripper" jsonschema:"open or closed"`
+	Holding  string             `json:"holding,omitempty" jsonschema:"the held object"`
+	Goal     *graph.Point       `json:"goal,omitempty"`
+	Params   *graph.RobotParams `json:"params,omitempty" jsonschema:"robot_parameters only"`
+}
+
+func roundPose(p graph.Pose) graph.Pose {
+	return graph.Pose{X: round2(p.X), Y: round2(p.Y), Heading: round2(p.Heading)}
+}
+
+func viewRobot(st *graph.RobotState, params bool) robotView {
+	v := robotView{Ref: st.Ref, Identity: st.IdentityID, Name: st.Name, Pose: roundPose(st.Pose), State: st.State,
+		Battery: round2(st.Battery), Armed: st.Armed, Gripper: st.Gripper, Holding: st.Holding}
+	if st.Goal != nil {
+		v.Goal = &graph.Point{X: round2(st.Goal.X), Y: round2(st.Goal.Y)}
+	}
+	if params {
+		p := st.Params
+		v.Params = &p
+	}
+	return v
+}
+
+type robotOut struct {
+	Robot robotView `json:"robot"`
+}
 
 // MaxNavigateTimeout bounds robot_navigate's timeout_s; the default (0) lets the fleet
 // choose one below the 60 s most clients wait for a tool call.
 const MaxNavigateTimeout = 600
 
-func robotStateOut() mcp.ToolOutputSchema {
-	return outputSchema(
-		outProp{"robot", "object", "the robot's state: ref, identity_id, pose {x, y, heading}, state, battery %, armed, gripper, holding, goal, params", true},
-	)
-}
-
 func (s *Server) robotTools() []*toolDef {
 	simple := func(name, title, desc string, idempotent bool, fn func(ctx context.Context, robot string) (*graph.RobotState, error)) *toolDef {
-		return &toolDef{
-			name: name, title: title, desc: desc + " " + robotForms,
-			params:   []param{robotParam, whyParam},
-			out:      robotStateOut(),
-			write:    true,
-			readOnly: false, destructive: false, idempotent: idempotent, openWorld: true,
-			handler: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-				st, err := fn(ctx, strings.TrimSpace(c.str("robot")))
-				if err != nil {
-					return nil, err
-				}
-				return result(map[string]any{"robot": st}, robotLine(st))
-			},
-		}
+		return typed(s, &toolDef{
+			name: name, title: title, desc: desc,
+			out:   typedSchema[robotOut](nil),
+			set:   toolsetRobots,
+			write: true, readOnly: false, destructive: false, idempotent: idempotent, openWorld: true,
+		}, func(ctx context.Context, c *call, in robotWriteIn) (*mcp.CallToolResult, error) {
+			st, err := fn(ctx, strings.TrimSpace(in.Robot))
+			if err != nil {
+				return nil, err
+			}
+			return result(robotOut{Robot: viewRobot(st, false)}, robotLine(st))
+		})
 	}
-	params := s.parametersTool()
+	stop := simple("robot_stop", "Emergency-stop a robot",
+		"Stop a robot at once (e-stop): it halts, a navigation under way ends \"disarmed\", and the robot is disarmed. Answered at once, even while other calls run, and offered on a read-only server too: stopping "+
+			"is always allowed.",
+		true, s.svc.RobotStop)
+	stop.readOnlyVariant = stop
+	release := simple("robot_release", "Release the held object",
+		"Open the gripper and drop the held object where the robot stands.", true, s.svc.RobotRelease)
+	release.destructive = true
 	return []*toolDef{
 		s.statusTool(),
 		s.navigateTool(),
-		simple("robot_stop", "Emergency-stop a robot",
-			"Stop a robot at once (e-stop): it halts, any navigation ends as preempted, and it is disarmed — call robot_arm before moving it again. Always answered immediately, even while other calls are running.",
-			true, s.svc.RobotStop),
+		stop,
 		simple("robot_arm", "Arm a robot",
 			"Arm a robot so it may move; robots start disarmed and robot_stop disarms them. Needed before robot_navigate.",
 			true, s.svc.RobotArm),
 		simple("robot_disarm", "Disarm a robot",
-			"Disarm a robot: it stops and will not move until armed again. Use when a mission is done.",
+			"Disarm a robot: it stops and will not move until armed again.",
 			true, s.svc.RobotDisarm),
 		s.detectTool(),
 		s.graspTool(),
-		simple("robot_release", "Release the held object",
-			"Open the gripper and drop the held object where the robot stands.",
-			true, s.svc.RobotRelease),
-		params,
+		release,
+		s.parametersTool(),
 	}
 }
 
@@ -90,84 +125,89 @@ func orDash(s string) string {
 	return s
 }
 
+type statusIn struct {
+	Robot string `json:"robot" jsonschema:"omit to list every robot" mcp:"max=100"`
+}
+
+type statusOut struct {
+	Robots []robotView `json:"robots"`
+}
+
 func (s *Server) statusTool() *toolDef {
-	return &toolDef{
+	return typed(s, &toolDef{
 		name:  "robot_status",
 		title: "Robot status",
-		desc: "Read one robot's state (pose x, y in metres and heading in radians, state idle|navigating|sensing|manipulating|stopped|error, " +
-			"battery %, armed, gripper, held object, goal, parameters), or every robot when robot is omitted. " + robotForms,
-		params: []param{{name: "robot", typ: "string", maxLen: 100, desc: "the robot; omit to list all", example: `"robot:scout"`}},
-		out: outputSchema(
-			outProp{"robots", "array", "robot states: ref, identity_id, pose, state, battery, armed, gripper, holding, goal, params", true},
-		),
-		readOnly: true, idempotent: true, openWorld: true,
-		handler: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-			var list []*graph.RobotState
-			if r := strings.TrimSpace(c.str("robot")); r != "" {
-				st, err := s.svc.Robot(ctx, r)
-				if err != nil {
-					return nil, err
-				}
-				list = []*graph.RobotState{st}
-			} else {
-				all, err := s.svc.Robots(ctx)
-				if err != nil {
-					return nil, err
-				}
-				list = all
+		desc:  "Read a robot's state (pose, state, battery %, armed, gripper, held object, goal), or every robot's when robot is omitted.",
+		out:   typedSchema[statusOut](nil),
+		set:   toolsetRobots, readOnly: true, idempotent: true, openWorld: true,
+	}, func(ctx context.Context, c *call, in statusIn) (*mcp.CallToolResult, error) {
+		var list []*graph.RobotState
+		if r := strings.TrimSpace(in.Robot); r != "" {
+			st, err := s.svc.Robot(ctx, r)
+			if err != nil {
+				return nil, err
 			}
-			var b strings.Builder
-			if len(list) == 0 {
-				b.WriteString("No robots are connected.\n")
+			list = []*graph.RobotState{st}
+		} else {
+			all, err := s.svc.Robots(ctx)
+			if err != nil {
+				return nil, err
 			}
-			for _, st := range list {
-				b.WriteString(robotLine(st) + "\n")
-			}
-			return result(map[string]any{"robots": nonNil(list)}, b.String())
-		},
-	}
+			list = all
+		}
+		var b strings.Builder
+		if len(list) == 0 {
+			b.WriteString("No robots are connected.\n")
+		}
+		out := statusOut{Robots: []robotView{}}
+		for _, st := range list {
+			out.Robots = append(out.Robots, viewRobot(st, false))
+			b.WriteString(robotLine(st) + "\n")
+		}
+		return result(out, b.String())
+	})
 }
+
+type navigateIn struct {
+	Robot    string  `json:"robot" mcp:"required,max=100"`
+	X        float64 `json:"x" jsonschema:"metres" mcp:"required,min=-10000,max=10000,svc"`
+	Y        float64 `json:"y" jsonschema:"metres" mcp:"required,min=-10000,max=10000,svc"`
+	TimeoutS float64 `json:"timeout_s" jsonschema:"seconds to wait before stopping it (default: the robot's, under 60)" mcp:"min=0.1,max=600"`
+	whyIn
+}
+
+type navigateOut struct {
+	Robot             string     `json:"robot" jsonschema:"its ref"`
+	Status            string     `json:"status"`
+	Pose              graph.Pose `json:"pose" jsonschema:"where it ended"`
+	DistanceRemaining float64    `json:"distance_remaining" jsonschema:"metres"`
+	ElapsedS          float64    `json:"elapsed_s"`
+	Battery           float64    `json:"battery"`
+	Message           string     `json:"message,omitempty" jsonschema:"why it ended"`
+}
+
+var navStatuses = []string{graph.NavArrived, graph.NavTimeout, graph.NavCancelled, graph.NavBlocked, graph.NavGeofence,
+	graph.NavLowBattery, graph.NavDisarmed, graph.NavPreempted}
 
 func (s *Server) navigateTool() *toolDef {
-	return &toolDef{
+	return typed(s, &toolDef{
 		name:  "robot_navigate",
 		title: "Drive a robot to a point",
-		desc: "Drive a robot to (x, y) in metres and wait until it gets there: the call returns when the robot is within its arrival " +
-			"threshold (parameter arrival_threshold, default 0.15 m) or the navigation ends otherwise. status is arrived, timeout, " +
-			"cancelled, blocked (an obstacle is in the way), geofence (goal outside the allowed area), low_battery, disarmed (call " +
-			"robot_arm first) or preempted (a newer goal or robot_stop replaced it); the result also gives the final pose, distance " +
-			"remaining, elapsed seconds and battery. timeout_s (default chosen by the robot, below 60 s; at most 600) bounds the wait; " +
-			"on timeout or cancel the robot is stopped. One goal per robot: a second robot_navigate for the same robot preempts the " +
-			"first. Different robots drive at once. Sends progress notifications (distance remaining) when the request has a " +
-			"progressToken. " + robotForms,
-		params: []param{
-			robotParam,
-			{name: "x", typ: "number", required: true, min: f64(-1e4), max: f64(1e4), service: true, desc: "goal x in metres", example: "2.5"},
-			{name: "y", typ: "number", required: true, min: f64(-1e4), max: f64(1e4), service: true, desc: "goal y in metres", example: "-1.0"},
-			{name: "timeout_s", typ: "number", min: f64(0.1), max: f64(MaxNavigateTimeout), desc: "seconds to wait before stopping the robot", example: "30"},
-			whyParam,
-		},
-		out: outputSchema(
-			outProp{"robot", "string", "the robot's ref", true},
-			outProp{"status", "string", "arrived, timeout, cancelled, blocked, geofence, low_battery, disarmed or preempted", true},
-			outProp{"pose", "object", "final pose {x, y, heading}", true},
-			outProp{"distance_remaining", "number", "metres left to the goal", true},
-			outProp{"elapsed_s", "number", "seconds driven", true},
-			outProp{"battery", "number", "battery % at the end", true},
-			outProp{"message", "string", "why it ended, in words", false},
-		),
-		write:    true,
-		readOnly: false, destructive: false, idempotent: true, openWorld: true,
-		handler: s.navigate,
-	}
+		desc: "Drive an armed robot to (x, y) and wait for the outcome: arrived, timeout, cancelled, blocked, geofence, low_battery, " +
+			"disarmed (robot_stop, robot_disarm) or preempted (a newer goal), with the final pose and distance left. On timeout or " +
+			"cancel the robot stops. Reports progress given a progressToken.",
+		out:   typedSchema[navigateOut](map[string][]string{"properties.status": navStatuses}),
+		set:   toolsetRobots,
+		write: true, readOnly: false, destructive: true, idempotent: true, openWorld: true,
+	}, s.navigate)
 }
 
-func (s *Server) navigate(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	goal := graph.Goal{X: c.num("x"), Y: c.num("y"), TimeoutS: c.num("timeout_s")}
+func (s *Server) navigate(ctx context.Context, c *call, in navigateIn) (*mcp.CallToolResult, error) {
+	goal := graph.Goal{X: in.X, Y: in.Y, TimeoutS: in.TimeoutS}
 	if err := graph.ValidateGoal(goal); err != nil {
 		return nil, err // before the status read below
 	}
-	robot := strings.TrimSpace(c.str("robot"))
+	robot := strings.TrimSpace(in.Robot)
 	st, err := s.svc.Robot(ctx, robot)
 	if err != nil {
 		return nil, err
@@ -201,9 +241,8 @@ func (s *Server) navigate(ctx context.Context, c *call) (*mcp.CallToolResult, er
 	case graph.NavBlocked:
 		text += " Try a goal around the obstacle."
 	}
-	out := structOf(res)
-	out["robot"] = st.Ref
-	return result(out, text)
+	return result(navigateOut{Robot: st.Ref, Status: res.Status, Pose: roundPose(res.Pose), DistanceRemaining: round2(res.DistanceRemaining),
+		ElapsedS: round2(res.ElapsedS), Battery: round2(res.Battery), Message: res.Message}, text)
 }
 
 // progressReporter returns the progress callback for a navigation: when the request
@@ -255,119 +294,102 @@ func (s *Server) progressReporter(ctx context.Context, c *call) func(graph.NavPr
 	}
 }
 
+type detectOut struct {
+	Robot   string                 `json:"robot"`
+	Objects []graph.DetectedObject `json:"objects" jsonschema:"bearing in radians from the robot's heading"`
+}
+
 func (s *Server) detectTool() *toolDef {
-	return &toolDef{
+	return typed(s, &toolDef{
 		name:  "robot_detect",
 		title: "Detect objects near a robot",
-		desc: "List the objects the robot's sensors see within its detect_range: id, kind, position (x, y), distance and bearing " +
-			"(radians relative to the robot's heading). Use the id with robot_grasp after driving within grasp_reach. " + robotForms,
-		params: []param{robotParam},
-		out: outputSchema(
-			outProp{"robot", "string", "the robot's ref", true},
-			outProp{"objects", "array", "objects: id, kind, x, y, distance, bearing", true},
-		),
-		readOnly: true, idempotent: true, openWorld: true,
-		handler: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-			robot := strings.TrimSpace(c.str("robot"))
-			objs, err := s.svc.RobotDetect(ctx, robot)
-			if err != nil {
-				return nil, err
-			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "%d object(s) in range of %s:\n", len(objs), robot)
-			for _, o := range objs {
-				fmt.Fprintf(&b, "- %s (%s) at (%.2f, %.2f), %.2f m away\n", o.ID, o.Kind, o.X, o.Y, o.Distance)
-			}
-			return result(map[string]any{"robot": robot, "objects": nonNil(objs)}, b.String())
-		},
-	}
+		desc: "List the objects the robot's sensors see within its detect_range: id, kind, position, distance and bearing. " +
+			"Grasp one with robot_grasp once within grasp_reach.",
+		out: typedSchema[detectOut](nil),
+		set: toolsetRobots, readOnly: true, idempotent: true, openWorld: true,
+	}, func(ctx context.Context, c *call, in robotIn) (*mcp.CallToolResult, error) {
+		robot := strings.TrimSpace(in.Robot)
+		objs, err := s.svc.RobotDetect(ctx, robot)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%d object(s) in range of %s:\n", len(objs), robot)
+		for i, o := range objs {
+			objs[i].X, objs[i].Y, objs[i].Distance, objs[i].Bearing = round2(o.X), round2(o.Y), round2(o.Distance), round2(o.Bearing)
+			fmt.Fprintf(&b, "- %s (%s) at (%.2f, %.2f), %.2f m away\n", o.ID, o.Kind, o.X, o.Y, o.Distance)
+		}
+		return result(detectOut{Robot: robot, Objects: nonNil(objs)}, b.String())
+	})
+}
+
+type graspIn struct {
+	Robot  string `json:"robot" mcp:"required,max=100"`
+	Object string `json:"object" jsonschema:"an id from robot_detect" mcp:"required,max=100"`
+	whyIn
 }
 
 func (s *Server) graspTool() *toolDef {
-	return &toolDef{
+	return typed(s, &toolDef{
 		name:  "robot_grasp",
 		title: "Grasp an object",
-		desc: "Close the gripper on an object within the robot's grasp_reach (get ids and distances from robot_detect; drive closer " +
-			"with robot_navigate if it is out of reach). The object then moves with the robot until robot_release. " + robotForms,
-		params: []param{robotParam,
-			{name: "object", typ: "string", required: true, maxLen: 100, desc: "the object id from robot_detect", example: `"crate-1"`},
-			whyParam},
-		out:      robotStateOut(),
-		write:    true,
-		readOnly: false, destructive: false, idempotent: false, openWorld: true,
-		handler: func(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-			st, err := s.svc.RobotGrasp(ctx, strings.TrimSpace(c.str("robot")), strings.TrimSpace(c.str("object")))
-			if err != nil {
-				return nil, err
-			}
-			return result(map[string]any{"robot": st}, robotLine(st))
-		},
-	}
+		desc: "Close the gripper on an object within the robot's grasp_reach (robot_detect gives ids and distances; drive closer " +
+			"with robot_navigate). The object moves with the robot until robot_release.",
+		out:   typedSchema[robotOut](nil),
+		set:   toolsetRobots,
+		write: true, readOnly: false, destructive: true, idempotent: false, openWorld: true,
+	}, func(ctx context.Context, c *call, in graspIn) (*mcp.CallToolResult, error) {
+		st, err := s.svc.RobotGrasp(ctx, strings.TrimSpace(in.Robot), strings.TrimSpace(in.Object))
+		if err != nil {
+			return nil, err
+		}
+		return result(robotOut{Robot: viewRobot(st, false)}, robotLine(st))
+	})
 }
 
-var paramFields = []struct {
-	name, desc string
-	min, max   float64
-}{
-	{"max_speed", "top speed, m/s", 0, 3},
-	{"max_turn_rate", "top turn rate, rad/s", 0, 6},
-	{"max_accel", "acceleration limit, m/s²", 0, 5},
-	{"arrival_threshold", "how close counts as arrived, m", 0.05, 5},
-	{"low_battery", "battery % below which navigation ends", 0, 50},
-	{"detect_range", "sensor range, m", 0, 50},
-	{"grasp_reach", "how far the gripper reaches, m", 0, 2},
+// paramsIn sets robot parameters; the bounds are the fleet's (sources/robot).
+type paramsIn struct {
+	Robot            string   `json:"robot" mcp:"required,max=100"`
+	MaxSpeed         *float64 `json:"max_speed" mcp:"xmin=0,max=3,svc"`
+	MaxTurnRate      *float64 `json:"max_turn_rate" mcp:"xmin=0,max=6,svc"`
+	MaxAccel         *float64 `json:"max_accel" mcp:"xmin=0,max=5,svc"`
+	ArrivalThreshold *float64 `json:"arrival_threshold" mcp:"min=0.05,max=0.3,svc"`
+	LowBattery       *float64 `json:"low_battery" mcp:"min=0,max=50,svc"`
+	DetectRange      *float64 `json:"detect_range" mcp:"xmin=0,max=50,svc"`
+	GraspReach       *float64 `json:"grasp_reach" mcp:"xmin=0,max=2,svc"`
+	Geofence         []string `json:"geofence" jsonschema:"the allowed area: at least 3 \"x,y\" points in metres; [] removes it" mcp:"max=256,svc"`
+	whyIn
 }
 
 func (s *Server) parametersTool() *toolDef {
-	get := &toolDef{
-		name:     "robot_parameters",
-		title:    "Robot parameters",
-		desc:     "Read a robot's parameters (max_speed m/s, max_turn_rate rad/s, max_accel m/s², arrival_threshold m, low_battery %, detect_range m, grasp_reach m, geofence polygon). Read-only on this server. " + robotForms,
-		params:   []param{robotParam},
-		out:      robotStateOut(),
-		readOnly: true, idempotent: true, openWorld: true,
-		handler: s.parameters,
-	}
-	ps := []param{robotParam}
-	for _, f := range paramFields {
-		ps = append(ps, param{name: f.name, typ: "number", min: f64(f.min), max: f64(f.max), desc: fmt.Sprintf("set: %s (%g-%g)", f.desc, f.min, f.max)})
-	}
-	ps = append(ps, param{name: "geofence", typ: "array", maxLen: 64,
-		desc:    "set: the allowed area as a polygon of at least 3 \"x,y\" points in metres; [] removes it",
-		example: `["-5,-5", "5,-5", "5,5", "-5,5"]`}, whyParam)
-	return &toolDef{
+	get := typed(s, &toolDef{
+		name:  "robot_parameters",
+		title: "Robot parameters",
+		desc:  "Read a robot's parameters: max_speed, max_turn_rate, max_accel, arrival_threshold, low_battery, detect_range, grasp_reach, geofence. Read-only on this server.",
+		out:   typedSchema[robotOut](nil),
+		set:   toolsetRobots, readOnly: true, idempotent: true, openWorld: true,
+	}, func(ctx context.Context, c *call, in robotIn) (*mcp.CallToolResult, error) {
+		return s.parameters(ctx, c, paramsIn{Robot: in.Robot})
+	})
+	set := typed(s, &toolDef{
 		name:  "robot_parameters",
 		title: "Read or set robot parameters",
-		desc: "Read a robot's parameters, or set some of them: give only the ones to change. max_speed m/s (above 0, at most 3), " +
-			"max_turn_rate rad/s (above 0, at most 6), max_accel m/s² (above 0, at most 5), arrival_threshold m (0.05-5), low_battery % (0-50), " +
-			"detect_range m (above 0, at most 50), grasp_reach m (above 0, at most 2), geofence as \"x,y\" points. Values out of range are refused and nothing changes. " + robotForms,
-		params:   ps,
-		out:      robotStateOut(),
-		write:    true,
-		readOnly: false, destructive: false, idempotent: true, openWorld: true,
-		handler: s.parameters,
-		// In read-only mode the tool stays, reading only.
-		readOnlyVariant: get,
-	}
+		desc:  "Read a robot's parameters, or set the ones given (the others stay); units are m, s, rad and % (low_battery ends a navigation). A value out of range is refused and nothing changes.",
+		out:   typedSchema[robotOut](nil),
+		set:   toolsetRobots,
+		write: true, readOnly: false, destructive: false, idempotent: true, openWorld: true,
+	}, s.parameters)
+	set.readOnlyVariant = get // in read-only mode the tool stays, reading only
+	return set
 }
 
-func (s *Server) parameters(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	robot := strings.TrimSpace(c.str("robot"))
-	var u graph.RobotParamsUpdate
-	set := false
-	ptrs := map[string]**float64{
-		"max_speed": &u.MaxSpeed, "max_turn_rate": &u.MaxTurnRate, "max_accel": &u.MaxAccel,
-		"arrival_threshold": &u.ArrivalThreshold, "low_battery": &u.LowBattery,
-		"detect_range": &u.DetectRange, "grasp_reach": &u.GraspReach,
-	}
-	for _, f := range paramFields {
-		if v := c.numPtr(f.name); v != nil {
-			*ptrs[f.name] = v
-			set = true
-		}
-	}
+func (s *Server) parameters(ctx context.Context, c *call, in paramsIn) (*mcp.CallToolResult, error) {
+	robot := strings.TrimSpace(in.Robot)
+	u := graph.RobotParamsUpdate{MaxSpeed: in.MaxSpeed, MaxTurnRate: in.MaxTurnRate, MaxAccel: in.MaxAccel,
+		ArrivalThreshold: in.ArrivalThreshold, LowBattery: in.LowBattery, DetectRange: in.DetectRange, GraspReach: in.GraspReach}
+	set := u != (graph.RobotParamsUpdate{})
 	if c.has("geofence") {
-		pts, err := parsePoints(c.list("geofence"))
+		pts, err := parsePoints(in.Geofence)
 		if err != nil {
 			return nil, err
 		}
@@ -390,7 +412,7 @@ func (s *Server) parameters(ctx context.Context, c *call) (*mcp.CallToolResult, 
 	if set {
 		text = "Updated. " + text
 	}
-	return result(map[string]any{"robot": st}, text)
+	return result(robotOut{Robot: viewRobot(st, true)}, text)
 }
 
 func parsePoints(list []string) ([]graph.Point, error) {

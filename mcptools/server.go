@@ -26,8 +26,13 @@ import (
 // Options configure a Server.
 type Options struct {
 	// ReadOnly leaves out every tool that writes to the graph or moves a robot
-	// (robot_parameters stays, reading only).
+	// (robot_parameters stays, reading only; robot_stop stays: stopping is always
+	// allowed).
 	ReadOnly bool
+	// Toolsets chooses the tools offered: "graph" (reading), "edit" (writing), "robots".
+	// Nil offers graph and edit, and the robot tools once any robot is stored (sessions
+	// then get notifications/tools/list_changed); naming "robots" offers them always.
+	Toolsets []string
 	// Exec runs graph_query and serves devgraph://schema. Without it graph_query
 	// answers that GraphQL is not available on this server.
 	Exec *query.Executor
@@ -70,6 +75,10 @@ type Server struct {
 
 	tools []*toolDef
 
+	robotsMu    sync.Mutex
+	robotsShown bool // the robot tools are registered
+	robotsAuto  bool // they appear once a robot is stored
+
 	subs     *subscriptions
 	sessions *sessionCap // the HTTP session cap (sessions.go)
 
@@ -110,6 +119,9 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	}
 	if opts.MaxPage > graph.MaxPageSize {
 		opts.MaxPage = graph.MaxPageSize
+	}
+	if err := checkToolsets(opts.Toolsets); err != nil {
+		return nil, err
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
@@ -152,7 +164,7 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	s.mcp = server.NewMCPServer("devgraph", opts.Version,
 		server.WithTitle("devgraph — the hardware graph"),
 		server.WithInstructions(instructions),
-		server.WithToolCapabilities(false),
+		server.WithToolCapabilities(true), // the robot tools appear when a robot does
 		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
 		server.WithCompletions(),
@@ -171,14 +183,17 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	)
 
 	s.tools = append(s.graphTools(), s.robotTools()...)
-	for _, t := range s.tools {
-		if opts.ReadOnly && t.write {
-			if t.readOnlyVariant == nil {
-				continue
-			}
-			t = t.readOnlyVariant
-		}
-		s.mcp.AddTool(t.tool(), s.wrap(t))
+	var first []server.ServerTool
+	for _, t := range s.offered(toolsetGraph, toolsetEdit) {
+		first = append(first, server.ServerTool{Tool: t.tool(), Handler: s.wrap(t)})
+	}
+	s.mcp.AddTools(first...) // no session exists yet: nobody to notify
+	switch {
+	case hasToolset(opts.Toolsets, toolsetRobots):
+		s.showRobots()
+	case opts.Toolsets == nil:
+		s.robotsAuto = true
+		s.checkRobots(context.Background())
 	}
 	s.addResources()
 	s.addPrompts()
@@ -187,7 +202,10 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 		s.listenChanges(opts.Notifier)
 	}
 	if opts.RobotEvents != nil {
-		s.cancels = append(s.cancels, opts.RobotEvents(s.subs.onRobot))
+		s.cancels = append(s.cancels, opts.RobotEvents(func(ref string) {
+			s.subs.onRobot(ref)
+			s.robotSeen()
+		}))
 	}
 	s.loops.Add(1)
 	go func() {
@@ -197,10 +215,14 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	return s, nil
 }
 
-const instructions = `devgraph keeps a graph of the hardware around you: devices as the sources see them (usb:3-3.2, alsa:card:PCH, robot:scout), stable identities for them (identity:<slug>), tags (namespace:value), notes, and an audit changelog.
+// instructions say once what every tool shares, so no description repeats it.
+const instructions = `devgraph keeps a graph of the hardware around you: devices as the sources see them, stable identities for them, tags, notes, relations (how things are wired) and an audit changelog.
+Ids: identity:<slug> (or the bare slug); a device by its ref (usb:3-3.2, alsa:card:PCH, robot:scout) or device:<key>; note:<uuid>; tag:<ns>:<value>; client:<source>:<name> (applications); rel:<uuid> (declared relation), obs:<hash> (observed). Ids are resolved case-insensitively; an unknown id gets a did-you-mean.
+Tags are namespace:value (role:synth); call graph_suggest_tags first and reuse its terms.
+Every write takes why: an optional reason, recorded as the change's changelog message.
+Listings page: pass next_cursor back as cursor; limit sets the page size. dry_run: true, where offered, reports what would change and writes nothing. Results are compact; detail: true, where offered, adds raw attrs and full records.
 Start with graph_find or graph_unbound; graph_browse shows a node and its neighbours; graph_query runs any GraphQL read (schema: resource devgraph://schema).
-Before tagging, call graph_suggest_tags and reuse existing terms. Robots: robot_status, then robot_arm before robot_navigate.
-Connections: graph_relate declares how things are wired (a cable from the KeyStep's MIDI OUT to the JD-Xi's MIDI IN; reuse the types graph_suggest_tags lists under namespace relation); graph_trace follows a signal hop by hop, or finds the path between two things (which hub and controller a device hangs off).`
+Robots: name one by its identity or its ref (robot:scout); robot_status lists them. Arm before driving; robot_stop always works.`
 
 // listenChanges subscribes to committed changes. When the store drops the subscription
 // (this server fell too far behind its writes; graph.Notifier), the subscribers are told:
@@ -217,6 +239,12 @@ func (s *Server) listenChanges(n graph.Notifier) {
 	s.changesCancel = n.Subscribe(func(evs []*graph.Event) {
 		if evs != nil {
 			s.subs.onEvents(evs)
+			for _, ev := range evs {
+				if strings.HasPrefix(ev.Target, "device:robot:") || strings.HasPrefix(ev.Action, "robot.") {
+					s.robotSeen()
+					break
+				}
+			}
 			return
 		}
 		s.log.Warn("mcp: fell behind the store's changes; telling every subscriber its resources changed and subscribing again")
@@ -300,7 +328,8 @@ type toolDef struct {
 	desc        string
 	params      []param
 	out         mcp.ToolOutputSchema
-	write       bool // writes the graph or moves a robot: left out in read-only mode
+	set         string // its toolset: graph, edit or robots
+	write       bool   // writes the graph or moves a robot: left out in read-only mode
 	readOnly    bool
 	destructive bool
 	idempotent  bool
@@ -517,28 +546,6 @@ func result(v any, text string) (*mcp.CallToolResult, error) {
 	}
 	return mcp.NewToolResultStructured(m, text), nil
 }
-
-// pageLimit returns the call's limit, defaulting to def and never above the cap.
-func (s *Server) pageLimit(c *call, def int) int {
-	n := c.integer("limit", def)
-	if n <= 0 {
-		n = def
-	}
-	if n > s.opts.MaxPage {
-		n = s.opts.MaxPage
-	}
-	return n
-}
-
-// limitParam is the shared "limit" argument; the cap is part of its schema.
-func (s *Server) limitParam(def int) param {
-	return param{name: "limit", typ: "integer", min: f64(1), max: f64(float64(s.opts.MaxPage)),
-		desc:    fmt.Sprintf("page size, 1-%d (default %d); fetch further pages with cursor", s.opts.MaxPage, def),
-		example: fmt.Sprint(def)}
-}
-
-var cursorParam = param{name: "cursor", typ: "string", maxLen: 512,
-	desc: "the next_cursor of a previous page; omit for the first page", example: `"…"`}
 
 // minLevel drops records below its level.
 type minLevel struct {

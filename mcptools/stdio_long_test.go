@@ -24,7 +24,7 @@ func TestServeStdio_OversizeMessage(t *testing.T) {
 		t.Fatal("no answer to an oversize message")
 	}
 	r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + modernMeta + `}}`)
-	if tools, _ := path(r.reply(9), "result", "tools").([]any); len(tools) != len(allTools) {
+	if tools, _ := path(r.reply(9), "result", "tools").([]any); len(tools) != len(graphTools) {
 		t.Fatalf("after an oversize message: %d tools", len(tools))
 	}
 }

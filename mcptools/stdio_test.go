@@ -127,7 +127,7 @@ func TestServeStdio_Raw(t *testing.T) {
 			t.Fatal("no parse error")
 		}
 		r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + modernMeta + `}}`)
-		if tools, _ := path(r.reply(9), "result", "tools").([]any); len(tools) != len(allTools) {
+		if tools, _ := path(r.reply(9), "result", "tools").([]any); len(tools) != len(graphTools) {
 			t.Fatalf("tools/list after garbage: %d tools", len(tools))
 		}
 	})

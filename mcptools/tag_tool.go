@@ -11,31 +11,32 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
-func (s *Server) tagTool() *toolDef {
-	return &toolDef{
-		name:  "graph_tag",
-		title: "Add or remove tags",
-		desc: "Add and/or remove tags on an identity, device or robot. Tags are namespace:value, lowercase, [a-z0-9][a-z0-9._-]* " +
-			"on each side (namespace ≤ 32, value ≤ 64 chars); input is normalised (\"Role: Synth\" → role:synth). Call " +
-			"graph_suggest_tags first and reuse existing terms. Adding a tag already there or removing one absent changes nothing. " + idForms,
-		params: []param{
-			{name: "target", typ: "string", required: true, maxLen: 300, desc: "the node to tag", example: `"identity:roland-jd-xi"`},
-			{name: "add", typ: "array", maxLen: graph.MaxTagsPerCall, service: true, desc: "tags to add", example: `["role:synth", "location:studio"]`},
-			{name: "remove", typ: "array", maxLen: graph.MaxTagsPerCall, service: true, desc: "tags to remove", example: `["status:loaned"]`},
-			whyParam,
-		},
-		out: outputSchema(
-			outProp{"target", "string", "the node's full id", true},
-			outProp{"tags", "array", "the node's tags afterwards", true},
-			outProp{"request_id", "string", "the request id of the change", true},
-		),
-		write: true, destructive: true, idempotent: true,
-		handler: s.tag,
-	}
+type tagIn struct {
+	Target string   `json:"target" mcp:"required,max=300"`
+	Add    []string `json:"add" mcp:"max=32,svc"`
+	Remove []string `json:"remove" mcp:"max=32,svc"`
+	whyIn
 }
 
-func (s *Server) tag(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	add, remove := c.list("add"), c.list("remove")
+type tagOut struct {
+	Target    string   `json:"target" jsonschema:"the node's full id"`
+	Tags      []string `json:"tags" jsonschema:"its tags afterwards"`
+	RequestID string   `json:"request_id"`
+}
+
+func (s *Server) tagTool() *toolDef {
+	return typed(s, &toolDef{
+		name:  "graph_tag",
+		title: "Add or remove tags",
+		desc:  "Add and/or remove tags on an identity or a device (robots included). Adding a tag already there or removing one absent changes nothing.",
+		out:   typedSchema[tagOut](nil),
+		set:   toolsetEdit,
+		write: true, destructive: true, idempotent: true,
+	}, s.tag)
+}
+
+func (s *Server) tag(ctx context.Context, c *call, in tagIn) (*mcp.CallToolResult, error) {
+	add, remove := in.Add, in.Remove
 	if len(add) == 0 && len(remove) == 0 {
 		return nil, graph.FieldErrorf(graph.EINVALID, "add", "graph_tag needs add or remove (arrays of namespace:value tags), e.g. \"add\": [\"role:synth\"]")
 	}
@@ -47,7 +48,7 @@ func (s *Server) tag(ctx context.Context, c *call) (*mcp.CallToolResult, error) 
 			}
 		}
 	}
-	target, err := s.svc.ResolveID(ctx, strings.TrimSpace(c.str("target")))
+	target, err := s.svc.ResolveID(ctx, strings.TrimSpace(in.Target))
 	if err != nil {
 		return nil, err
 	}
@@ -59,39 +60,37 @@ func (s *Server) tag(ctx context.Context, c *call) (*mcp.CallToolResult, error) 
 	if len(tags) == 0 {
 		text = target + " now has no tags."
 	}
-	return result(map[string]any{"target": target, "tags": nonNil(tags), "request_id": c.requestID}, text)
+	return result(tagOut{Target: target, Tags: nonNil(tags), RequestID: c.requestID}, text)
+}
+
+type suggestIn struct {
+	Namespace string `json:"namespace" mcp:"max=32"`
+	Text      string `json:"text" mcp:"max=64"`
+	pageIn
+}
+
+type suggestOut struct {
+	Tags          []graph.TagCount          `json:"tags" jsonschema:"most used first; count is the nodes carrying it"`
+	Namespaces    []string                  `json:"namespaces" jsonschema:"the seeded namespaces"`
+	Total         int                       `json:"total"`
+	NextCursor    string                    `json:"next_cursor"`
+	RelationTypes []graph.RelationTypeCount `json:"relation_types,omitempty" jsonschema:"the types graph_relate takes; reserved ones are observed only"`
 }
 
 func (s *Server) suggestTagsTool() *toolDef {
-	return &toolDef{
+	return typed(s, &toolDef{
 		name:  "graph_suggest_tags",
 		title: "Suggest tags to reuse",
-		desc: "List the tag vocabulary: the seeded tags (role, capability, manufacturer, form-factor, location, status, project) and " +
-			"every tag in use with how many nodes carry it, most used first. Call it before graph_tag so you reuse existing terms " +
-			"instead of inventing synonyms. Filter by namespace and/or a text fragment. The relation types graph_relate takes are listed " +
-			"too, in relation_types (namespace relation lists only them): the seeded ones (cable, controls, mounted_on, part_of, " +
-			"located_in, powered_by), every type in use with its count, and the reserved observed ones (via, linked, subscribed) — " +
-			"reuse them before minting a new type with new_type: true.",
-		params: []param{
-			{name: "namespace", typ: "string", maxLen: 32, desc: "only this namespace, e.g. role; relation lists the relation types", example: `"role"`},
-			{name: "text", typ: "string", maxLen: 64, desc: "only tags containing this text", example: `"synth"`},
-			s.limitParam(50), cursorParam,
-		},
-		out: outputSchema(
-			outProp{"tags", "array", "tag, count (nodes carrying it), seeded", true},
-			outProp{"namespaces", "array", "the seeded namespaces", true},
-			outProp{"total", "integer", "tags in all pages", true},
-			outProp{"next_cursor", "string", "pass as cursor for the next page", false},
-			outProp{"relation_types", "array", "the relation types graph_relate takes: type, count (declared relations using it), seeded, reserved (observed only); without a namespace or with namespace relation", false},
-		),
-		readOnly: true, idempotent: true,
-		handler: s.suggestTags,
-	}
+		desc: "List the tag vocabulary (seeded and in use, with counts) and the relation types graph_relate takes (namespace " +
+			"relation: only those). Call it before graph_tag or graph_relate to reuse terms.",
+		out: typedSchema[suggestOut](nil),
+		set: toolsetGraph, readOnly: true, idempotent: true,
+	}, s.suggestTags)
 }
 
-func (s *Server) suggestTags(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	ns := strings.ToLower(strings.TrimSpace(c.str("namespace")))
-	text := strings.ToLower(strings.TrimSpace(c.str("text")))
+func (s *Server) suggestTags(ctx context.Context, c *call, in suggestIn) (*mcp.CallToolResult, error) {
+	ns := strings.ToLower(strings.TrimSpace(in.Namespace))
+	text := strings.ToLower(strings.TrimSpace(in.Text))
 	var relTypes []graph.RelationTypeCount
 	if ns == "" || ns == relationNamespace {
 		all, err := s.svc.RelationTypes(ctx)
@@ -113,7 +112,7 @@ func (s *Server) suggestTags(ctx context.Context, c *call) (*mcp.CallToolResult,
 			return relTypes[i].Type < relTypes[j].Type
 		})
 		if ns == relationNamespace {
-			out := map[string]any{"tags": []graph.TagCount{}, "namespaces": graph.SeedNamespaces, "total": 0, "next_cursor": "", "relation_types": nonNil(relTypes)}
+			out := suggestOut{Tags: []graph.TagCount{}, Namespaces: graph.SeedNamespaces, RelationTypes: nonNil(relTypes)}
 			return result(out, relationTypesText(relTypes))
 		}
 	}
@@ -133,11 +132,11 @@ func (s *Server) suggestTags(ctx context.Context, c *call) (*mcp.CallToolResult,
 		}
 		return list[i].Tag < list[j].Tag
 	})
-	off, err := decodeOffset(c.str("cursor"))
+	off, err := decodeOffset(in.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	page, next := pageOf(list, off, s.pageLimit(c, 50))
+	page, next := pageOf(list, off, s.pageLimit(in.Limit, 50))
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tag(s):", len(list))
 	for _, t := range page {
@@ -147,9 +146,9 @@ func (s *Server) suggestTags(ctx context.Context, c *call) (*mcp.CallToolResult,
 	if next != "" {
 		b.WriteString("More: call again with cursor=" + next + "\n")
 	}
-	out := map[string]any{"tags": nonNil(page), "namespaces": graph.SeedNamespaces, "total": len(list), "next_cursor": next}
+	out := suggestOut{Tags: nonNil(page), Namespaces: graph.SeedNamespaces, Total: len(list), NextCursor: next}
 	if ns == "" {
-		out["relation_types"] = nonNil(relTypes)
+		out.RelationTypes = nonNil(relTypes)
 		b.WriteString(relationTypesText(relTypes))
 	}
 	return result(out, b.String())

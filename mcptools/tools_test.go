@@ -1,8 +1,13 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -11,83 +16,155 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+var update = flag.Bool("update", false, "rewrite the golden tools/list files in testdata/tools")
+
+// The tool sets, so a tool cannot silently appear or vanish.
 var (
-	allTools = []string{
+	graphTools = []string{
 		"graph_bind", "graph_browse", "graph_changelog", "graph_find", "graph_identity", "graph_note", "graph_query",
 		"graph_relate", "graph_suggest_tags", "graph_tag", "graph_trace", "graph_unbind", "graph_unbound",
+	}
+	graphReadTools = []string{
+		"graph_browse", "graph_changelog", "graph_find", "graph_query", "graph_suggest_tags", "graph_trace", "graph_unbound",
+	}
+	robotTools = []string{
 		"robot_arm", "robot_detect", "robot_disarm", "robot_grasp", "robot_navigate", "robot_parameters",
 		"robot_release", "robot_status", "robot_stop",
 	}
-	readOnlyTools = []string{
-		"graph_browse", "graph_changelog", "graph_find", "graph_query", "graph_suggest_tags", "graph_trace", "graph_unbound",
-		"robot_detect", "robot_parameters", "robot_status",
-	}
+	// robot_stop stays on a read-only server: stopping is always allowed.
+	robotReadTools = []string{"robot_detect", "robot_parameters", "robot_status", "robot_stop"}
+	// Tools that move a robot: destructive and open-world.
+	robotMoves = []string{"robot_grasp", "robot_navigate", "robot_release"}
 )
 
+func sorted(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestServer_Registration lists the tools of {default, read-only} × {robots, none} and
+// compares each tools/list, as a client sees it, with its golden file
+// (testdata/tools/*.json; go test -run Registration -update rewrites them).
 func TestServer_Registration(t *testing.T) {
 	t.Parallel()
-	for _, ro := range []bool{false, true} {
-		t.Run(fmt.Sprintf("readOnly=%v", ro), func(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		readOnly bool
+		robots   bool
+		want     []string
+	}{
+		{"default-none", false, false, graphTools},
+		{"default-robots", false, true, sorted(graphTools, robotTools)},
+		{"read-only-none", true, false, graphReadTools},
+		{"read-only-robots", true, true, sorted(graphReadTools, robotReadTools)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, envOpts{readOnly: ro})
-			want := allTools
-			if ro {
-				want = readOnlyTools
+			var e *env
+			if tc.robots {
+				e = newRobotEnvOpts(t, envOpts{readOnly: tc.readOnly}).env
+			} else {
+				e = newEnv(t, envOpts{readOnly: tc.readOnly})
 			}
-			if got := e.srv.ToolNames(); !slices.Equal(got, want) {
-				t.Fatalf("tools=%v\nwant %v", got, want)
+			if got := e.srv.ToolNames(); !slices.Equal(got, tc.want) {
+				t.Fatalf("tools=%v\nwant %v", got, tc.want)
 			}
-			// And as a client sees them, with every annotation set honestly.
 			cn := e.dial("inprocess", false, "registration")
 			list, err := cn.c.ListTools(context.Background(), mcp.ListToolsRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(list.Tools) != len(want) {
-				t.Fatalf("listed %d tools, want %d", len(list.Tools), len(want))
+			if len(list.Tools) != len(tc.want) {
+				t.Fatalf("listed %d tools, want %d", len(list.Tools), len(tc.want))
 			}
-			for _, tool := range list.Tools {
-				a := tool.Annotations
-				if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
-					t.Errorf("%s: not all four annotations set: %+v", tool.Name, a)
-					continue
-				}
-				if ro && !*a.ReadOnlyHint {
-					t.Errorf("%s: read-only server lists a tool with readOnlyHint=false", tool.Name)
-				}
-				if *a.ReadOnlyHint && *a.DestructiveHint {
-					t.Errorf("%s: read-only and destructive at once", tool.Name)
-				}
-				if strings.HasPrefix(tool.Name, "robot_") != *a.OpenWorldHint {
-					t.Errorf("%s: openWorldHint=%v; robots act in the physical world, graph tools do not", tool.Name, *a.OpenWorldHint)
-				}
-				if len(tool.Description) < 80 {
-					t.Errorf("%s: description too thin to say when to use it: %q", tool.Name, tool.Description)
-				}
-				if tool.OutputSchema.Type != "object" || len(tool.OutputSchema.Properties) == 0 {
-					t.Errorf("%s: no output schema", tool.Name)
-				}
-				if tool.InputSchema.Type != "object" {
-					t.Errorf("%s: input schema type %q", tool.Name, tool.InputSchema.Type)
-				}
-			}
-			if ro {
+			checkAnnotations(t, list.Tools, tc.readOnly)
+			golden(t, filepath.Join("testdata", "tools", tc.name+".json"), list.Tools)
+			if tc.readOnly {
 				// A write tool is not there to call.
 				if _, err := cn.callErr(context.Background(), "graph_bind", map[string]any{"ref": "usb:3-3.2", "new_name": "x"}, nil); err == nil {
 					t.Error("read-only server ran graph_bind")
 				}
+			}
+			if tc.readOnly && tc.robots {
 				if msg := cn.fails("robot_parameters", map[string]any{"robot": "robot:scout", "max_speed": 0.5}); !strings.Contains(msg, "max_speed") {
 					t.Errorf("read-only robot_parameters set: %q", msg)
 				}
-			}
-			// The write tools are exactly the ones that are not read-only (robot_parameters
-			// reads and writes; the read-only server keeps a reading variant).
-			for _, tool := range list.Tools {
-				if !ro && tool.Name != "robot_parameters" && slices.Contains(readOnlyTools, tool.Name) != *tool.Annotations.ReadOnlyHint {
-					t.Errorf("%s: readOnlyHint=%v disagrees with the read-only tool set", tool.Name, *tool.Annotations.ReadOnlyHint)
+				st := cn.ok("robot_stop", map[string]any{"robot": "robot:scout"})
+				if path(st, "robot", "armed") != false {
+					t.Errorf("read-only robot_stop: %v", st)
 				}
 			}
 		})
+	}
+}
+
+// checkAnnotations holds every tool's four hints to what it does.
+func checkAnnotations(t *testing.T, tools []mcp.Tool, readOnly bool) {
+	t.Helper()
+	for _, tool := range tools {
+		a := tool.Annotations
+		if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: not all four annotations set: %+v", tool.Name, a)
+			continue
+		}
+		reads := slices.Contains(graphReadTools, tool.Name) || slices.Contains(robotReadTools, tool.Name) && tool.Name != "robot_stop"
+		if tool.Name == "robot_parameters" {
+			reads = readOnly // the read-only server keeps a reading variant
+		}
+		if *a.ReadOnlyHint != reads {
+			t.Errorf("%s: readOnlyHint=%v, want %v", tool.Name, *a.ReadOnlyHint, reads)
+		}
+		if *a.ReadOnlyHint && *a.DestructiveHint {
+			t.Errorf("%s: read-only and destructive at once", tool.Name)
+		}
+		if strings.HasPrefix(tool.Name, "robot_") != *a.OpenWorldHint {
+			t.Errorf("%s: openWorldHint=%v; robots act in the physical world, graph tools do not", tool.Name, *a.OpenWorldHint)
+		}
+		if slices.Contains(robotMoves, tool.Name) && !*a.DestructiveHint {
+			t.Errorf("%s moves a robot: destructiveHint must be true", tool.Name)
+		}
+		if tool.Name == "robot_stop" && !strings.Contains(tool.Description, "read-only") {
+			t.Errorf("robot_stop does not say it stays on a read-only server: %q", tool.Description)
+		}
+		if len(tool.Description) < 60 {
+			t.Errorf("%s: description too thin to say when to use it: %q", tool.Name, tool.Description)
+		}
+		if tool.OutputSchema.Type != "object" || len(tool.OutputSchema.Properties) == 0 {
+			t.Errorf("%s: no output schema", tool.Name)
+		}
+		if tool.InputSchema.Type != "object" {
+			t.Errorf("%s: input schema type %q", tool.Name, tool.InputSchema.Type)
+		}
+	}
+}
+
+// golden compares v, as indented JSON, with the file at name (or rewrites it with -update).
+func golden(t *testing.T, name string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatalf("%v (run go test -run Registration -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from tools/list; if the change is meant, run go test ./mcptools -run Registration -update and review the diff\ngot:\n%s", name, got)
 	}
 }
 

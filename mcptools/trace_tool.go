@@ -65,46 +65,42 @@ type traceOut struct {
 // maxTraceLines caps the branches the text spells out; the structured hops hold all.
 const maxTraceLines = 40
 
+type traceIn struct {
+	From      string   `json:"from" mcp:"required,max=300"`
+	Port      string   `json:"port" mcp:"max=64,svc"`
+	Direction string   `json:"direction" jsonschema:"trace: default out" mcp:"enum=out|in,svc"`
+	To        string   `json:"to" mcp:"max=300"`
+	Directed  bool     `json:"directed"`
+	Types     []string `json:"types" mcp:"max=16"`
+	MaxDepth  int      `json:"max_depth" mcp:"min=1,max=8,svc"`
+}
+
 func (s *Server) traceTool() *toolDef {
-	return &toolDef{
+	return typed(s, &toolDef{
 		name:  "graph_trace",
 		title: "Trace a signal, or find the path between two things",
-		desc: "Follow connections. Trace (from, optional port, direction out|in): follow cable, linked, subscribed and controls relations " +
-			"hop by hop from a node (or only those leaving one of its ports) to where the signal ends, e.g. from the KeyStep's MIDI OUT " +
-			"through a cable to the JD-Xi and on through its sequencer subscription to the DAW; fan-out gives several branches. " +
-			"Path (from and to): the fewest hops between two nodes over every relation, declared and observed (via included: which hub " +
-			"and controller a device hangs off), undirected unless directed: true; types narrows it, max_depth 1-8. A bound identity and " +
-			"its present devices are one vertex (binding is not a hop). Relations marked * are observed live by a source; the others " +
-			"were declared (graph_relate). Bounded (trace ≤ 64 hops and 500 vertices, path ≤ 8 hops, 2 s): truncated_by says which bound " +
-			"cut it; cycles are marked and not followed. " + idForms + " Clients (DAWs, players) are client:<source>:<name>.",
-		params: []param{
-			{name: "from", typ: "string", required: true, maxLen: 300, desc: "the node to start from", example: `"identity:keystep"`},
-			{name: "port", typ: "string", maxLen: 4 * graph.MaxPort, desc: "trace: only the relations leaving (direction in: entering) this port of from", example: `"MIDI OUT"`},
-			{name: "direction", typ: "string", enum: []string{graph.DirOut, graph.DirIn}, service: true, desc: "trace: out follows the signal downstream (default), in walks upstream to its sources"},
-			{name: "to", typ: "string", maxLen: 300, desc: "give it to find the path from from to to instead of tracing", example: `"usb:usb3"`},
-			{name: "directed", typ: "boolean", desc: "path: follow relations only in their direction"},
-			{name: "types", typ: "array", maxLen: 16, desc: "path: only these relation types", example: `["via"]`},
-			{name: "max_depth", typ: "integer", min: f64(1), max: f64(graph.MaxPathDepth), service: true, desc: fmt.Sprintf("path: at most this many hops (default %d)", graph.MaxPathDepth), example: "4"},
-		},
+		desc: "Trace (from, port?, direction?): follow cables, links, subscriptions and controls hop by hop to where the signal ends. " +
+			"Path (from, to, directed?, types?, max_depth?): the fewest hops between two nodes over every relation, " +
+			"declared or observed (which hub and controller a device hangs off); a bound identity and its devices are one vertex. " +
+			"Bounded (64 hops, 500 vertices, 2 s): truncated_by says which cut it.",
 		out: typedSchema[traceOut](map[string][]string{
 			"properties.mode":         {"trace", "path"},
 			"properties.direction":    {graph.DirOut, graph.DirIn},
 			"properties.truncated_by": {graph.TruncDepth, graph.TruncVertices, graph.TruncTime},
 		}),
-		readOnly: true, idempotent: true,
-		handler: s.trace,
-	}
+		set: toolsetGraph, readOnly: true, idempotent: true,
+	}, s.trace)
 }
 
-func (s *Server) trace(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
-	from, to := strings.TrimSpace(c.str("from")), strings.TrimSpace(c.str("to"))
+func (s *Server) trace(ctx context.Context, c *call, in traceIn) (*mcp.CallToolResult, error) {
+	from, to := strings.TrimSpace(in.From), strings.TrimSpace(in.To)
 	if to == "" {
 		for _, f := range []string{"directed", "types", "max_depth"} {
 			if c.has(f) {
 				return nil, graph.FieldErrorf(graph.EINVALID, f, "graph_trace: %s applies to a path; give to as well, or drop %s to trace from %s", f, f, from)
 			}
 		}
-		res, err := s.svc.Trace(ctx, from, graph.TraceOptions{Port: c.str("port"), Direction: c.str("direction")})
+		res, err := s.svc.Trace(ctx, from, graph.TraceOptions{Port: in.Port, Direction: in.Direction})
 		if err != nil {
 			return nil, err
 		}
@@ -116,15 +112,15 @@ func (s *Server) trace(ctx context.Context, c *call) (*mcp.CallToolResult, error
 			return nil, graph.FieldErrorf(graph.EINVALID, f, "graph_trace: %s applies to a trace; drop to to trace from %s, or drop %s to find the path", f, from, f)
 		}
 	}
-	if c.has("max_depth") && c.integer("max_depth", 0) < 1 {
+	if c.has("max_depth") && in.MaxDepth < 1 {
 		// 0 would mean the default; given, it is out of range on every interface.
-		return nil, graph.FieldErrorf(graph.EINVALID, "max_depth", "max_depth %d: want 1-%d hops (leave it out for %d)", c.integer("max_depth", 0), graph.MaxPathDepth, graph.MaxPathDepth)
+		return nil, graph.FieldErrorf(graph.EINVALID, "max_depth", "max_depth %d: want 1-%d hops (leave it out for %d)", in.MaxDepth, graph.MaxPathDepth, graph.MaxPathDepth)
 	}
-	res, err := s.svc.Path(ctx, from, to, graph.PathOptions{Types: c.list("types"), MaxDepth: c.integer("max_depth", 0), Directed: c.boolean("directed")})
+	res, err := s.svc.Path(ctx, from, to, graph.PathOptions{Types: in.Types, MaxDepth: in.MaxDepth, Directed: in.Directed})
 	if err != nil {
 		return nil, err
 	}
-	out := viewPath(res, c.boolean("directed"))
+	out := viewPath(res, in.Directed)
 	return result(out, pathText(out))
 }
 

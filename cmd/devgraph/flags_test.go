@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,30 @@ func TestServe_NonLoopbackNeedsTokens(t *testing.T) {
 	c.fail(2, "--poll", "serve", "--poll", "-1s", db)
 	c.fail(1, "robot name", "serve", "--sim-robot", "Bad Name!", db)
 	c.fail(2, "--token-file goes with --http", "serve", "--token-file", "x", db)
+	c.fail(2, `unknown toolset "robot"`, "serve", "--tools", "graph,robot", db)
+	c.fail(2, "offers no tool", "serve", "--tools", "edit", "--read-only", db)
+}
+
+// --tools names the MCP toolsets; without it the server chooses (nil).
+func TestServe_ToolsFlag(t *testing.T) {
+	t.Parallel()
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	for args, want := range map[string][]string{"": nil, "graph": {"graph"}, " Edit,robots,edit ": {"edit", "robots"}} {
+		var list []string
+		if args != "" {
+			list = []string{"--tools", args}
+		}
+		f, err := e.parseServeFlags(list)
+		if err != nil {
+			t.Fatalf("--tools %q: %v", args, err)
+		}
+		if !slices.Equal(f.toolsets, want) {
+			t.Errorf("--tools %q: %v, want %v", args, f.toolsets, want)
+		}
+	}
+	if _, err := e.parseServeFlags([]string{"--tools", ""}); err == nil {
+		t.Error("--tools with no toolset accepted")
+	}
 }
 
 // The HTTP write deadline must outlast every GraphQL time limit, or a request that runs

@@ -36,7 +36,10 @@ type serveFlags struct {
 	allowedHosts    []string
 	// mcpSessions caps the MCP sessions open at once over HTTP.
 	mcpSessions int
-	set         map[string]bool // the flags given on the command line
+	// tools is --tools as given; toolsets the MCP toolsets it names (nil: the default).
+	tools    string
+	toolsets []string
+	set      map[string]bool // the flags given on the command line
 }
 
 func newServeCmd(c *common) *cobra.Command {
@@ -88,6 +91,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.poll, "poll", 2*time.Second, "how often to read the sources in the background (0: never)")
 	fs.BoolVar(&f.autoBind, "auto-bind", false, "bind devices whose match is high and unambiguous, as discovery:<source>")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	fs.StringVar(&f.tools, "tools", "", "MCP toolsets to offer, comma-separated: graph (reading), edit (writing), robots (default: graph,edit, and robots once a robot exists)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json: how log lines (the HTTP access log included) are written")
 	fs.IntVar(&f.mcpSessions, "mcp-max-sessions", mcptools.DefaultMaxHTTPSessions, "MCP over HTTP: sessions open at once; an initialize past it is refused")
 	d := query.DefaultLimits()
@@ -116,6 +120,16 @@ func (f *serveFlags) check(fs *pflag.FlagSet) error {
 	}
 	if f.mcpSessions < 1 {
 		return usagef("serve: --mcp-max-sessions must be at least 1")
+	}
+	if f.set["tools"] {
+		sets, err := mcptools.ParseToolsets(f.tools)
+		if err != nil {
+			return usagef("serve: %v", err)
+		}
+		if f.readOnly && len(sets) == 1 && sets[0] == "edit" {
+			return usagef("serve: --tools edit with --read-only offers no tool; add graph or robots, or drop --read-only")
+		}
+		f.toolsets = sets
 	}
 	if err := f.checkHTTPFlags(); err != nil {
 		return err
@@ -176,7 +190,7 @@ func (f *serveFlags) httpLoopback() (bool, error) {
 
 // relayIgnored are the serve flags that shape the server's own sources and robots: a
 // relaying process has none of its own, so they do not apply.
-var relayIgnored = []string{"demo", "sim-robot", "auto-bind", "poll", "sys-root", "proc-root", "pw-dump-file"}
+var relayIgnored = []string{"demo", "sim-robot", "auto-bind", "poll", "sys-root", "proc-root", "pw-dump-file", "tools"}
 
 func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level

@@ -1,0 +1,61 @@
+package mcptools
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestText_SameFacts: the text rendering carries the facts of the structured result,
+// for clients that show a model only one of them: an unbound device's best candidate,
+// its score and why; a note's body in graph_browse.
+func TestText_SameFacts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	cn := e.dial("inprocess", false, "text")
+	// A JD-Xi identity whose hint the plugged-in JD-Xi shares: a candidate, not a match.
+	cn.ok("graph_identity", map[string]any{"action": "create", "name": "Studio JD-Xi", "hints": []any{"usb_id=0582:01a9"}})
+	res := cn.call("graph_unbound", map[string]any{"limit": 100})
+	out, txt := structured(t, res), text(res)
+	candidates := 0
+	for _, d := range out["devices"].([]any) {
+		dm := d.(map[string]any)
+		m, _ := dm["match"].(map[string]any)
+		if m == nil || str(m["identity"]) == "" {
+			continue
+		}
+		candidates++
+		line := lineWith(txt, str(dm["ref"]))
+		for _, want := range []string{str(m["identity"]), fmt.Sprintf("%.2f", m["score"].(float64)), str(m["confidence"]), str(m["why"])} {
+			if !strings.Contains(line, want) {
+				t.Errorf("graph_unbound text for %s lacks %q:\n%s", dm["ref"], want, line)
+			}
+		}
+	}
+	if candidates == 0 {
+		t.Fatalf("no unbound device has a candidate: %v", out)
+	}
+
+	cn.ok("graph_bind", map[string]any{"ref": "usb:3-3.2", "identity": "studio-jd-xi"})
+	body := "Firmware 1.53; MIDI thru works"
+	cn.ok("graph_note", map[string]any{"target": "studio-jd-xi", "body": body, "kind": "success"})
+	br := cn.call("graph_browse", map[string]any{"id": "studio-jd-xi"})
+	found := false
+	for _, n := range structured(t, br)["nodes"].([]any) {
+		if nm := n.(map[string]any); nm["kind"] == "note" {
+			found = nm["text"] == body
+		}
+	}
+	if !found || !strings.Contains(text(br), body) {
+		t.Errorf("graph_browse does not carry the note's body in both forms:\n%s", text(br))
+	}
+}
+
+func lineWith(text, s string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}

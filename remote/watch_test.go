@@ -146,8 +146,9 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("actor mcp:*: %v", actionsOf(byActor))
 		}
 		write2 := func() {
-			for _, target := range []string{"other", "jdxi", "other", "jdxi"} {
-				if _, err := st.AddNote(ctx, graph.NoteCreate{Target: target, Body: "z"}); err != nil {
+			for i, target := range []string{"other", "jdxi", "other", "jdxi"} {
+				// distinct bodies: the same note again is a retry and writes nothing
+				if _, err := st.AddNote(ctx, graph.NoteCreate{Target: target, Body: fmt.Sprintf("z%d", i)}); err != nil {
 					t.Error(err)
 				}
 			}

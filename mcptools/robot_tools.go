@@ -58,10 +58,6 @@ type robotOut struct {
 	Robot robotView `json:"robot"`
 }
 
-// MaxNavigateTimeout bounds robot_navigate's timeout_s; the default (0) lets the fleet
-// choose one below the 60 s most clients wait for a tool call.
-const MaxNavigateTimeout = 600
-
 func (s *Server) robotTools() []*toolDef {
 	simple := func(name, title, desc string, idempotent bool, fn func(ctx context.Context, robot string) (*graph.RobotState, error)) *toolDef {
 		return typed(s, &toolDef{
@@ -172,7 +168,7 @@ type navigateIn struct {
 	Robot    string  `json:"robot" mcp:"required,max=100"`
 	X        float64 `json:"x" jsonschema:"metres" mcp:"required,min=-10000,max=10000,svc"`
 	Y        float64 `json:"y" jsonschema:"metres" mcp:"required,min=-10000,max=10000,svc"`
-	TimeoutS float64 `json:"timeout_s" jsonschema:"seconds to wait before stopping it (default: the robot's, under 60)" mcp:"min=0.1,max=600"`
+	TimeoutS float64 `json:"timeout_s" jsonschema:"seconds before it stops (default 30)" mcp:"xmin=0,max=600,svc"`
 	whyIn
 }
 

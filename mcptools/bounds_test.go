@@ -53,7 +53,7 @@ func TestSchema_BoundsMatchService(t *testing.T) {
 		"tags":           16,             // graph_find's tag filter
 		"types":          16,             // graph_trace's type filter
 		"kind":           0,
-		"depth":          3, // graph_browse's walk
+		"depth":          3,        // graph_browse's walk
 		"query":          64 << 10, // the GraphQL executor's document cap is checked there too
 		"operation_name": 200,
 		"since":          64, "until": 64, "actor": 100, "action": 64,

@@ -304,7 +304,11 @@ func (s *Server) detectTool() *toolDef {
 		out: typedSchema[detectOut](nil),
 		set: toolsetRobots, readOnly: true, idempotent: true, openWorld: true,
 	}, func(ctx context.Context, c *call, in robotIn) (*mcp.CallToolResult, error) {
-		robot := strings.TrimSpace(in.Robot)
+		st, err := s.svc.Robot(ctx, strings.TrimSpace(in.Robot))
+		if err != nil {
+			return nil, err
+		}
+		robot := st.Ref // however the model named it, the result names it by its ref
 		objs, err := s.svc.RobotDetect(ctx, robot)
 		if err != nil {
 			return nil, err

@@ -103,8 +103,12 @@ func robotLine(st *graph.RobotState) string {
 	if st.Armed {
 		armed = "armed"
 	}
-	line := fmt.Sprintf("%s (%s): %s, %s, at (%.2f, %.2f) heading %.2f rad, battery %.0f%%, gripper %s",
-		st.Ref, orDash(st.IdentityID), st.State, armed, st.Pose.X, st.Pose.Y, st.Pose.Heading, st.Battery, orDash(st.Gripper))
+	who := st.Ref
+	if st.IdentityID != "" {
+		who += " (" + st.IdentityID + ")"
+	}
+	line := fmt.Sprintf("%s: %s, %s, at (%.2f, %.2f) heading %.2f rad, battery %.0f%%, gripper %s",
+		who, st.State, armed, st.Pose.X, st.Pose.Y, st.Pose.Heading, st.Battery, orDash(st.Gripper))
 	if st.Holding != "" {
 		line += ", holding " + st.Holding
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/devgraph/devgraph/graph"
 )
 
 // TestText_SameFacts: the text rendering carries the facts of the structured result,
@@ -58,4 +60,18 @@ func lineWith(text, s string) string {
 		}
 	}
 	return ""
+}
+
+// TestText_RobotLine: a robot's line names its identity when it has one and says
+// nothing (not "(-)") when it has none.
+func TestText_RobotLine(t *testing.T) {
+	t.Parallel()
+	st := &graph.RobotState{Ref: "robot:scout", Name: "scout", State: graph.RobotIdle, Gripper: "open", Battery: 100}
+	if got, want := robotLine(st), "robot:scout: idle, disarmed, at (0.00, 0.00) heading 0.00 rad, battery 100%, gripper open"; got != want {
+		t.Errorf("unbound robot: %q, want %q", got, want)
+	}
+	st.IdentityID = "identity:scout"
+	if got := robotLine(st); !strings.HasPrefix(got, "robot:scout (identity:scout): idle") {
+		t.Errorf("bound robot: %q", got)
+	}
 }

@@ -55,7 +55,7 @@ func (s *Server) missingResource(ctx context.Context, uri string) string {
 	}
 	switch graph.ErrorCode(err) {
 	case graph.ENOTFOUND, graph.EINVALID:
-		return graph.ErrorMessage(err)
+		return relationVocabulary(graph.ErrorMessage(err)) // tool names, as a tool error says them
 	}
 	return ""
 }

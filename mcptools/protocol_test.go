@@ -42,6 +42,9 @@ func TestResources_NotFound(t *testing.T) {
 				if !strings.Contains(err.Error(), tc.uri) || !strings.Contains(err.Error(), tc.says) {
 					t.Errorf("read %s: %q, want the URI and %q", tc.uri, err, tc.says)
 				}
+				if strings.Contains(err.Error(), "devgraph ") || strings.Contains(err.Error(), "`") {
+					t.Errorf("read %s: %q advises a CLI verb; an MCP client is told tool names", tc.uri, err)
+				}
 			}
 			// What exists still reads.
 			var p robotParams

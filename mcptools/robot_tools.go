@@ -381,7 +381,7 @@ func (s *Server) parametersTool() *toolDef {
 		desc:  "Read a robot's parameters, or set the ones given (the others stay); units are m, s, rad and % (low_battery ends a navigation). A value out of range is refused and nothing changes.",
 		out:   typedSchema[robotOut](nil),
 		set:   toolsetRobots,
-		write: true, readOnly: false, destructive: false, idempotent: true, openWorld: true,
+		write: true, readOnly: false, destructive: true, idempotent: true, openWorld: true, // a set replaces values
 	}, s.parameters)
 	set.readOnlyVariant = get // in read-only mode the tool stays, reading only
 	return set

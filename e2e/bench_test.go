@@ -46,7 +46,14 @@ type stdioProc struct {
 
 func startStdio(b *testing.B, bin string, args ...string) *stdioProc {
 	b.Helper()
+	return startStdioEnv(b, bin, nil, args...)
+}
+
+// startStdioEnv is startStdio with the child's environment (nil: this process's).
+func startStdioEnv(b *testing.B, bin string, env []string, args ...string) *stdioProc {
+	b.Helper()
 	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	cmd.Env = env
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

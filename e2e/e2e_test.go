@@ -38,10 +38,15 @@ var (
 	buildOut  []byte
 )
 
-// devgraphBinary builds ./cmd/devgraph once per test process.
+// devgraphBinary builds ./cmd/devgraph once per test process; DEVGRAPH_E2E_BIN names a
+// binary to use instead (a benchmark run against another build, e.g. a "before").
 func devgraphBinary(tb testing.TB) string {
 	tb.Helper()
 	buildOnce.Do(func() {
+		if bin := os.Getenv("DEVGRAPH_E2E_BIN"); bin != "" {
+			buildBin = bin
+			return
+		}
 		dir, err := os.MkdirTemp("", "devgraph-e2e-bin-")
 		if err != nil {
 			buildErr = err

@@ -6,10 +6,11 @@
 // TagService in tag.go, NoteService in note.go, RobotService in robot.go, …), composed
 // into Service (what the edges and the socket see) and Store (what the store implements,
 // including the plumbing discovery and the robot fleet write through: DeviceStore,
-// RobotStore). Finder, NameSource and Suggester (names.go) are the name index's seams:
-// what GraphQL find and MCP graph_find ask, what the index reads, and how the store asks
-// it for a "did you mean". GraphQLExecutor (graphql.go) is what the HTTP transport and
-// the socket hand GraphQL requests to. Each method's comment says what it returns when
+// RobotStore). Finder, NameSource, NameIndex and Suggester (names.go) are the name
+// index's seams: what GraphQL find and MCP graph_find ask, what the index reads (and the
+// store's fast path to it), and how the store asks it for a "did you mean".
+// GraphQLExecutor (graphql.go) is what the HTTP transport and the socket hand GraphQL
+// requests to. Each method's comment says what it returns when
 // something is missing or conflicting. limits.go holds the caps on one write's inputs and
 // the checks the service/store boundary runs for every interface (ValidateMessage,
 // NormalizeTagOps, NormalizeHints, NormalizeMatchFingerprints, ValidateGoal); text.go the

@@ -17,6 +17,9 @@ type FindHit struct {
 	Name    string `json:"name"`
 	Score   int    `json:"score"`   // fuzzy score, higher is better
 	Matched []int  `json:"matched"` // byte offsets of the name that matched
+	// Tags are the node's tags, sorted, when the Finder holds them (nil when it does not:
+	// read the node). Not part of any wire format.
+	Tags []string `json:"-"`
 }
 
 // Finder finds identities, devices and robots by name, tags and kind: the one ranking
@@ -53,4 +56,39 @@ type Suggester interface {
 	// returns "" when nothing is close enough, and ok false when it keeps no names of
 	// kind k or cannot answer now; the caller then looks for itself.
 	SuggestID(ctx context.Context, k Kind, local string) (id string, ok bool)
+}
+
+// NameKey is one identity as the store's name index holds it: its id and its name
+// lowercased (strings.ToLower).
+type NameKey struct {
+	ID    string
+	Lower string
+}
+
+// NodeChange is what one changelog event says a name index may need to re-read: the
+// event's action and its target.
+type NodeChange struct {
+	Seq    uint64
+	Action string
+	Target string
+}
+
+// NameIndex is the fast path a name index takes when its NameSource also offers it (the
+// store does): the store's own name and tag indexes and its changelog's event headers,
+// read without decoding an identity or an event body. Each method also returns the
+// changelog head (the newest event's seq) its read reflects.
+type NameIndex interface {
+	// IdentityNameKeys returns every identity's id and lowercased name, from the name
+	// index, in name order.
+	IdentityNameKeys(ctx context.Context) (keys []NameKey, head uint64, err error)
+	// IdentityDisplayNames returns the names of the identities ids, at the same
+	// positions; "" for one that does not exist.
+	IdentityDisplayNames(ctx context.Context, ids []string) ([]string, error)
+	// NodeTags returns every tagged node's tags (node id → tags, sorted), from the tag
+	// index.
+	NodeTags(ctx context.Context) (tags map[string][]string, head uint64, err error)
+	// ChangesSince returns the events after seq, oldest first, when there are at most max
+	// of them and none was pruned; otherwise complete is false (and changes nil), and
+	// the caller reads everything afresh. A head at or below seq returns no changes.
+	ChangesSince(ctx context.Context, seq uint64, max int) (changes []NodeChange, head uint64, complete bool, err error)
 }

@@ -115,7 +115,9 @@ func (s *Server) findIndexed(ctx context.Context, text string, tags []string, ki
 		fh := findHit{ID: h.ID, Kind: h.Kind, Name: h.Name, Tags: []string{}}
 		switch graph.KindOf(h.ID) {
 		case graph.KindIdentity:
-			if id, err := s.svc.FindIdentityByID(ctx, h.ID, graph.IdentityParts{}); err == nil {
+			if h.Tags != nil { // the index holds them: no read of the identity
+				fh.Tags = h.Tags
+			} else if id, err := s.svc.FindIdentityByID(ctx, h.ID, graph.IdentityParts{}); err == nil {
 				fh.Tags = nonNil(id.Tags)
 			}
 		case graph.KindDevice:

@@ -363,3 +363,46 @@ func DecodeEvent(seq uint64, b []byte) (*graph.Event, error) {
 	}
 	return h.Body()
 }
+
+// EventActionTarget returns a version-2 record's action and target without decoding the
+// rest (what a name index follows the changelog by); both alias b.
+func EventActionTarget(b []byte) (action, target []byte, err error) {
+	if len(b) < 2 || b[0] != recV2 {
+		return nil, nil, errors.New("not a version-2 record")
+	}
+	flags := b[1]
+	r := &reader{b: b[2:]}
+	_, k := binary.Varint(r.b)
+	if k <= 0 {
+		return nil, nil, errShort
+	}
+	r.b = r.b[k:]
+	if flags&flagRawID != 0 {
+		r.bytes(16)
+	} else {
+		r.rawStr()
+	}
+	r.bytes(64) // prev_hash, hash
+	r.rawStr()  // actor
+	action = r.rawStr()
+	target = r.rawStr()
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	return action, target, nil
+}
+
+// rawStr is str without the copy: the bytes alias the record.
+func (r *reader) rawStr() []byte {
+	if r.err != nil {
+		return nil
+	}
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || n > uint64(len(r.b)-k) {
+		r.err = errShort
+		return nil
+	}
+	s := r.b[k : k+int(n)]
+	r.b = r.b[k+int(n):]
+	return s
+}

@@ -3,13 +3,18 @@ package search_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sahilm/fuzzy"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
 	"github.com/devgraph/devgraph/search"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 var (
@@ -66,4 +71,89 @@ func BenchmarkSuggestID_125k(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFinder_Store_100k: the index over a real store of 100,000 identities (the
+// e2e benchmarks' database): building it from the store's name index, a find, and a
+// find right after a write (a tag added: the index catches up from that one event).
+func BenchmarkFinder_Store_100k(b *testing.B) {
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("devgraph-bench-%d-v%d.db", 100_000, migrations.CurrentVersion))
+	storetest.BuildIdentities(b, path, 100_000, 6)
+	db, err := store.Open(path, store.Options{NoBackup: true, ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	texts := []string{"moog 004242", "Roland Synth 000016", "korg drum machine", "012345"}
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			if err := search.NewFinder(db).Refresh(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("tags", func(b *testing.B) {
+		for b.Loop() {
+			f := search.NewFinder(db)
+			if err := f.Warm(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("find", func(b *testing.B) {
+		f := search.NewFinder(db)
+		i := 0
+		for b.Loop() {
+			if _, err := f.Find(ctx, graph.FindQuery{Text: texts[i%len(texts)], First: 10}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkFinder_Store_100k_AfterWrite: a find right after a note was written (timed:
+// the find only), on a copy of the 100,000-identity database.
+func BenchmarkFinder_Store_100k_AfterWrite(b *testing.B) {
+	src := filepath.Join(os.TempDir(), fmt.Sprintf("devgraph-bench-%d-v%d.db", 100_000, migrations.CurrentVersion))
+	storetest.BuildIdentities(b, src, 100_000, 6)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "d.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	db, err := store.Open(path, store.Options{NoBackup: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := graph.WithActor(context.Background(), "bench")
+	f := search.NewFinder(db)
+	if err := f.Warm(ctx); err != nil {
+		b.Fatal(err)
+	}
+	texts := []string{"moog 004242", "Roland Synth 000016", "korg drum machine", "012345"}
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		if _, err := db.AddNote(ctx, graph.NoteCreate{Target: storeIdentity(i * 7919 % 100_000), Body: fmt.Sprint("n", i)}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := f.Find(ctx, graph.FindQuery{Text: texts[i%len(texts)], First: 10}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// storeIdentity is the id of storetest.WriteIdentities' identity i (6 digits).
+func storeIdentity(i int) string {
+	makers := []string{"Roland", "Korg", "Yamaha", "Moog", "Arturia", "Novation", "Elektron", "Behringer"}
+	kinds := []string{"Synth", "Drum Machine", "Sampler", "Controller", "Interface", "Mixer"}
+	return graph.IdentityID(graph.Slugify(fmt.Sprintf("%s %s %06d", makers[i%8], kinds[i%6], i)))
 }

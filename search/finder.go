@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"math/bits"
 	"sort"
 	"strings"
 	"sync"
@@ -19,28 +20,41 @@ import (
 // anywhere) are preferred, and fuzzy scores at most maxFuzzy candidates.
 //
 // The index is built on first use and kept current from the changelog: every Find reads
-// the newest event's seq (one cheap read) and, when the log has grown, re-reads only the
+// the changelog head (one cheap read) and, when the log has grown, re-reads only the
 // nodes the new events touched. Reading the log rather than waiting for change
 // notifications (which arrive asynchronously) means a Find right after a write sees it.
 // Safe for concurrent use.
+//
+// Over a store (a graph.NameIndex) the index is built from the store's name index
+// without decoding an identity, follows the changelog by the new events' headers only,
+// reads display names only for the candidates a search ranks, and reads the tag index
+// on the first search by tag (or in Warm). Over any other NameSource it reads whole
+// records, as it did before.
 type Finder struct {
-	src graph.NameSource
+	src  graph.NameSource
+	fast graph.NameIndex // src's fast path; nil when it has none
 
 	mu      sync.Mutex // guards the fields below and serialises syncs
 	built   bool
 	lastSeq uint64 // newest changelog seq the index reflects
 
-	idx sync.RWMutex
-	ent []finderEntry
-	ids idIndex        // beside ent (same positions): what SuggestID compares typed ids with
-	pos map[string]int // id → index in ent and ids
+	tagsMu sync.Mutex // serialises loadTags
+
+	idx       sync.RWMutex
+	ent       []finderEntry
+	masks     []uint64       // beside ent: each entry's mask
+	classes   [64][]uint64   // per mask bit, a bitmap of the entries whose names have it
+	ids       idIndex        // beside ent (same positions): what SuggestID compares typed ids with
+	pos       map[string]int // id → index in ent and ids; nil until needed (see ensurePos)
+	gen       uint64         // counts installs: a pos built from an older ent is dropped
+	tagsReady bool           // identities' tags are in ent (always, without the fast path)
 }
 
 type finderEntry struct {
 	id    string
 	kind  string // identity, device
 	robot bool
-	name  string
+	name  string // "" while not read (an identity indexed from the store's name index)
 	lower string
 	mask  uint64
 	tags  []string
@@ -59,7 +73,8 @@ var (
 
 // NewFinder returns a Finder over src; it reads nothing until its first use.
 func NewFinder(src graph.NameSource) *Finder {
-	return &Finder{src: src, pos: map[string]int{}}
+	fast, _ := src.(graph.NameIndex)
+	return &Finder{src: src, fast: fast}
 }
 
 // Close releases nothing today; it is kept so callers can treat Finder like the other
@@ -73,6 +88,17 @@ func (f *Finder) Refresh(ctx context.Context) error {
 	return f.rebuildLocked(ctx)
 }
 
+// Warm builds the index if it is not built yet, then reads what it reads only when a
+// search first needs it (the tags), so no search waits for either; a server calls it
+// in the background at start.
+func (f *Finder) Warm(ctx context.Context) error {
+	if err := f.sync(ctx); err != nil {
+		return err
+	}
+	f.warmPos()
+	return f.loadTags(ctx)
+}
+
 func (f *Finder) headSeq(ctx context.Context) (uint64, error) {
 	evs, _, err := f.src.FindEvents(ctx, graph.EventFilter{First: 1})
 	if err != nil || len(evs) == 0 {
@@ -82,13 +108,20 @@ func (f *Finder) headSeq(ctx context.Context) (uint64, error) {
 }
 
 func (f *Finder) rebuildLocked(ctx context.Context) error {
-	head, err := f.headSeq(ctx)
+	var head uint64
+	var names []graph.NameKey
+	var err error
+	if f.fast != nil {
+		names, head, err = f.fast.IdentityNameKeys(ctx)
+	} else {
+		head, err = f.headSeq(ctx)
+	}
 	if err != nil {
 		return err
 	}
 	ctx = context.WithValue(ctx, syncKey{}, f)
-	var ents []finderEntry
-	var keys []idKeys
+	ents := make([]finderEntry, 0, len(names)+16)
+	keys := make([]idKeys, 0, len(names)+16)
 	robots := map[string]bool{}
 	after := ""
 	for {
@@ -108,6 +141,13 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 		}
 		after = next
 	}
+	if f.fast != nil {
+		for _, n := range names {
+			ents = append(ents, finderEntry{id: n.ID, kind: "identity", robot: robots[n.ID], lower: n.Lower, mask: charMask(n.Lower)})
+			keys = append(keys, idKeys{key: n.ID[len("identity:"):]})
+		}
+		return f.install(ents, keys, head, false)
+	}
 	after = ""
 	for {
 		ids, _, next, err := f.src.FindIdentities(ctx, graph.IdentityFilter{First: graph.MaxPageSize, After: after})
@@ -125,16 +165,68 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 		}
 		after = next
 	}
-	pos := make(map[string]int, len(ents))
-	for i, e := range ents {
-		pos[e.id] = i
-	}
+	return f.install(ents, keys, head, true)
+}
+
+// install makes ents the index, as of changelog seq head. The id → position map is
+// left to the first change to apply, or to Warm: at 100,000 identities it costs as much
+// as the rest of the build, and a first search needs none of it.
+func (f *Finder) install(ents []finderEntry, keys []idKeys, head uint64, tagsReady bool) error {
 	f.idx.Lock()
-	f.ent, f.pos = ents, pos
+	f.ent, f.pos, f.tagsReady = ents, nil, tagsReady
+	f.masks = make([]uint64, len(ents))
+	for b := range f.classes {
+		f.classes[b] = make([]uint64, (len(ents)+63)/64)
+	}
+	for i := range ents {
+		f.masks[i] = ents[i].mask
+		f.mark(i, ents[i].mask, true)
+	}
+	f.gen++
 	f.ids.reset(keys)
 	f.idx.Unlock()
 	f.built, f.lastSeq = true, head
 	return nil
+}
+
+// ensurePosLocked builds the id → position map; the index's write lock is held.
+func (f *Finder) ensurePosLocked() {
+	if f.pos == nil {
+		f.pos = positions(f.ent)
+	}
+}
+
+func positions(ents []finderEntry) map[string]int {
+	pos := make(map[string]int, len(ents))
+	for i := range ents {
+		pos[ents[i].id] = i
+	}
+	return pos
+}
+
+// warmPos builds the id → position map without holding the index while it does.
+func (f *Finder) warmPos() {
+	f.idx.RLock()
+	if f.pos != nil {
+		f.idx.RUnlock()
+		return
+	}
+	ids, gen := make([]string, len(f.ent)), f.gen
+	for i := range f.ent {
+		ids[i] = f.ent[i].id
+	}
+	f.idx.RUnlock()
+	pos := make(map[string]int, len(ids))
+	for i, id := range ids {
+		pos[id] = i
+	}
+	// Positions change only through a change applied, which builds pos first, or an
+	// install, which counts gen.
+	f.idx.Lock()
+	if f.pos == nil && f.gen == gen {
+		f.pos = pos
+	}
+	f.idx.Unlock()
 }
 
 func identityEntry(id *graph.Identity) finderEntry {
@@ -152,56 +244,99 @@ func sortedCopy(s []string) []string {
 }
 
 // sync brings the index up to date before a search: it reads the events written since the
-// last sync (newest first, down to the last seq seen) and re-reads the nodes they touched.
+// last sync and re-reads the nodes they touched.
 func (f *Finder) sync(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.syncLocked(ctx)
+}
+
+// touches reports whether an event of this action may change what the index holds of
+// its target (name, tags, being a robot); notes, relations, hints and robot commands
+// cannot.
+func touches(action string) bool {
+	for _, p := range []string{"note.", "relation.", "hint.", "robot.", "changelog."} {
+		if strings.HasPrefix(action, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *Finder) syncLocked(ctx context.Context) error {
 	if !f.built {
 		return f.rebuildLocked(ctx)
 	}
-	head, err := f.headSeq(ctx)
-	if err != nil {
-		return err
-	}
-	if head == f.lastSeq {
-		return nil
-	}
-	if head < f.lastSeq {
-		// ctx reads an older snapshot (a query's read view begun before the index's
-		// last sync): the index is newer already; rebuilding it from the old view would
-		// only send it back (and a later sync forward again).
-		return nil
-	}
-	if head-f.lastSeq > maxPending {
-		return f.rebuildLocked(ctx)
-	}
-	ctx = context.WithValue(ctx, syncKey{}, f)
 	touched := map[string]bool{}
 	robotBinds := map[string]bool{} // devices bound or unbound: their identity may have become a robot
-	after := ""
-scan:
-	for {
-		evs, next, err := f.src.FindEvents(ctx, graph.EventFilter{First: graph.MaxPageSize, After: after})
+	var head uint64
+	if f.fast != nil {
+		changes, h, complete, err := f.fast.ChangesSince(ctx, f.lastSeq, maxPending)
 		if err != nil {
 			return err
 		}
-		for _, ev := range evs {
-			if ev.Seq <= f.lastSeq {
-				break scan
-			}
-			switch graph.KindOf(ev.Target) {
+		if !complete {
+			return f.rebuildLocked(ctx)
+		}
+		if h <= f.lastSeq {
+			return nil // nothing new, or ctx reads an older snapshot (see below)
+		}
+		head = h
+		for _, c := range changes {
+			switch graph.KindOf(c.Target) {
 			case graph.KindIdentity, graph.KindDevice:
-				touched[ev.Target] = true
+				if touches(c.Action) {
+					touched[c.Target] = true
+				}
 			}
-			if ev.Action == graph.ActDeviceBind || ev.Action == graph.ActDeviceUnbind {
-				robotBinds[ev.Target] = true
+			if c.Action == graph.ActDeviceBind || c.Action == graph.ActDeviceUnbind {
+				robotBinds[c.Target] = true
 			}
 		}
-		if next == "" || len(evs) == 0 {
-			break
+	} else {
+		h, err := f.headSeq(ctx)
+		if err != nil {
+			return err
 		}
-		after = next
+		if h == f.lastSeq {
+			return nil
+		}
+		if h < f.lastSeq {
+			// ctx reads an older snapshot (a query's read view begun before the index's
+			// last sync): the index is newer already; rebuilding it from the old view would
+			// only send it back (and a later sync forward again).
+			return nil
+		}
+		if h-f.lastSeq > maxPending {
+			return f.rebuildLocked(ctx)
+		}
+		head = h
+		after := ""
+	scan:
+		for {
+			evs, next, err := f.src.FindEvents(context.WithValue(ctx, syncKey{}, f), graph.EventFilter{First: graph.MaxPageSize, After: after})
+			if err != nil {
+				return err
+			}
+			for _, ev := range evs {
+				if ev.Seq <= f.lastSeq {
+					break scan
+				}
+				switch graph.KindOf(ev.Target) {
+				case graph.KindIdentity, graph.KindDevice:
+					touched[ev.Target] = true
+				}
+				if ev.Action == graph.ActDeviceBind || ev.Action == graph.ActDeviceUnbind {
+					robotBinds[ev.Target] = true
+				}
+			}
+			if next == "" || len(evs) == 0 {
+				break
+			}
+			after = next
+		}
 	}
+	ctx = context.WithValue(ctx, syncKey{}, f)
 	ids := make([]string, 0, len(touched))
 	for id := range touched {
 		ids = append(ids, id)
@@ -243,12 +378,20 @@ scan:
 	}
 	f.idx.Lock()
 	defer f.idx.Unlock()
+	f.ensurePosLocked()
 	for _, u := range upds {
 		i, ok := f.pos[u.id]
 		switch {
 		case u.ent == nil && ok: // gone: swap-delete
 			last := len(f.ent) - 1
+			f.mark(i, f.masks[i], false)
+			if i != last {
+				f.mark(last, f.masks[last], false)
+				f.mark(i, f.masks[last], true)
+			}
 			f.ent[i] = f.ent[last]
+			f.masks[i] = f.masks[last]
+			f.masks = f.masks[:last]
 			f.ids.remove(i)
 			f.pos[f.ent[i].id] = i
 			f.ent = f.ent[:last]
@@ -257,11 +400,16 @@ scan:
 			if u.ent.kind == "identity" {
 				u.ent.robot = f.ent[i].robot
 			}
+			f.mark(i, f.masks[i], false)
+			f.mark(i, u.ent.mask, true)
 			f.ent[i] = *u.ent
+			f.masks[i] = u.ent.mask
 			f.ids.put(i, u.keys)
 		case u.ent != nil:
 			f.pos[u.id] = len(f.ent)
 			f.ent = append(f.ent, *u.ent)
+			f.masks = append(f.masks, u.ent.mask)
+			f.mark(len(f.masks)-1, u.ent.mask, true)
 			f.ids.put(len(f.ent)-1, u.keys)
 		}
 	}
@@ -275,6 +423,134 @@ scan:
 	}
 	f.lastSeq = head
 	return nil
+}
+
+// loadTags reads the identities' tags from the store's tag index, once. It reads
+// without holding the index (a search meanwhile goes on), then leaves out the nodes that
+// events after its read touched: the sync that saw those events re-read them whole.
+func (f *Finder) loadTags(ctx context.Context) error {
+	f.tagsMu.Lock()
+	defer f.tagsMu.Unlock()
+	f.idx.RLock()
+	ready := f.tagsReady
+	f.idx.RUnlock()
+	if ready || f.fast == nil {
+		return nil
+	}
+	// Its own read view: ctx may carry a query's older one.
+	fresh := context.WithValue(context.WithoutCancel(ctx), syncKey{}, f)
+	fresh, cancel := context.WithCancel(fresh)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	tags, at, err := f.fast.NodeTags(fresh)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.syncLocked(fresh); err != nil {
+		return err
+	}
+	changes, _, complete, err := f.fast.ChangesSince(fresh, at, maxPending)
+	if err != nil {
+		return err
+	}
+	if !complete {
+		return graph.Errorf(graph.EUNAVAILABLE, "the changelog moved on too far while the tags were read; try again")
+	}
+	skip := map[string]bool{}
+	for _, c := range changes {
+		skip[c.Target] = true
+	}
+	f.idx.Lock()
+	defer f.idx.Unlock()
+	if f.tagsReady { // a rebuild without the fast path
+		return nil
+	}
+	for i := range f.ent {
+		e := &f.ent[i]
+		if e.kind == "identity" && !skip[e.id] {
+			e.tags = tags[e.id]
+		}
+	}
+	f.tagsReady = true
+	return nil
+}
+
+// displayNames fills in the names of the entries the index holds only lowercased,
+// reading them from the store; it is called without the index held and re-checks each
+// entry before it writes.
+func (f *Finder) displayNames(ctx context.Context, es []unread) error {
+	ids := make([]string, len(es))
+	for j, e := range es {
+		ids[j] = e.id
+	}
+	names, err := f.fast.IdentityDisplayNames(context.WithValue(ctx, syncKey{}, f), ids)
+	if err != nil {
+		return err
+	}
+	f.idx.Lock()
+	defer f.idx.Unlock()
+	for j, u := range es {
+		if u.at >= len(f.ent) || names[j] == "" {
+			continue
+		}
+		// The entry may have moved since (a delete swaps the last one in), and ctx may
+		// read an older snapshot: only the entry's own current name is written.
+		if e := &f.ent[u.at]; e.id == u.id && e.name == "" && strings.ToLower(names[j]) == e.lower {
+			e.name = names[j]
+		}
+	}
+	return nil
+}
+
+// mark sets (or clears) entry i's bit in the bitmap of each class of mask.
+func (f *Finder) mark(i int, mask uint64, on bool) {
+	w, bit := i/64, uint64(1)<<(i%64)
+	for m := mask; m != 0; m &= m - 1 {
+		c := &f.classes[bits.TrailingZeros64(m)]
+		for len(*c) <= w {
+			*c = append(*c, 0)
+		}
+		if on {
+			(*c)[w] |= bit
+		} else {
+			(*c)[w] &^= bit
+		}
+	}
+}
+
+// having yields, in order, the positions of the entries whose masks hold all of qmask:
+// the AND of a few bitmaps instead of a look at every entry.
+func (f *Finder) having(qmask uint64) func(func(int) bool) {
+	n := len(f.masks)
+	acc := make([]uint64, (n+63)/64)
+	for w := range acc {
+		acc[w] = ^uint64(0)
+	}
+	if r := n % 64; r != 0 {
+		acc[len(acc)-1] = 1<<r - 1
+	}
+	for m := qmask; m != 0; m &= m - 1 {
+		c := f.classes[bits.TrailingZeros64(m)]
+		for w := range acc {
+			if w < len(c) {
+				acc[w] &= c[w]
+			} else {
+				acc[w] = 0
+			}
+		}
+	}
+	return func(yield func(int) bool) {
+		for w, x := range acc {
+			for ; x != 0; x &= x - 1 {
+				if !yield(w*64 + bits.TrailingZeros64(x)) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // charMask sets one bit per character class present: a-z, 0-9, other ASCII folded into the
@@ -314,7 +590,7 @@ func subsequence(q, s string) bool {
 
 type candSource []*finderEntry
 
-func (c candSource) String(i int) string { return c[i].name }
+func (c candSource) String(i int) string { return c[i].display() }
 func (c candSource) Len() int            { return len(c) }
 
 // Find returns the nodes whose names match q.Text best, filtered by tags and kind.
@@ -354,76 +630,156 @@ func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, 
 		}
 	}
 	qmask := charMask(lower)
+	if len(tags) > 0 {
+		f.idx.RLock()
+		ready := f.tagsReady
+		f.idx.RUnlock()
+		if !ready {
+			if err := f.loadTags(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	s := &search{text: text, lower: lower, ascii: ascii, qmask: qmask, kind: q.Kind, tags: tags, first: first}
+	// Names the index holds only lowercased are read for the candidates a search ranks,
+	// and the search run again with them (a third run, after a racing change, ranks the
+	// lowercased name).
+	for attempt := 0; ; attempt++ {
+		hits, missing, err := f.search(ctx, s, attempt == 2)
+		if err != nil || len(missing) == 0 {
+			return hits, err
+		}
+		if err := f.displayNames(ctx, missing); err != nil {
+			return nil, err
+		}
+	}
+}
 
+// search is one Find's query, normalised.
+type search struct {
+	text, lower string
+	ascii       bool
+	qmask       uint64
+	kind        string
+	tags        []string
+	first       int
+}
+
+func (s *search) keep(e *finderEntry) bool {
+	switch s.kind {
+	case "identity", "device":
+		if e.kind != s.kind {
+			return false
+		}
+	case "robot":
+		if !e.robot {
+			return false
+		}
+	}
+	for _, t := range s.tags {
+		i := sort.SearchStrings(e.tags, t)
+		if i == len(e.tags) || e.tags[i] != t {
+			return false
+		}
+	}
+	return true
+}
+
+// search ranks the index for s. When a candidate's display name has not been read yet
+// it returns the ids to read instead of hits, unless final.
+func (f *Finder) search(ctx context.Context, s *search, final bool) ([]graph.FindHit, []unread, error) {
 	f.idx.RLock()
 	defer f.idx.RUnlock()
-	keep := func(e *finderEntry) bool {
-		switch q.Kind {
-		case "identity", "device":
-			if e.kind != q.Kind {
-				return false
-			}
-		case "robot":
-			if !e.robot {
-				return false
-			}
+	if s.text == "" {
+		best := f.firstByName(s.keep, s.first)
+		if missing := f.unnamed(best); len(missing) > 0 && !final {
+			return nil, missing, nil
 		}
-		for _, t := range tags {
-			i := sort.SearchStrings(e.tags, t)
-			if i == len(e.tags) || e.tags[i] != t {
-				return false
-			}
+		out := make([]graph.FindHit, len(best))
+		for j, i := range best {
+			out[j] = f.ent[i].hit(0, nil)
+			f.withTags(&out[j], &f.ent[i])
 		}
-		return true
+		return out, nil, nil
 	}
-	if text == "" {
-		return f.firstByName(keep, first), nil
-	}
-	var prefix, contains, subseq []*finderEntry
-	for i := range f.ent {
+	var prefix, contains, subseq []int
+	lower, qmask := s.lower, s.qmask
+	for i := range f.having(qmask) {
 		if i&4095 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		e := &f.ent[i]
-		if e.mask&qmask != qmask {
-			continue
-		}
 		switch {
 		case strings.HasPrefix(e.lower, lower):
-			if !keep(e) {
+			if !s.keep(e) {
 				continue
 			}
-			prefix = append(prefix, e)
+			prefix = append(prefix, i)
 		case strings.Contains(e.lower, lower):
-			if !keep(e) {
+			if !s.keep(e) {
 				continue
 			}
-			contains = append(contains, e)
-		case len(prefix)+len(contains)+len(subseq) < maxFuzzy && (!ascii || subsequence(lower, e.lower)):
-			if !keep(e) {
+			contains = append(contains, i)
+		case len(prefix)+len(contains)+len(subseq) < maxFuzzy && (!s.ascii || subsequence(lower, e.lower)):
+			if !s.keep(e) {
 				continue
 			}
-			subseq = append(subseq, e)
+			subseq = append(subseq, i)
 		}
 	}
-	cands := make(candSource, 0, min(maxFuzzy, len(prefix)+len(contains)+len(subseq)))
-	for _, tier := range [][]*finderEntry{prefix, contains, subseq} {
-		for _, e := range tier {
-			if len(cands) == maxFuzzy {
-				break
-			}
-			cands = append(cands, e)
-		}
+	picked := make([]int, 0, min(maxFuzzy, len(prefix)+len(contains)+len(subseq)))
+	for _, tier := range [][]int{prefix, contains, subseq} {
+		picked = append(picked, tier[:min(len(tier), maxFuzzy-len(picked))]...)
 	}
-	ms := fuzzy.FindFrom(text, cands)
-	hits := make([]graph.FindHit, 0, min(first, len(ms)))
+	if missing := f.unnamed(picked); len(missing) > 0 && !final {
+		return nil, missing, nil
+	}
+	cands := make(candSource, len(picked))
+	for j, i := range picked {
+		cands[j] = &f.ent[i]
+	}
+	ms := fuzzy.FindFrom(s.text, cands)
+	hits := make([]graph.FindHit, 0, min(s.first, len(ms)))
 	for _, m := range ms {
-		if len(hits) == first {
+		if len(hits) == s.first {
 			break
 		}
 		hits = append(hits, cands[m.Index].hit(m.Score, m.MatchedIndexes))
+		f.withTags(&hits[len(hits)-1], cands[m.Index])
 	}
-	return hits, nil
+	return hits, nil, nil
+}
+
+// withTags gives a hit its node's tags once the index holds every node's tags.
+func (f *Finder) withTags(h *graph.FindHit, e *finderEntry) {
+	if f.tagsReady {
+		h.Tags = append(make([]string, 0, len(e.tags)), e.tags...)
+	}
+}
+
+// unnamed returns the entries at is whose display names have not been read.
+func (f *Finder) unnamed(is []int) []unread {
+	var out []unread
+	for _, i := range is {
+		if e := &f.ent[i]; e.name == "" && e.lower != "" {
+			out = append(out, unread{i, e.id})
+		}
+	}
+	return out
+}
+
+// unread is an entry whose display name is to be read: its position and id.
+type unread struct {
+	at int
+	id string
+}
+
+// display is the entry's name as people wrote it, or lowercased while that is unread.
+func (e *finderEntry) display() string {
+	if e.name == "" {
+		return e.lower
+	}
+	return e.name
 }
 
 func (e *finderEntry) hit(score int, matched []int) graph.FindHit {
@@ -434,37 +790,33 @@ func (e *finderEntry) hit(score int, matched []int) graph.FindHit {
 	if matched == nil {
 		matched = []int{}
 	}
-	return graph.FindHit{ID: e.id, Kind: kind, Name: e.name, Score: score, Matched: append([]int(nil), matched...)}
+	return graph.FindHit{ID: e.id, Kind: kind, Name: e.display(), Score: score, Matched: append([]int(nil), matched...)}
 }
 
 // firstByName keeps the first n entries by name without sorting the whole index.
-func (f *Finder) firstByName(keep func(*finderEntry) bool, n int) []graph.FindHit {
+func (f *Finder) firstByName(keep func(*finderEntry) bool, n int) []int {
 	less := func(a, b *finderEntry) bool {
 		if a.lower != b.lower {
 			return a.lower < b.lower
 		}
 		return a.id < b.id
 	}
-	best := make([]*finderEntry, 0, n+1)
+	best := make([]int, 0, n+1)
 	for i := range f.ent {
 		e := &f.ent[i]
-		if len(best) == n && !less(e, best[n-1]) {
+		if len(best) == n && !less(e, &f.ent[best[n-1]]) {
 			continue
 		}
 		if !keep(e) {
 			continue
 		}
-		j := sort.Search(len(best), func(k int) bool { return less(e, best[k]) })
-		best = append(best, nil)
+		j := sort.Search(len(best), func(k int) bool { return less(e, &f.ent[best[k]]) })
+		best = append(best, 0)
 		copy(best[j+1:], best[j:])
-		best[j] = e
+		best[j] = i
 		if len(best) > n {
 			best = best[:n]
 		}
 	}
-	out := make([]graph.FindHit, len(best))
-	for i, e := range best {
-		out[i] = e.hit(0, nil)
-	}
-	return out
+	return best
 }

@@ -100,15 +100,15 @@ func (rt *runtime) session(readOnly bool) (remote.StdioServer, error) {
 	return rt.mcpRO, nil
 }
 
-// warmFind builds the name index for find now rather than on the first find (about a
-// second per 100,000 identities), so an agent's first search does not pay for it; close
-// stops and waits for it.
+// warmFind builds the name index for find now rather than on the first find, then reads
+// the tags, so an agent's first search does not pay for either; close stops and waits
+// for it.
 func (rt *runtime) warmFind() {
 	ctx, stop := context.WithCancel(context.Background())
 	rt.stopWarm, rt.warmed = stop, make(chan struct{})
 	go func() {
 		defer close(rt.warmed)
-		if err := rt.names.Refresh(ctx); err != nil && ctx.Err() == nil {
+		if err := rt.names.Warm(ctx); err != nil && ctx.Err() == nil {
 			rt.log.Warn("build the find index", "err", err)
 		}
 	}()

@@ -75,3 +75,16 @@ func TestText_RobotLine(t *testing.T) {
 		t.Errorf("bound robot: %q", got)
 	}
 }
+
+// TestInstructions_IdCase: what the server's instructions say about the case of ids is
+// what resolving one does.
+func TestInstructions_IdCase(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	cn := e.dial("inprocess", false, "ids")
+	cn.ok("graph_identity", map[string]any{"action": "create", "name": "Roland JD-Xi"})
+	res := cn.call("graph_browse", map[string]any{"id": "identity:ROLAND-JD-XI"})
+	if claims := strings.Contains(instructions, "case-insensitive"); claims == res.IsError {
+		t.Errorf("instructions claim case-insensitive ids: %v; an upper-case id resolves: %v (%s)", claims, !res.IsError, text(res))
+	}
+}

@@ -23,7 +23,28 @@ type Device struct {
 	Present      bool              `json:"present"`
 	IdentityID   string            `json:"identity_id,omitempty"` // explicit binding
 	Tags         []string          `json:"tags,omitempty"`
+	// Nodes are the /dev nodes the device provides right now, with the stable links
+	// that point at them. Live like Present's truth: filled from the current snapshot
+	// when the device is present, never stored and never in a changelog event.
+	Nodes []DeviceNode `json:"nodes,omitempty"`
 }
+
+// DeviceNode is one /dev node a device provides (its kernel name, read from sysfs) and
+// the stable links under /dev that point at it (/dev/serial/by-id/…, /dev/snd/by-id/…).
+type DeviceNode struct {
+	Path  string   `json:"path"`            // /dev/ttyUSB0, /dev/snd/controlC1, /dev/input/event3
+	Kind  string   `json:"kind"`            // tty, snd, video, input or hidraw
+	Links []string `json:"links,omitempty"` // /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0
+}
+
+// Kinds of DeviceNode.
+const (
+	NodeTTY    = "tty"
+	NodeSnd    = "snd"
+	NodeVideo  = "video"
+	NodeInput  = "input"
+	NodeHidraw = "hidraw"
+)
 
 // DeviceFilter selects devices.
 type DeviceFilter struct {

@@ -17,6 +17,7 @@ type ObservedDevice struct {
 	Fingerprints []Fingerprint     `json:"fingerprints"`
 	Attrs        map[string]string `json:"attrs,omitempty"`
 	Infra        bool              `json:"infra,omitempty"`
+	Nodes        []DeviceNode      `json:"nodes,omitempty"` // /dev nodes it provides now
 }
 
 // SourceStatus says whether one source answered.

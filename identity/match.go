@@ -14,16 +14,20 @@ import (
 type Scene struct {
 	shown map[graph.Fingerprint]int
 	keys  map[string]bool
+	nodes map[string][]graph.DeviceNode // device key → its /dev nodes now (infrastructure too)
 }
 
 // NewScene builds the context from the present, non-infrastructure devices of a
 // snapshot. A nil snapshot (no hardware) gives an empty scene.
 func NewScene(snap *graph.Snapshot) *Scene {
-	s := &Scene{shown: map[graph.Fingerprint]int{}, keys: map[string]bool{}}
+	s := &Scene{shown: map[graph.Fingerprint]int{}, keys: map[string]bool{}, nodes: map[string][]graph.DeviceNode{}}
 	if snap == nil {
 		return s
 	}
 	for _, d := range snap.Devices {
+		if d != nil && len(d.Nodes) > 0 {
+			s.nodes[d.Key] = d.Nodes
+		}
 		if d == nil || d.Infra {
 			continue
 		}
@@ -33,6 +37,15 @@ func NewScene(snap *graph.Snapshot) *Scene {
 		}
 	}
 	return s
+}
+
+// Nodes returns the /dev nodes the present device keyed key provides now (nil when none,
+// or when the device is not in the snapshot).
+func (s *Scene) Nodes(key string) []graph.DeviceNode {
+	if s == nil {
+		return nil
+	}
+	return s.nodes[key]
 }
 
 // Shown returns how many present devices show f, counting the subject itself: a subject

@@ -304,6 +304,15 @@ func (s *Service) views(ctx context.Context, scene *Scene, devs []*graph.Device)
 	out := make([]*graph.DeviceView, len(devs))
 	for i, d := range devs {
 		out[i] = &graph.DeviceView{Device: *d}
+		// Live: the nodes the snapshot shows now, never a record's. A present device
+		// without nodes gets an empty, non-nil list: this view has read the snapshot.
+		out[i].Nodes = nil
+		if d.Present {
+			out[i].Nodes = scene.Nodes(d.Key)
+			if out[i].Nodes == nil {
+				out[i].Nodes = []graph.DeviceNode{}
+			}
+		}
 	}
 	names := map[string]string{}
 	var need []string

@@ -251,6 +251,16 @@ var fingerprintType = graphql.NewObject(graphql.ObjectConfig{
 	},
 })
 
+var deviceNodeType = graphql.NewObject(graphql.ObjectConfig{
+	Name:        "DeviceNode",
+	Description: "A /dev node a device provides now, with the stable links that point at it.",
+	Fields: graphql.Fields{
+		"path":  field(nonNull(graphql.String), "The kernel's name under /dev, e.g. /dev/ttyUSB0.", func(n graph.DeviceNode) any { return n.Path }),
+		"kind":  field(nonNull(graphql.String), "tty, snd, video, input or hidraw.", func(n graph.DeviceNode) any { return n.Kind }),
+		"links": field(listOf(graphql.String), "Stable links to it: /dev/serial/by-id/…, /dev/snd/by-id/…, by-path …", func(n graph.DeviceNode) any { return nonNilStrings(n.Links) }),
+	},
+})
+
 var fingerprintInput = graphql.NewInputObject(graphql.InputObjectConfig{
 	Name: "FingerprintInput",
 	Fields: graphql.InputObjectConfigFieldMap{
@@ -311,6 +321,13 @@ func (b *builder) tagCount(ctx context.Context, p graphql.ResolveParams, t *tagN
 	}
 	tc := counts[t.name]
 	return &tagNode{name: t.name, count: tc.Count, seeded: tc.Seeded, known: true}, nil
+}
+
+func nonNilNodes(n []graph.DeviceNode) []graph.DeviceNode {
+	if n == nil {
+		return []graph.DeviceNode{}
+	}
+	return n
 }
 
 func viewOf(d *graph.Device) *graph.DeviceView {
@@ -513,9 +530,23 @@ func (b *builder) buildTypes() {
 				"attrs":        field(JSONScalar, "Manufacturer, product, driver, per-boot numbers…", func(d *graph.DeviceView) any { return d.Attrs }),
 				"infra":        field(nonNull(graphql.Boolean), "Hubs and other infrastructure: shown, never bound.", func(d *graph.DeviceView) any { return d.Infra }),
 				"present":      field(nonNull(graphql.Boolean), "", func(d *graph.DeviceView) any { return d.Present }),
-				"firstSeen":    field(TimeScalar, "", func(d *graph.DeviceView) any { return d.FirstSeen }),
-				"lastSeen":     field(TimeScalar, "", func(d *graph.DeviceView) any { return d.LastSeen }),
-				"boundBy":      field(graphql.String, "explicit (bind) or match (high, unambiguous); null when unbound.", func(d *graph.DeviceView) any { return nilIfEmpty(d.BoundBy) }),
+				"nodes": {Type: listOf(deviceNodeType), Description: "The /dev nodes it provides now (live, like present; empty when not present).",
+					Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+						d := p.Source.(*graph.DeviceView)
+						if d.Nodes != nil || !d.Present {
+							return nonNilNodes(d.Nodes), nil
+						}
+						// The service gives every present device a non-nil list; a view
+						// loaded from the record (node(id)) has none: ask the service.
+						v, err := b.svc.Device(ctx, d.ID)
+						if err != nil {
+							return nil, err
+						}
+						return nonNilNodes(v.Nodes), nil
+					})},
+				"firstSeen": field(TimeScalar, "", func(d *graph.DeviceView) any { return d.FirstSeen }),
+				"lastSeen":  field(TimeScalar, "", func(d *graph.DeviceView) any { return d.LastSeen }),
+				"boundBy":   field(graphql.String, "explicit (bind) or match (high, unambiguous); null when unbound.", func(d *graph.DeviceView) any { return nilIfEmpty(d.BoundBy) }),
 				"identity": {Type: b.identity, Description: "The identity it is bound to (explicitly, or by a high unambiguous match).",
 					Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 						d := p.Source.(*graph.DeviceView)

@@ -831,3 +831,30 @@ func TestSchema_Robots(t *testing.T) {
 		}
 	}
 }
+
+// Device.nodes: the /dev nodes a present device provides, with their stable links, both on
+// a device listed through the service and on one loaded as a node.
+func TestSchema_DeviceNodes(t *testing.T) {
+	e := newEnv(t, query.Options{})
+	e.seed()
+	const want = "/dev/ttyUSB0 tty /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0"
+	d := e.ok(`{ a: devices(filter:{source:"usb"}, first: 50){ edges { node { ref nodes { path kind links } } } }
+		b: node(id:"usb:3-7"){ ... on Device { nodes { kind path links } } }
+		c: node(id:"usb:3-3"){ ... on Device { nodes { path } } } }`, nil)
+	var a string
+	for _, edge := range getList(d, "a.edges") {
+		n := edge.(map[string]any)["node"].(map[string]any)
+		if n["ref"] == "usb:3-7" {
+			a = fmt.Sprint(get(n, "nodes.0.path"), " ", get(n, "nodes.0.kind"), " ", get(n, "nodes.0.links.0"))
+		}
+	}
+	if a != want {
+		t.Errorf("devices: robot base nodes %q, want %q", a, want)
+	}
+	if b := fmt.Sprint(get(d, "b.nodes.0.path"), " ", get(d, "b.nodes.0.kind"), " ", get(d, "b.nodes.0.links.0")); b != want {
+		t.Errorf("node(id): robot base nodes %q, want %q", b, want)
+	}
+	if n := getList(d, "c.nodes"); n == nil || len(n) != 0 {
+		t.Errorf("a hub has nodes %v, want an empty list", n)
+	}
+}

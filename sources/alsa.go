@@ -29,6 +29,7 @@ type alsaCard struct {
 	VID, PID    string
 	Bus, Devnum int
 	MIDI        []string // first line of each cardN/midiN
+	Nodes       []string // its /dev/snd nodes, from <sys-root>/class/sound (snd/controlC0)
 }
 
 // seqClient is one client of /proc/asound/seq/clients.

@@ -110,11 +110,27 @@
 // (alsa:seq:<client> and pw:midi:<client> for a client seen alone). Because ALSA and
 // PipeWire know the USB ids and place too, a serial-less device keeps its key while the
 // usb source is down (a serial device too, from Live's memory of the last usb reading). Ref (where it is now): usb:<path>, else alsa:card:<id>, else
-// pipewire:<device.name>. Name: the USB product, else the card's short name, the client
-// name, PipeWire's description, else a name made of the interface class and ids ("USB
-// input device 04d9:1702"). Attrs hold manufacturer, product, serial, speed, busnum,
-// devnum, classes, drivers, card number and names, client number and ports, PipeWire
-// ids, nodes and bus path.
+// pipewire:<device.name>. Name: as lsusb names it — the USB product string unless it is
+// missing or generic (GenericProduct: "USB2.0 Hub", "USB Audio", "Keyboard", "xHCI Host
+// Controller" …), else usb.ids' "Vendor Product" ("Holtek Semiconductor, Inc. Keyboard
+// LKS02"); then the card's short name, the client name, PipeWire's description, else a
+// name made of the interface class and ids ("USB input device 04d9:1702"). usb.ids is
+// Live.USBIDs, else the first of DefaultUSBIDsPaths; it is read only for the vendors a
+// reading sees and kept while the file's size and time stay the same, and a bad file is a
+// usb warning, never a failure. Attrs hold manufacturer, product, serial, usb_ids_vendor,
+// usb_ids_product, speed, busnum, devnum, classes, drivers, card number and names, client
+// number and ports, PipeWire ids, nodes and bus path.
+//
+// # /dev nodes
+//
+// ObservedDevice.Nodes are the /dev nodes a device provides now: for a USB device the
+// class devices below its sysfs directory (walked without entering a symlink or a device
+// behind it, at most six levels down) whose uevent names a DEVNAME of kind tty, snd,
+// video, input or hidraw; for a card that is not USB the controlC/pcmC/midiC entries of
+// <sys-root>/class/sound (names only). Each carries the udev links under Live.DevRoot
+// (serial/by-id, serial/by-path, snd/…, v4l/…, input/…) that point at it, read with
+// Readlink and never followed; a link leading outside the root is ignored. They are live
+// state, like presence: never fingerprints, never stored.
 //
 // # Observed relations and clients
 //

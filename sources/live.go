@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,6 +33,13 @@ type Live struct {
 	PWDumpFile string // read pw-dump JSON from this file instead of running PWDump
 	PWDump     Runner // default PWDumpCommand
 
+	// USBIDs is the usb.ids file devices are named from when their own strings are
+	// missing or generic; "" looks in DefaultUSBIDsPaths (none found: no usb.ids names).
+	USBIDs string
+	// DevRoot is where the stable /dev links (serial/by-id, snd/by-id …) are read;
+	// default DefaultDevRoot. The nodes themselves come from sysfs.
+	DevRoot string
+
 	// Disable names built-in sources not to read at all ("pipewire" on a machine without
 	// it); a disabled source is not reported.
 	Disable []string
@@ -51,6 +59,8 @@ type Live struct {
 
 	memMu  sync.Mutex
 	usbMem usbMemory // serials of the last good usb reading, for readings without it
+
+	ids usbIDs // usb.ids, read for the vendors seen and kept while the file is unchanged
 }
 
 var _ graph.Live = (*Live)(nil)
@@ -63,12 +73,15 @@ type flight struct {
 }
 
 // Demo returns a Live that reads the demo rig (or any fixture rig) written at root:
-// root/sys, root/proc and root/pw-dump.json.
+// root/sys, root/proc, root/pw-dump.json, root/dev and root/usb.ids (the rig's own, so
+// the demo names devices the same on every machine).
 func Demo(root string) *Live {
 	return &Live{
 		SysRoot:    filepath.Join(root, "sys"),
 		ProcRoot:   filepath.Join(root, "proc"),
 		PWDumpFile: filepath.Join(root, "pw-dump.json"),
+		DevRoot:    filepath.Join(root, "dev"),
+		USBIDs:     filepath.Join(root, "usb.ids"),
 	}
 }
 
@@ -218,7 +231,20 @@ func (l *Live) Scan(ctx context.Context) *graph.Snapshot {
 		go run(&usbRes, SourceUSB, filepath.Join(sysRoot, "bus", "usb", "devices"), func(context.Context) ([]string, error) {
 			d, notes, err := readUSB(sysRoot)
 			usbDevs = d
-			return notes, err
+			if err != nil {
+				return notes, err
+			}
+			names, err := l.usbIDsNames(d)
+			switch {
+			case errors.Is(err, errNoUSBIDs):
+			case err != nil:
+				notes = append(notes, err.Error()+"; devices named from their own strings")
+			default:
+				for _, u := range d {
+					u.IDs = names[u.VID+":"+u.PID]
+				}
+			}
+			return notes, nil
 		})
 	}
 	if !disabled[SourceALSA] {
@@ -226,6 +252,9 @@ func (l *Live) Scan(ctx context.Context) *graph.Snapshot {
 		go run(&alsaRes, SourceALSA, filepath.Join(procRoot, "asound"), func(context.Context) ([]string, error) {
 			r, notes, err := readALSA(procRoot)
 			alsaR = r
+			if err == nil {
+				notes = append(notes, readCardNodes(sysRoot, r.Cards)...)
+			}
 			return notes, err
 		})
 	}
@@ -245,6 +274,19 @@ func (l *Live) Scan(ctx context.Context) *graph.Snapshot {
 			return notes, err
 		})
 	}
+	// The stable /dev links are no source of their own: what cannot be read there is
+	// noted under usb, whose devices they name.
+	var devLinks map[string][]string
+	var devNotes []string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		root := l.DevRoot
+		if root == "" {
+			root = DefaultDevRoot
+		}
+		devLinks, devNotes = readDevLinks(root)
+	}()
 	extra := make([]result, len(l.Extra))
 	for i, s := range l.Extra {
 		wg.Add(1)
@@ -265,6 +307,10 @@ func (l *Live) Scan(ctx context.Context) *graph.Snapshot {
 	devs, mergeNotes, idx := mergeReadings(usbDevs, usbRes.status.OK, alsaR, pwR, mem)
 	if !usbRes.status.OK {
 		usbDevs = nil // a failed reading's partial result names nothing
+	}
+	linkNodes(devs, devLinks)
+	if usbRes.status.OK {
+		usbRes.notes = append(usbRes.notes, devNotes...)
 	}
 	rels, clients, relNotes := observe(usbDevs, alsaR, pwR, idx)
 	if mergeNotes == nil {

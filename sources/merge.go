@@ -315,16 +315,14 @@ func rootHub(u *usbDevice) *graph.ObservedDevice {
 		key = "usb-root:" + controller + ":" + strconv.Itoa(u.Bus)
 	}
 	d := &graph.ObservedDevice{Key: key, Ref: "usb:" + u.Path, Source: SourceUSB, Sources: []string{SourceUSB}, Infra: true,
-		Name: u.Product, Attrs: map[string]string{}}
-	if d.Name == "" {
-		d.Name = "USB root hub " + u.Path
-	}
+		Name: usbName(u, u.IDs), Attrs: map[string]string{}, Nodes: devNodes(u.Nodes)}
 	if f, err := graph.NormalizeFingerprint(graph.FPUSBID, u.VID+":"+u.PID); err == nil {
 		d.Fingerprints = []graph.Fingerprint{f}
 	}
 	for k, v := range map[string]string{"vendor_id": u.VID, "product_id": u.PID, "manufacturer": u.Manufacturer, "product": u.Product,
 		"speed": u.Speed, "busnum": itoaPos(u.Bus), "devnum": itoaPos(u.Devnum), "usb_class": u.Class,
-		"interface_classes": strings.Join(u.IfClasses, ","), "driver": strings.Join(u.Drivers, ","), "usb_controller": controller, "root_hub": "true"} {
+		"interface_classes": strings.Join(u.IfClasses, ","), "driver": strings.Join(u.Drivers, ","), "usb_controller": controller, "root_hub": "true",
+		"usb_ids_vendor": u.IDs.Vendor, "usb_ids_product": u.IDs.Product} {
 		if v != "" {
 			d.Attrs[k] = v
 		}
@@ -505,6 +503,15 @@ func (m *merger) build(g []evidence) *graph.ObservedDevice {
 		set("interface_classes", strings.Join(usb.IfClasses, ","))
 		set("driver", strings.Join(usb.Drivers, ","))
 		set("usb_controller", usb.Controller)
+		set("usb_ids_vendor", usb.IDs.Vendor)
+		set("usb_ids_product", usb.IDs.Product)
+		d.Nodes = devNodes(usb.Nodes)
+	} else {
+		var nodes []string
+		for _, c := range cards {
+			nodes = append(nodes, c.Nodes...)
+		}
+		d.Nodes = devNodes(nodes)
 	}
 	for _, c := range cards {
 		if vid == "" && c.VID != "" {
@@ -642,8 +649,8 @@ func (m *merger) build(g []evidence) *graph.ObservedDevice {
 
 	// Name: the best human name.
 	switch {
-	case usb != nil && usb.Product != "":
-		d.Name = usb.Product
+	case usb != nil && (namedByDevice(usb) || usb.IDs.Vendor != "" && usb.IDs.Product != ""):
+		d.Name = usbName(usb, usb.IDs)
 	case len(cards) > 0 && cards[0].ShortName != "":
 		d.Name = cards[0].ShortName
 	case len(clients) > 0 && clients[0].Name != "":
@@ -655,7 +662,7 @@ func (m *merger) build(g []evidence) *graph.ObservedDevice {
 	case len(pwmidis) > 0 && pwmidis[0].Name != "":
 		d.Name = pwmidis[0].Name
 	case usb != nil:
-		d.Name = usbFallbackName(usb)
+		d.Name = usbName(usb, usb.IDs)
 	case len(cards) > 0:
 		d.Name = cards[0].ID
 	case len(pwdevs) > 0:
@@ -670,8 +677,9 @@ func (m *merger) build(g []evidence) *graph.ObservedDevice {
 	return d
 }
 
-// usbFallbackName names a device without a product string by its interface class.
-func usbFallbackName(u *usbDevice) string {
+// usbFallbackName names a device without a product string by its interface class, after
+// its maker when known.
+func usbFallbackName(u *usbDevice, maker string) string {
 	kind := "device"
 	classes := append([]string{u.Class}, u.IfClasses...)
 	for _, c := range classes {
@@ -694,8 +702,8 @@ func usbFallbackName(u *usbDevice) string {
 		break
 	}
 	name := "USB " + kind
-	if u.Manufacturer != "" {
-		name = u.Manufacturer + " " + kind
+	if maker != "" {
+		name = maker + " " + kind
 	}
 	return name + " " + u.VID + ":" + u.PID
 }

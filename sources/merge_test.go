@@ -140,15 +140,28 @@ func TestMerge_DemoStudio(t *testing.T) {
 		}
 	})
 	t.Run("KeyboardWithoutStrings", func(t *testing.T) {
+		// Named from usb.ids as lsusb names it; the raw ids and usb.ids' names stay in attrs.
 		d := devs["usb:3-6"]
-		if d == nil || d.Key != "path:04d9:1702:3-6" || d.Name != "USB input device 04d9:1702" || d.Attrs["manufacturer"] != "" {
+		if d == nil || d.Key != "path:04d9:1702:3-6" || d.Name != "Holtek Semiconductor, Inc. Keyboard LKS02" || d.Attrs["manufacturer"] != "" ||
+			d.Attrs["vendor_id"] != "04d9" || d.Attrs["product_id"] != "1702" ||
+			d.Attrs["usb_ids_vendor"] != "Holtek Semiconductor, Inc." || d.Attrs["usb_ids_product"] != "Keyboard LKS02" {
 			t.Fatalf("keyboard: %+v", d)
+		}
+		if got, want := nodePaths(d), "/dev/input/event0 /dev/input/event1 /dev/hidraw0 /dev/hidraw1"; got != want {
+			t.Errorf("keyboard nodes = %q, want %q", got, want)
 		}
 	})
 	t.Run("RobotBase", func(t *testing.T) {
 		d := devs["usb:3-7"]
-		if d == nil || d.Key != "sn:0403:6001:A50285BI" || d.Attrs["driver"] != "ftdi_sio" {
+		if d == nil || d.Key != "sn:0403:6001:A50285BI" || d.Attrs["driver"] != "ftdi_sio" || d.Name != "FT232R USB UART" {
 			t.Fatalf("robot base: %+v", d)
+		}
+		want := []graph.DeviceNode{{Path: "/dev/ttyUSB0", Kind: graph.NodeTTY, Links: []string{
+			"/dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0",
+			"/dev/serial/by-path/pci-0000:00:14.0-usb-0:7:1.0-port0",
+		}}}
+		if !reflect.DeepEqual(d.Nodes, want) {
+			t.Fatalf("robot base nodes = %+v, want %+v", d.Nodes, want)
 		}
 	})
 	t.Run("NonUSBCard", func(t *testing.T) {
@@ -297,4 +310,13 @@ func TestMerge_SourceDown(t *testing.T) {
 	if d := byKey(snap)["pw:alsa_card.pci-0000_00_1f.3"]; d == nil || d.Ref != "pipewire:alsa_card.pci-0000_00_1f.3" {
 		t.Errorf("pipewire alone, PCH: %v", summary(snap))
 	}
+}
+
+// nodePaths lists a device's /dev node paths, space-separated.
+func nodePaths(d *graph.ObservedDevice) string {
+	var out []string
+	for _, n := range d.Nodes {
+		out = append(out, n.Path)
+	}
+	return strings.Join(out, " ")
 }

@@ -135,8 +135,8 @@ func attrValues(d *graph.ObservedDevice) []string {
 
 // The root hubs every scenario's sysfs has (the controller's two buses).
 const (
-	root3 = `usb:usb3 usb-root:0000:00:14.0:3 [usb] "xHCI Host Controller" infra`
-	root4 = `usb:usb4 usb-root:0000:00:14.0:4 [usb] "xHCI Host Controller" infra`
+	root3 = `usb:usb3 usb-root:0000:00:14.0:3 [usb] "Linux Foundation 2.0 root hub" infra`
+	root4 = `usb:usb4 usb-root:0000:00:14.0:4 [usb] "Linux Foundation 3.0 root hub" infra`
 )
 
 func TestScenarios(t *testing.T) {
@@ -145,9 +145,9 @@ func TestScenarios(t *testing.T) {
 		"source usb ok 6", "source alsa ok 2", "source pipewire ok 2",
 		root3, root4,
 		`usb:3-1 path:0944:0117:3-1 [usb,alsa,pipewire] "nanoKONTROL2"`,
-		`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+		`usb:3-3 path:05e3:0610:3-3 [usb] "Genesys Logic, Inc. Hub" infra`,
 		`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
-		`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+		`usb:3-6 path:04d9:1702:3-6 [usb] "Holtek Semiconductor, Inc. Keyboard LKS02"`,
 	}
 	smallRels := []string{
 		"subscribed usb:3-3.2 [JD-Xi JD-Xi MIDI 1] → client:alsa:Bitwig Studio [MIDI In 1]",
@@ -199,7 +199,7 @@ func TestScenarios(t *testing.T) {
 			root3, root4,
 			// 3-1's sysfs entry is garbage and its usbbus too: ALSA and PipeWire still see
 			// it on USB, usb does not, so it is left out rather than keyed a second way.
-			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "Genesys Logic, Inc. Hub" infra`,
 			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
 		}, errs: map[string]string{
 			"usb":  `skipped 3-1: idVendor "zz\x00\xff" is not 4 hex digits; skipped 3-6: busnum "banana" is not a bus number`,
@@ -209,24 +209,24 @@ func TestScenarios(t *testing.T) {
 			"source usb ok 6", "source alsa ok 1", "source pipewire ok 1",
 			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb] "nanoKONTROL2"`,
-			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "Genesys Logic, Inc. Hub" infra`,
 			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
-			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "Holtek Semiconductor, Inc. Keyboard LKS02"`,
 		}, errs: map[string]string{"alsa": "client 28 (nanoKONTROL2): its card 3 is not in the cards file"}},
 		{name: "truncated-pwdump", want: []string{
 			"source usb ok 6", "source alsa ok 2", "source pipewire FAIL 0",
 			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb,alsa] "nanoKONTROL2"`,
-			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "Genesys Logic, Inc. Hub" infra`,
 			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa] "JD-Xi"`,
-			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "Holtek Semiconductor, Inc. Keyboard LKS02"`,
 		}, errs: map[string]string{"pipewire": "pipewire: pw-dump output is not valid JSON at byte"}},
 		{name: "half-removed", want: []string{
 			"source usb ok 4", "source alsa ok 1", "source pipewire ok 1",
 			root3, root4,
 			// 3-1 is half torn down in sysfs: ALSA and PipeWire still list its card, which
 			// is left out until usb shows it again.
-			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "Genesys Logic, Inc. Hub" infra`,
 			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi"`,
 		}, errs: map[string]string{
 			"usb":  "skipped 3-1: no idVendor attribute; skipped 3-6: link target no such file or directory",
@@ -236,26 +236,26 @@ func TestScenarios(t *testing.T) {
 			"source usb ok 6", "source alsa ok 2", "source pipewire FAIL 0",
 			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb,alsa] "nanoKONTROL2"`,
-			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "Genesys Logic, Inc. Hub" infra`,
 			// No usbbus, usbid, devnum or devpath: the long name's devpath still finds it.
 			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa] "JD-Xi"`,
-			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "Holtek Semiconductor, Inc. Keyboard LKS02"`,
 		}, errs: map[string]string{"pipewire": "pw-dump.json: no such file or directory"}},
 		{name: "non-utf8", want: []string{
 			"source usb ok 6", "source alsa ok 2", "source pipewire ok 2",
 			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb,alsa,pipewire] "nanoKONTROL2"`,
-			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "Genesys Logic, Inc. Hub" infra`,
 			`usb:3-3.2 path:0582:01a9:3-3.2 [usb,alsa,pipewire] "JD-Xi \\xff\\xfe"`,
-			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "Holtek Semiconductor, Inc. Keyboard LKS02"`,
 		}},
 		{name: "pw-coerce", want: smallOK, errs: map[string]string{"pipewire": "pw-dump object 21 is not an object; skipped"}},
 		{name: "unreadable", want: []string{
 			"source usb ok 5", "source alsa FAIL 0", "source pipewire FAIL 0",
 			root3, root4,
 			`usb:3-1 path:0944:0117:3-1 [usb] "nanoKONTROL2"`,
-			`usb:3-3 path:05e3:0610:3-3 [usb] "USB2.0 Hub" infra`,
-			`usb:3-6 path:04d9:1702:3-6 [usb] "USB input device 04d9:1702"`,
+			`usb:3-3 path:05e3:0610:3-3 [usb] "Genesys Logic, Inc. Hub" infra`,
+			`usb:3-6 path:04d9:1702:3-6 [usb] "Holtek Semiconductor, Inc. Keyboard LKS02"`,
 		}, errs: map[string]string{
 			"usb":      "skipped 3-3.2: idProduct: is a directory",
 			"alsa":     "alsa: testdata/scenarios/unreadable/proc/asound/cards: is a directory",

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/identity"
@@ -220,5 +221,85 @@ func TestDemoRigRecorded(t *testing.T) {
 		if _, err := svc.Bind(ctx, graph.BindInput{Ref: ref, NewName: "Controller"}); graph.ErrorCode(err) != graph.EINVALID {
 			t.Errorf("binding root hub %s: %v, want EINVALID", ref, err)
 		}
+	}
+}
+
+// A device renamed only because usb.ids changed (a newer hwdata) is renamed in the store
+// without a changelog event: discovery records appear and disappear, not what a lookup
+// table calls a device. Its /dev nodes are live: shown on the present device, never in
+// the stored record or an event, and gone when it is unplugged.
+func TestUSBIDsRenameAndNodes(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	rig := fixture.DemoRig()
+	if err := rig.Write(root); err != nil {
+		t.Fatal(err)
+	}
+	live := sources.Demo(root)
+	live.ShareWindow = -1
+	st := storetest.MustOpen(t)
+	svc := identity.New(st, live, nil)
+	if err := svc.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	ctx := graph.WithActor(context.Background(), "cli:tester")
+	if _, err := svc.Observe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v, err := svc.Device(ctx, "usb:3-6")
+	if err != nil || v.Name != "Holtek Semiconductor, Inc. Keyboard LKS02" {
+		t.Fatalf("keyboard = %+v, %v", v, err)
+	}
+	since := lastSeq(t, ctx, svc)
+
+	ids := filepath.Join(root, "usb.ids")
+	text := strings.Replace(fixture.USBIDs, "Keyboard LKS02", "LKS02 Keyboard", 1)
+	if err := os.WriteFile(ids, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(ids, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Observe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	v, err = svc.Device(ctx, "usb:3-6")
+	if err != nil || v.Name != "Holtek Semiconductor, Inc. LKS02 Keyboard" || v.Attrs["usb_ids_product"] != "LKS02 Keyboard" {
+		t.Fatalf("after the usb.ids update: %+v, %v", v, err)
+	}
+	if evs := eventsAfter(t, ctx, svc, since); len(evs) != 0 {
+		t.Errorf("a usb.ids rename wrote %d events, want none: %s %s", len(evs), evs[0].Action, evs[0].Target)
+	}
+
+	// Nodes: on the view of a present device, never in the record or an event.
+	base, err := svc.Device(ctx, "usb:3-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(base.Nodes) != 1 || base.Nodes[0].Path != "/dev/ttyUSB0" || len(base.Nodes[0].Links) != 2 {
+		t.Fatalf("robot base view nodes = %+v", base.Nodes)
+	}
+	rec, err := st.FindDeviceByID(ctx, base.ID)
+	if err != nil || rec.Nodes != nil {
+		t.Fatalf("stored record = %+v, %v; want no nodes", rec, err)
+	}
+	for _, e := range allEvents(t, ctx, svc) {
+		if strings.Contains(string(e.After), `"nodes"`) || strings.Contains(string(e.Before), `"nodes"`) {
+			t.Fatalf("event %d %s carries nodes: %s", e.Seq, e.Action, e.After)
+		}
+	}
+	if err := rig.Remove("3-7"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rig.Write(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Observe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := svc.Device(ctx, base.ID); err != nil || gone.Present || gone.Nodes != nil {
+		t.Fatalf("unplugged robot base = %+v, %v; want not present, no nodes", gone, err)
 	}
 }

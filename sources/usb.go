@@ -30,6 +30,9 @@ type usbDevice struct {
 	Controller   string   // host controller the bus hangs off (0000:00:14.0), "" when unknown
 	Infra        bool     // a hub
 	Root         bool     // a root hub (usbN): the controller's end of the bus
+	Nodes        []string // /dev nodes its interfaces provide, kernel names relative to /dev (ttyUSB0, snd/controlC1)
+	IDs          usbIDsName
+	ifDirs       []string // its interface directories, where readNodes looks
 }
 
 var (
@@ -82,6 +85,9 @@ func readUSB(sysRoot string) ([]*usbDevice, []string, error) {
 			notes = append(notes, fmt.Sprintf("skipped %s: %v", name, err))
 			continue
 		}
+		var n []string
+		d.Nodes, n = readNodes(devDir, d.ifDirs)
+		notes = append(notes, n...)
 		out = append(out, d)
 	}
 	sort.Slice(out, func(i, j int) bool { return usbPathLess(out[i].Path, out[j].Path) })
@@ -186,6 +192,11 @@ func readUSBDevice(name, devDir string) (*usbDevice, error) {
 		}
 		if link, err := os.Readlink(filepath.Join(idir, "driver")); err == nil {
 			drv := filepath.Base(link)
+			// Only an interface a driver holds has class devices (/dev nodes) below
+			// it, and a hub's driver makes none.
+			if e.IsDir() && drv != "hub" {
+				d.ifDirs = append(d.ifDirs, idir)
+			}
 			if !drivers[drv] {
 				drivers[drv] = true
 				d.Drivers = append(d.Drivers, graph.EscapeHardwareText([]byte(drv)))

@@ -27,6 +27,8 @@ type common struct {
 	sysRoot  string
 	procRoot string
 	pwDump   string
+	usbIDs   string
+	devRoot  string
 
 	// json is --json; output is -o json|wide. asJSON and wide read them.
 	json   bool
@@ -45,6 +47,8 @@ func (c *common) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.sysRoot, "sys-root", "", "read sysfs from this root instead of /sys")
 	fs.StringVar(&c.procRoot, "proc-root", "", "read procfs from this root instead of /proc")
 	fs.StringVar(&c.pwDump, "pw-dump-file", "", "read pw-dump JSON from this file instead of running pw-dump")
+	fs.StringVar(&c.usbIDs, "usb-ids", "", "name USB devices from this usb.ids (default /usr/share/hwdata/usb.ids, else /usr/share/misc/usb.ids)")
+	fs.StringVar(&c.devRoot, "dev-root", "", "read the stable /dev links (serial/by-id …) from this root instead of /dev")
 }
 
 // asJSON reports whether the verb prints JSON (--json or -o json: the same bytes).

@@ -47,6 +47,7 @@ func runDevices(ctx context.Context, o *devicesOptions, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		warnSources(ctx, e, svc)
 		return writePage(e, o.asJSON(), devs, total, next, func(w io.Writer, devs []*graph.DeviceView) error {
 			return printDeviceTable(w, devs, o.all)
 		})

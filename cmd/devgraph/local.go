@@ -41,16 +41,25 @@ func (e *env) openLocal(ctx context.Context, c *common, db string) (*session, er
 }
 
 // live returns the hardware sources the flags ask for: the demo rig with --demo (unless
-// roots are given), else the real /sys, /proc and pw-dump, each overridable.
+// roots are given), else the real /sys, /proc, pw-dump, usb.ids and /dev, each
+// overridable. A --usb-ids file that cannot be read is refused before anything opens.
 func (e *env) live(c *common, db string) (*sources.Live, error) {
-	if c.demo && c.sysRoot == "" && c.procRoot == "" && c.pwDump == "" {
+	if c.usbIDs != "" {
+		if err := sources.CheckUSBIDs(c.usbIDs); err != nil {
+			return nil, graph.FieldErrorf(graph.EINVALID, "usb-ids", "--usb-ids: %v", err)
+		}
+	}
+	if c.demo && c.sysRoot == "" && c.procRoot == "" && c.pwDump == "" && c.devRoot == "" {
 		l, err := sources.NewDemo(e.demoRigDir(db))
 		if err != nil {
 			return nil, graph.Errorf(graph.EUNAVAILABLE, "cannot write the demo rig: %v", err)
 		}
+		if c.usbIDs != "" {
+			l.USBIDs = c.usbIDs
+		}
 		return l, nil
 	}
-	return &sources.Live{SysRoot: c.sysRoot, ProcRoot: c.procRoot, PWDumpFile: c.pwDump}, nil
+	return &sources.Live{SysRoot: c.sysRoot, ProcRoot: c.procRoot, PWDumpFile: c.pwDump, USBIDs: c.usbIDs, DevRoot: c.devRoot}, nil
 }
 
 // storeLog is the logger a command gives the store it opens. What the store logs at

@@ -190,7 +190,7 @@ func (f *serveFlags) httpLoopback() (bool, error) {
 
 // relayIgnored are the serve flags that shape the server's own sources and robots: a
 // relaying process has none of its own, so they do not apply.
-var relayIgnored = []string{"demo", "sim-robot", "auto-bind", "poll", "sys-root", "proc-root", "pw-dump-file", "tools"}
+var relayIgnored = []string{"demo", "sim-robot", "auto-bind", "poll", "sys-root", "proc-root", "pw-dump-file", "usb-ids", "dev-root", "tools"}
 
 func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level

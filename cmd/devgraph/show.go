@@ -221,6 +221,23 @@ func printDevice(w io.Writer, dv *graph.DeviceView) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	if len(dv.Nodes) > 0 {
+		// The /dev nodes it provides now: a line per stable link (the node repeated, so
+		// each line stands alone in grep), "-" for a node without one.
+		fmt.Fprintln(w)
+		n := newTable(w, "NODE", "KIND", "LINK")
+		for _, node := range dv.Nodes {
+			if len(node.Links) == 0 {
+				n.row(node.Path, node.Kind, "-")
+			}
+			for _, l := range node.Links {
+				n.row(node.Path, node.Kind, l)
+			}
+		}
+		if err := n.flush(); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(w)
 	f := newTable(w, "FINGERPRINT", "VALUE", "CLASS")
 	for _, fp := range dv.Fingerprints {

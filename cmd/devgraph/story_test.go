@@ -13,7 +13,8 @@ import (
 )
 
 // testRig is the demo studio written into a temp dir for the CLI's --sys-root,
-// --proc-root and --pw-dump-file; the test re-plugs devices and writes it again.
+// --proc-root, --pw-dump-file, --usb-ids and --dev-root; the test re-plugs devices and
+// writes it again.
 type testRig struct {
 	t   *testing.T
 	dir string
@@ -49,7 +50,8 @@ func (r *testRig) write() {
 // flags point the sources at the rig.
 func (r *testRig) flags() []string {
 	root := filepath.Join(r.dir, "root")
-	return []string{"--sys-root", filepath.Join(root, "sys"), "--proc-root", filepath.Join(root, "proc"), "--pw-dump-file", filepath.Join(root, "pw-dump.json")}
+	return []string{"--sys-root", filepath.Join(root, "sys"), "--proc-root", filepath.Join(root, "proc"), "--pw-dump-file", filepath.Join(root, "pw-dump.json"),
+		"--usb-ids", filepath.Join(root, "usb.ids"), "--dev-root", filepath.Join(root, "dev")}
 }
 
 type deviceList struct {

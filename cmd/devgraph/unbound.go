@@ -33,6 +33,7 @@ func runUnbound(ctx context.Context, o *common, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		warnSources(ctx, e, svc)
 		if o.asJSON() {
 			return writeJSON(out, list[*graph.DeviceView]{Items: nonNil(devs), Total: len(devs)})
 		}

@@ -88,3 +88,24 @@ func TestInstructions_IdCase(t *testing.T) {
 		t.Errorf("instructions claim case-insensitive ids: %v; an upper-case id resolves: %v (%s)", claims, !res.IsError, text(res))
 	}
 }
+
+// TestText_ChangelogRequest: graph_changelog's text carries each event's request id, by
+// which the review_changes prompt groups a user action's events.
+func TestText_ChangelogRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	cn := e.dial("inprocess", false, "audit")
+	cn.ok("graph_bind", map[string]any{"ref": "usb:3-3.2", "new_name": "Roland JD-Xi", "why": "new synth"})
+	res := cn.call("graph_changelog", map[string]any{"actor": "mcp:*"})
+	evs := structured(t, res)["events"].([]any)
+	if len(evs) < 2 {
+		t.Fatalf("bind made %d events", len(evs))
+	}
+	for _, ev := range evs {
+		em := ev.(map[string]any)
+		line := lineWith(text(res), "#"+str(em["seq"])+" ")
+		if id := str(em["request_id"]); id == "" || !strings.Contains(line, id) {
+			t.Errorf("changelog text line %q lacks request id %q", line, id)
+		}
+	}
+}

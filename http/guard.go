@@ -44,7 +44,8 @@ type GuardOptions struct {
 //   - Host must be a loopback name, the listener's own address or one of AllowedHosts (a
 //     DNS-rebinding page's Host is its own name); 403 otherwise.
 //   - Origin, when sent, must be the same host and port as Host; a cross-site page's
-//     requests carry its origin and are refused (403), as is Sec-Fetch-Site: cross-site.
+//     requests carry its origin and are refused (403), as is Sec-Fetch-Site: cross-site
+//     or same-site (another port of this host) except a page navigation.
 //   - A bearer token is required unless the server is loopback-only without a token
 //     file; a wrong token is 401. A browser opening the page or GraphiQL without one is
 //     sent to /login. /healthz, /login and the static assets need no token.
@@ -75,9 +76,11 @@ func Guard(next http.Handler, opts GuardOptions) http.Handler {
 		}
 		// A link from another site to the page opens it (a top-level navigation runs
 		// nothing, and the SameSite=Strict cookie does not come along); anything else
-		// a cross-site page sends is refused.
-		if r.Header.Get("Sec-Fetch-Site") == "cross-site" && !pageNavigation(r) {
-			fail(w, http.StatusForbidden, CodeForbidden, "cross-site requests are refused")
+		// another origin's page sends is refused. same-site is another origin too: a
+		// page on another port of this machine, whose GETs (fetch no-cors, <script src>)
+		// carry no Origin.
+		if site := r.Header.Get("Sec-Fetch-Site"); (site == "cross-site" || site == "same-site") && !pageNavigation(r) {
+			fail(w, http.StatusForbidden, CodeForbidden, "requests from another origin's page are refused (Sec-Fetch-Site: %s); open this server's own page or call it from a non-browser client", site)
 			return
 		}
 		actor := ""

@@ -55,8 +55,12 @@ func (s *Server) unbound(ctx context.Context, c *call, in unboundIn) (*mcp.CallT
 	}
 	for _, d := range page {
 		v := viewDeviceView(d, false, in.Detail)
+		v.Nodes = nodePaths(d.Nodes) // where a newly plugged device shows up
 		out.Devices = append(out.Devices, v)
 		fmt.Fprintf(&b, "- %s %q", d.Ref, d.Name)
+		if len(v.Nodes) > 0 {
+			fmt.Fprintf(&b, " at %s", strings.Join(v.Nodes, ", "))
+		}
 		if m := v.Match; m != nil {
 			if m.Identity != "" {
 				fmt.Fprintf(&b, " — best candidate %s (%s, %.2f): %s", m.Identity, m.Confidence, m.Score, m.Why)

@@ -103,7 +103,7 @@ func (s *Server) browse(ctx context.Context, c *call, in browseIn) (*mcp.CallToo
 				omitted++
 				continue
 			}
-			n, rec, nbrs, more, err := s.neighbours(ctx, id, per, notes, in.Detail && id == rootID)
+			n, rec, nbrs, more, err := s.neighbours(ctx, id, per, notes, in.Detail && id == rootID, id == rootID)
 			if err != nil {
 				if graph.ErrorCode(err) == graph.ENOTFOUND && id != rootID {
 					continue // a dangling link; the walk goes on
@@ -197,7 +197,7 @@ func derefNodes(ns []*browseNode) []browseNode {
 
 // neighbours describes one node and lists up to limit of its links; more says how many
 // were left out.
-func (s *Server) neighbours(ctx context.Context, id string, limit int, notes map[string]*graph.Note, detail bool) (*browseNode, any, []browseEdge, int, error) {
+func (s *Server) neighbours(ctx context.Context, id string, limit int, notes map[string]*graph.Note, detail, root bool) (*browseNode, any, []browseEdge, int, error) {
 	var edges []browseEdge
 	more := 0
 	addEdge := func(rel, to string) {
@@ -266,6 +266,20 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int, notes map
 			state = "present"
 		}
 		n := &browseNode{ID: id, Kind: "device", Name: dv.Name, Tags: dv.Tags, Text: fmt.Sprintf("ref %s, %s", dv.Ref, state)}
+		for i, nd := range dv.Nodes {
+			if !root {
+				break // a neighbour's nodes are one browse of it away
+			}
+			if i == 0 {
+				n.Text += ", at "
+			} else {
+				n.Text += ", "
+			}
+			n.Text += nd.Path
+			if len(nd.Links) > 0 {
+				n.Text += " (" + nd.Links[0] + ")"
+			}
+		}
 		if dv.BoundTo != "" {
 			n.Text += ", bound to " + dv.BoundTo
 		} else if dv.Match != nil && dv.Match.Summary != "" {

@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -108,4 +109,47 @@ func TestText_ChangelogRequest(t *testing.T) {
 			t.Errorf("changelog text line %q lacks request id %q", line, id)
 		}
 	}
+}
+
+// TestDevices_Nodes: an agent learns which /dev node a device provides — the robot base's
+// FTDI serial adapter is /dev/ttyUSB0 — from graph_unbound and graph_browse, in the
+// structured result and in its text, and its stable by-id link with detail: true.
+func TestDevices_Nodes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	cn := e.dial("inprocess", false, "nodes")
+	const link = "/dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0"
+	res := cn.call("graph_unbound", map[string]any{"limit": 100})
+	var ftdi map[string]any
+	for _, d := range structured(t, res)["devices"].([]any) {
+		dm := d.(map[string]any)
+		for _, n := range asList(dm["nodes"]) {
+			if n == "/dev/ttyUSB0" {
+				ftdi = dm
+			}
+		}
+	}
+	if ftdi == nil {
+		t.Fatalf("no unbound device is at /dev/ttyUSB0: %s", text(res))
+	}
+	if line := lineWith(text(res), str(ftdi["ref"])); !strings.Contains(line, "/dev/ttyUSB0") {
+		t.Errorf("graph_unbound text for %s lacks its node: %s", ftdi["ref"], line)
+	}
+	br := cn.call("graph_browse", map[string]any{"id": str(ftdi["ref"]), "detail": true})
+	if !strings.Contains(text(br), "/dev/ttyUSB0 ("+link+")") {
+		t.Errorf("graph_browse text lacks the node and its link:\n%s", text(br))
+	}
+	if b, _ := json.Marshal(structured(t, br)); !strings.Contains(string(b), link) {
+		t.Errorf("graph_browse detail lacks the by-id link: %s", b)
+	}
+}
+
+func asList(v any) []string {
+	var out []string
+	l, _ := v.([]any)
+	for _, x := range l {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
 }

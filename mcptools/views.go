@@ -25,20 +25,22 @@ type deviceView struct {
 	Infra        bool          `json:"infra,omitempty" jsonschema:"a hub or controller: shown, never bound"`
 	Fingerprints []string      `json:"fingerprints,omitempty" jsonschema:"each as kind=value"`
 	Tags         []string      `json:"tags,omitempty"`
+	Nodes        []string      `json:"nodes,omitempty" jsonschema:"its /dev nodes now (their by-id links with detail: true)"`
 	Match        *matchView    `json:"match,omitempty" jsonschema:"its best candidate identity"`
 	Detail       *deviceDetail `json:"detail,omitempty" jsonschema:"with detail: true only"`
 }
 
 // deviceDetail is what detail: true adds to a device.
 type deviceDetail struct {
-	Key       string            `json:"key"`
-	Source    string            `json:"source"`
-	Sources   []string          `json:"sources,omitempty"`
-	Aliases   []string          `json:"aliases,omitempty"`
-	Attrs     map[string]string `json:"attrs,omitempty" jsonschema:"raw and per-boot attributes"`
-	FirstSeen string            `json:"first_seen"`
-	LastSeen  string            `json:"last_seen"`
-	Reasons   []string          `json:"reasons,omitempty" jsonschema:"the match's evidence, one line each"`
+	Key       string             `json:"key"`
+	Source    string             `json:"source"`
+	Sources   []string           `json:"sources,omitempty"`
+	Aliases   []string           `json:"aliases,omitempty"`
+	Attrs     map[string]string  `json:"attrs,omitempty" jsonschema:"raw and per-boot attributes"`
+	FirstSeen string             `json:"first_seen"`
+	LastSeen  string             `json:"last_seen"`
+	Reasons   []string           `json:"reasons,omitempty" jsonschema:"the match's evidence, one line each"`
+	Nodes     []graph.DeviceNode `json:"nodes,omitempty" jsonschema:"its /dev nodes with their kinds and stable links"`
 }
 
 // matchView is how a device reads against the identities.
@@ -77,11 +79,13 @@ func viewDevice(d *graph.Device, m *graph.Match, fps, detail bool) deviceView {
 		v.BoundBy = "explicit"
 	}
 	if fps || detail {
+		// The device is the subject (browsed, or listed as unbound): its /dev nodes too.
 		v.Fingerprints = fpStrings(d.Fingerprints)
+		v.Nodes = nodePaths(d.Nodes)
 	}
 	if detail {
 		dd := &deviceDetail{Key: d.Key, Source: d.Source, Sources: d.Sources, Aliases: d.Aliases, Attrs: d.Attrs,
-			FirstSeen: rfc3339(d.FirstSeen), LastSeen: rfc3339(d.LastSeen)}
+			FirstSeen: rfc3339(d.FirstSeen), LastSeen: rfc3339(d.LastSeen), Nodes: d.Nodes}
 		if m != nil {
 			for _, r := range m.Explanation {
 				dd.Reasons = append(dd.Reasons, string(r.Kind)+"="+r.Value+": "+r.Note)
@@ -90,6 +94,18 @@ func viewDevice(d *graph.Device, m *graph.Match, fps, detail bool) deviceView {
 		v.Detail = dd
 	}
 	return v
+}
+
+// nodePaths are the paths of a device's /dev nodes.
+func nodePaths(nodes []graph.DeviceNode) []string {
+	if len(nodes) == 0 {
+		return nil
+	}
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Path
+	}
+	return out
 }
 
 // viewDeviceView is viewDevice for a device read with its match and binding.

@@ -63,6 +63,12 @@ func TestCompletion_Values(t *testing.T) {
 		{[]string{"changelog", "--target", "kor"}, []string{"korg-minilogue"}, nil},
 		{[]string{"help", "rel"}, []string{"relate", "relation", "relations"}, []string{"trace"}},
 		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}, nil},
+		// Flags before the verb, as the CLI takes them (devgraph --json show X).
+		{[]string{"--json", "show", "rol"}, []string{"roland-jd-xi"}, []string{"korg-minilogue"}},
+		{[]string{"-json", "tag", "roland-jd-xi", "-"}, []string{"-role:synth"}, nil},
+		{[]string{"-o", "json", "relations", "roland-jd-xi", "--direction", ""}, []string{"out", "in", "both"}, nil},
+		{[]string{"--json", "sh"}, []string{"show"}, nil},
+		{[]string{"--json", "show"}, []string{"show"}, nil},
 	}
 	for _, tc := range cases {
 		got, code := c.complete(append(append([]string{}, base...), tc.args...)...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -119,6 +120,18 @@ func TestRun_ExitCodes(t *testing.T) {
 		c.fail(2, `-o "yaml": want json or wide`, "identities", "-o", "yaml", db)
 		if out := c.ok("--version"); !strings.HasPrefix(out, "devgraph ") {
 			t.Errorf("--version printed %q", out)
+		}
+	})
+	t.Run("ErrFlagWithoutValue", func(t *testing.T) {
+		// A flag moved from before the verb is not the value of a flag the verb's
+		// arguments end with: `devgraph --json tag X +a:b --db` used to open a
+		// database named "--json" in the working directory.
+		t.Cleanup(func() { os.Remove("--json"); os.Remove("--json.lock") })
+		c.fail(2, "flag needs an argument: --db", "--json", "tag", "roland-jd-xi", "+role:synth", "--db")
+		c.fail(2, "flag needs an argument: --timeout", "--json", "robot", "navigate", "scout", "0", "0", "--timeout")
+		c.fail(2, "flag needs an argument: --db", "--json", "identities", "--db")
+		if _, err := os.Stat("--json"); err == nil {
+			t.Errorf("a database named --json was created")
 		}
 	})
 	t.Run("Help", func(t *testing.T) {

@@ -56,3 +56,26 @@ func TestHelp_EveryVerb(t *testing.T) {
 	}
 	golden(t, "help", all.String())
 }
+
+// TestOutputFlag_BesideEveryJSON: every verb that takes --json also takes -o json|wide
+// (issue 12: "-o json|wide beside --json"), and -o json prints the --json bytes.
+func TestOutputFlag_BesideEveryJSON(t *testing.T) {
+	t.Parallel()
+	root, _ := newRootCmd(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			if sub.Flags().Lookup("json") != nil {
+				if o := sub.Flags().Lookup("output"); o == nil || o.Shorthand != "o" {
+					t.Errorf("%s takes --json but not -o json", sub.CommandPath())
+				}
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+	c := newCLI(t)
+	if got, want := c.ok("version", "-o", "json"), c.ok("version", "--json"); got != want {
+		t.Errorf("version -o json printed %q, want the --json bytes %q", got, want)
+	}
+}

@@ -51,17 +51,19 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // one-dash long flags, --version before the verb) and runs the verb.
 func (e *env) run(ctx context.Context, args []string) int {
 	root, c := newRootCmd(e)
-	if len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
+	if len(args) > 1 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
 		registerCompletions(root, c)
+		args = normalizeCompletion(root, args)
+	} else {
+		args = normalizeArgs(root, args)
 	}
-	args = normalizeArgs(root, args)
 	root.SetArgs(args)
 	return e.exit(root.ExecuteContext(ctx))
 }
 
 // normalizeArgs rewrites the one-dash long flags devgraph has always read (-json,
-// -db x, -db=x) into pflag's two-dash form, moves flags given before the verb behind its
-// arguments (`devgraph --json identities`: they belong to the verb), and turns
+// -db x, -db=x) into pflag's two-dash form, moves flags given before the verb behind it
+// (`devgraph --json identities`: they belong to the verb), and turns
 // --version before the verb into the version verb. Only names some verb defines are
 // rewritten, so tag removals (-role:synth, or a malformed -rolesynth) and negative
 // numbers pass unchanged; `--` ends the rewriting.
@@ -114,19 +116,33 @@ func normalizeArgs(root *cobra.Command, args []string) []string {
 	if len(pre) == 0 {
 		return out
 	}
-	rest := out[n:]
-	end := len(rest)
-	for i, a := range rest {
-		if a == "--" {
-			end = i
-			break
-		}
-	}
+	// Right behind the verb, before its own arguments: behind them, a value flag the
+	// arguments end with (`tag X +a:b --db`) would take the first moved flag as its
+	// value instead of saying it needs one.
 	moved := make([]string, 0, len(out))
 	moved = append(moved, path...)
-	moved = append(moved, rest[:end]...)
 	moved = append(moved, pre...)
-	return append(moved, rest[end:]...)
+	return append(moved, out[n:]...)
+}
+
+// normalizeCompletion reads a TAB's `__complete WORDS… CURRENT` as normalizeArgs reads
+// a command line, so a flag before the verb (`devgraph --json show rol<TAB>`) is read as
+// it is when the command runs. CURRENT, the word being completed, stays last and is
+// never taken as the verb. Before any verb the flags are left out, unless CURRENT is
+// one's value: they cannot change which verbs there are, and the root does not know a
+// verb's own flags.
+func normalizeCompletion(root *cobra.Command, args []string) []string {
+	words, cur := args[1:len(args)-1], args[len(args)-1]
+	moved := normalizeArgs(root, words)
+	if len(moved) > 0 && isFlagArg(moved[0]) {
+		last := moved[len(moved)-1]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(last, "-"), "=")
+		if !isFlagArg(last) || hasValue || !flagNames(root)[name] {
+			moved = nil // no verb yet, and CURRENT is no flag's value: complete a verb
+		}
+	}
+	out := append([]string{args[0]}, moved...)
+	return append(out, cur)
 }
 
 // subcommandNamed is cmd's subcommand called name (or one of its aliases), nil if none.

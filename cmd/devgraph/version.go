@@ -91,7 +91,7 @@ func newVersionCmd(c *common) *cobra.Command {
 			return runVersion(cmd.Context(), c, c.e.stdout)
 		},
 	}
-	cmd.Flags().BoolVar(&c.json, "json", false, "print JSON")
+	addJSON(cmd, c, "print JSON")
 	return cmd
 }
 

@@ -123,7 +123,16 @@ type journey struct {
 		Text    string `json:"text"`
 	} `json:"badBind"`
 	SchemaHasQuery bool `json:"schemaHasQuery"`
-	Relate         struct {
+	Honest         struct {
+		AlreadyBound  bool `json:"alreadyBound"`
+		RetryEvents   int  `json:"retryEvents"`
+		Contradiction struct {
+			IsError bool   `json:"isError"`
+			Text    string `json:"text"`
+		} `json:"contradiction"`
+		ForcedConflicts []string `json:"forcedConflicts"`
+	} `json:"honest"`
+	Relate struct {
 		ID     string `json:"id"`
 		Action string `json:"action"`
 		Events int    `json:"events"`
@@ -234,6 +243,15 @@ func checkJourney(t *testing.T, j journey, actor string) {
 	if !j.SchemaHasQuery {
 		t.Error("devgraph://schema lacks type Query")
 	}
+	if h := j.Honest; !h.AlreadyBound || h.RetryEvents != 0 {
+		t.Errorf("retried bind: already_bound=%v events=%d, want a no-op", h.AlreadyBound, h.RetryEvents)
+	}
+	if c := j.Honest.Contradiction; !c.IsError || !strings.Contains(c.Text, "another model") || !strings.Contains(c.Text, `"force":true`) {
+		t.Errorf("contradicting bind: %+v", c)
+	}
+	if len(j.Honest.ForcedConflicts) != 0 {
+		t.Errorf("forced bind still conflicts: %v", j.Honest.ForcedConflicts)
+	}
 	checkRelations(t, j)
 }
 
@@ -269,7 +287,7 @@ func checkRelations(t *testing.T, j journey) {
 	if !slices.Contains(j.RelationTypes, "cable") || !slices.Contains(j.RelationTypes, "via") {
 		t.Errorf("graph_suggest_tags relation types %v", j.RelationTypes)
 	}
-	if !j.BadRelate.IsError || !strings.Contains(j.BadRelate.Text, "new_type: true") || !strings.Contains(j.BadRelate.Text, "cabel") {
+	if !j.BadRelate.IsError || !strings.Contains(j.BadRelate.Text, `"new_type": true`) || !strings.Contains(j.BadRelate.Text, "cabel") {
 		t.Errorf("graph_relate with a mistyped type: %+v", j.BadRelate)
 	}
 }

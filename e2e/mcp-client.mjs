@@ -74,6 +74,18 @@ out.badBind = { isError: bad.isError === true, text: bad.content?.[0]?.text ?? "
 const keystep = (await call("graph_find", { text: "keystep", kind: "device" })).results[0]?.ref;
 if (!keystep) fail("graph_find found no KeyStep");
 await call("graph_bind", { ref: keystep, new_name: "KeyStep", slug: "keystep" });
+
+// Honest writes: the same bind again is a no-op; binding the KeyStep to the JD-Xi's
+// identity contradicts its model, refused with how to force it (forced here as a dry run,
+// so the journey below keeps its bindings).
+const rebound = await call("graph_bind", { ref, new_name: "Roland JD-Xi" });
+const contra = await client.callTool({ name: "graph_bind", arguments: { ref: keystep, identity: bound.identity.id } });
+const forced = await call("graph_bind", { ref: keystep, identity: bound.identity.id, force: true, dry_run: true });
+out.honest = {
+  alreadyBound: rebound.already_bound === true, retryEvents: rebound.events,
+  contradiction: { isError: contra.isError === true, text: contra.content?.[0]?.text ?? "" },
+  forcedConflicts: forced.conflicts ?? [],
+};
 const cable = {
   op: "add", from: "keystep", from_port: "MIDI OUT", type: "cable",
   to: bound.identity.id, to_port: "MIDI IN", attrs: { kind: "midi-din" },

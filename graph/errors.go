@@ -24,6 +24,7 @@ type Error struct {
 	Code    string // one of the E* constants
 	Message string // one line, actionable
 	Field   string // the offending input field, when there is one
+	Steps   []Step // what to do next, in no interface's words (see Step); each edge renders them
 }
 
 func (e *Error) Error() string { return e.Message }

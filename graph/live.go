@@ -119,6 +119,7 @@ type BindRequest struct {
 	New        *IdentityCreate `json:"new,omitempty"`         // a new one
 	Hints      []Fingerprint   `json:"hints,omitempty"`       // the device's fingerprints to copy in
 	Move       bool            `json:"move,omitempty"`        // move unit hints held by another identity instead of failing
+	Force      bool            `json:"force,omitempty"`       // bind even where the device's evidence contradicts the identity's hints
 	DryRun     bool            `json:"dry_run,omitempty"`     // do everything, report it, commit nothing
 }
 
@@ -132,7 +133,10 @@ type BindResult struct {
 	Conflicts  []string      `json:"conflicts,omitempty"` // dry run: what would fail, in words
 	Match      *Match        `json:"match,omitempty"`     // how the device reads afterwards
 	DryRun     bool          `json:"dry_run,omitempty"`
-	Events     int           `json:"events"`
+	// AlreadyBound: the device was bound to this identity already and the bind would change
+	// nothing (a retried bind); nothing was written.
+	AlreadyBound bool `json:"already_bound,omitempty"`
+	Events       int  `json:"events"`
 }
 
 // BindInput is the user-level bind: a device ref (or id) to an identity or a new one.
@@ -142,5 +146,6 @@ type BindInput struct {
 	NewName    string `json:"new_name,omitempty"`
 	Slug       string `json:"slug,omitempty"`
 	Move       bool   `json:"move,omitempty"`
+	Force      bool   `json:"force,omitempty"` // bind despite evidence that contradicts the identity's hints
 	DryRun     bool   `json:"dry_run,omitempty"`
 }

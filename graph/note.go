@@ -13,7 +13,17 @@ type Note struct {
 	Body   string    `json:"body"` // markdown ≤ 16 KiB
 	Author string    `json:"author"`
 	Time   time.Time `json:"time"`
+	// Existed: AddNote found this identical note (same target, kind, body and author)
+	// added within NoteRepeatWindow and wrote nothing. Never stored.
+	Existed bool `json:"existed,omitempty"`
 }
+
+// NoteRepeatWindow is how long an identical note counts as a retry of the first: adding
+// it again within the window returns the first and writes nothing.
+const NoteRepeatWindow = 10 * time.Minute
+
+// NoteRepeatScan is how many of a target's newest notes a repeat is looked for among.
+const NoteRepeatScan = 64
 
 // NoteKinds are the valid note kinds.
 var NoteKinds = []string{"info", "success", "warning", "danger"}
@@ -36,7 +46,9 @@ type NoteFilter struct {
 // NoteService keeps notes on identities, devices and robots.
 type NoteService interface {
 	// AddNote adds a note on an existing target; ENOTFOUND for an unknown target, EINVALID
-	// for an unknown kind or an oversize or invalid body.
+	// for an unknown kind or an oversize or invalid body. The same note (target, kind, body
+	// and author) again within NoteRepeatWindow returns the first with Existed set and
+	// writes nothing.
 	AddNote(ctx context.Context, n NoteCreate) (*Note, error)
 	// FindNoteByID finds one note by id ("note:<uuid>" or the bare uuid); ENOTFOUND with
 	// the closest note id when it does not exist.

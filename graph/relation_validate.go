@@ -30,7 +30,7 @@ func ValidateRelationType(t string) error {
 		return err // not UTF-8 or a NUL: said as every transport says it
 	}
 	if t == "" {
-		return FieldErrorf(EINVALID, "type", "type is empty; give a relation type such as %s (list them with `devgraph relations --types`)", strings.Join(SeedRelationTypes, ", "))
+		return FieldErrorf(EINVALID, "type", "type is empty; give a relation type such as %s", strings.Join(SeedRelationTypes, ", ")).Next(ListStep(ListRelationTypes, ""))
 	}
 	if !relTypeRe.MatchString(t) {
 		shown := t
@@ -39,7 +39,7 @@ func ValidateRelationType(t string) error {
 		} else {
 			shown = fmt.Sprintf("%q", shown)
 		}
-		return FieldErrorf(EINVALID, "type", "type %s: want 1-%d chars of a-z 0-9 _ - starting with a letter or digit, e.g. cable or mounted_on (list them with `devgraph relations --types`)", shown, MaxRelationType)
+		return FieldErrorf(EINVALID, "type", "type %s: want 1-%d chars of a-z 0-9 _ - starting with a letter or digit, e.g. cable or mounted_on", shown, MaxRelationType).Next(ListStep(ListRelationTypes, ""))
 	}
 	return nil
 }
@@ -182,7 +182,7 @@ func endpointKindError(field, id string) error {
 	case KindClient:
 		return FieldErrorf(EINVALID, field, "%s %s is a client: live endpoints cannot be declared; declare the relation on the device or identity instead", field, id)
 	case KindTag:
-		return FieldErrorf(EINVALID, field, "%s %s is a tag; tags are not relation endpoints (relate identities, devices or robots; tag them with `devgraph tag`)", field, id)
+		return FieldErrorf(EINVALID, field, "%s %s is a tag; tags are not relation endpoints (relate identities, devices or robots, and tag those)", field, id).Next(ListStep(ListIdentities, ""))
 	case KindNote:
 		return FieldErrorf(EINVALID, field, "%s %s is a note; notes are not relation endpoints (relate identities, devices or robots)", field, id)
 	case KindRelation, KindObserved:
@@ -225,7 +225,7 @@ func NormalizeRelationCreate(c RelationCreate) (RelationCreate, error) {
 		return c, err
 	}
 	if IsReservedRelationType(typ) {
-		return c, FieldErrorf(EINVALID, "type", "%s is observed only; the sources add it. Declare another type, e.g. cable or controls", typ)
+		return c, FieldErrorf(EINVALID, "type", "%s is observed only; the sources add it. Declare another type, e.g. cable or controls", typ).Next(ListStep(ListRelationTypes, ""))
 	}
 	c.Type = typ
 	if c.FromPort, err = normalizePortField("from_port", c.FromPort); err != nil {

@@ -21,7 +21,7 @@ func NormalizeTag(s string) (string, error) {
 	}
 	ns, val, ok := strings.Cut(strings.ToLower(s), ":")
 	if !ok {
-		return "", FieldErrorf(EINVALID, "tag", "tag %q: want namespace:value, e.g. role:synth (see graph_suggest_tags or `devgraph tags`)", s)
+		return "", FieldErrorf(EINVALID, "tag", "tag %q: want namespace:value, e.g. role:synth", s).Next(ListStep(ListTags, ""))
 	}
 	// Trim each side, then turn inner runs of spaces into one dash: "Role: Studio Desk"
 	// is role:studio-desk.

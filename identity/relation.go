@@ -190,7 +190,7 @@ func (w *liveView) clientNotFound(field, id string) error {
 		return graph.FieldErrorf(graph.ENOTFOUND, field, "unknown client %s; no clients are live right now (clients are applications the sources see, e.g. client:alsa:Bitwig Studio)", id)
 	}
 	if s := w.suggestClient(id); s != "" {
-		return graph.FieldErrorf(graph.ENOTFOUND, field, "unknown client %s; did you mean %s? run `devgraph relations` on a device to see its clients", id, s)
+		return graph.FieldErrorf(graph.ENOTFOUND, field, "unknown client %s; did you mean %s? a device's relations show its clients", id, s).Next(graph.ListStep(graph.ListClients, ""))
 	}
 	return graph.FieldErrorf(graph.ENOTFOUND, field, "unknown client %s; no live client is named like it", id)
 }

@@ -414,7 +414,7 @@ func TestRelations_UnpluggedDeviceSplits(t *testing.T) {
 func TestRelations_VertexOfTwoDevices(t *testing.T) {
 	s := newStudio(t)
 	power := mustRelate(t, s.ctx, s.svc, graph.RelationCreate{From: s.robot, Type: "powered_by", To: s.scarlett})
-	mustBind(t, s.ctx, s.svc, graph.BindInput{Ref: "usb:3-7", IdentityID: "identity:keystep"})
+	mustBind(t, s.ctx, s.svc, graph.BindInput{Ref: "usb:3-7", IdentityID: "identity:keystep", Force: true}) // another model: a second device of one thing
 	onIdent := relations(t, s.ctx, s.svc, graph.RelationFilter{Node: "keystep"})
 	if findRel(onIdent, func(r *graph.Relation) bool { return r.ID == power.ID }) == nil {
 		t.Fatalf("the KeyStep's identity does not list %s declared on its second device: %v", power.ID, relIDs(onIdent))

@@ -11,7 +11,7 @@ const robotPrefix = "robot:"
 
 func (s *Service) fleet() (graph.Fleet, error) {
 	if s.Fleet == nil {
-		return nil, graph.Errorf(graph.EUNAVAILABLE, "no robots in this process; start `devgraph serve` (robots live in the serving process) and run this again")
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "no robots in this process (robots live in the serving process)").Next(graph.Step{Do: graph.StepServe})
 	}
 	return s.Fleet, nil
 }
@@ -41,7 +41,7 @@ func (s *Service) resolveRobot(ctx context.Context, name string) (ref, identity 
 			return "", "", err
 		}
 		if !strings.HasPrefix(d.Ref, robotPrefix) {
-			return "", "", graph.FieldErrorf(graph.EINVALID, "robot", "%s (%s) is not a robot; run `devgraph robot status` to list robots", d.ID, d.Ref)
+			return "", "", graph.FieldErrorf(graph.EINVALID, "robot", "%s (%s) is not a robot", d.ID, d.Ref).Next(graph.ListStep(graph.ListRobots, ""))
 		}
 		return d.Ref, d.IdentityID, nil
 	case rerr == nil:
@@ -54,7 +54,7 @@ func (s *Service) resolveRobot(ctx context.Context, name string) (ref, identity 
 	if _, err := f.Status(ctx, robotPrefix+name); err == nil {
 		return robotPrefix + name, "", nil
 	}
-	return "", "", graph.FieldErrorf(graph.ENOTFOUND, "robot", "unknown robot %q%s; name it by ref, device or identity", name, s.robotList(ctx, f))
+	return "", "", graph.FieldErrorf(graph.ENOTFOUND, "robot", "unknown robot %q%s; name it by ref, device or identity", name, s.robotList(ctx, f)).Next(graph.ListStep(graph.ListRobots, ""))
 }
 
 // robotOfIdentity finds the robot an identity is: a robot device bound to it, else a
@@ -82,7 +82,12 @@ func (s *Service) robotOfIdentity(ctx context.Context, f graph.Fleet, id string)
 			return r.Ref, nil
 		}
 	}
-	return "", graph.FieldErrorf(graph.ENOTFOUND, "robot", "%s is not a robot: no robot device is bound to it; bind one (`devgraph bind robot:<name> %s`)%s", id, strings.TrimPrefix(id, "identity:"), s.robotList(ctx, f))
+	ref := "robot:<name>"
+	if len(robots) == 1 {
+		ref = robots[0].Ref
+	}
+	return "", graph.FieldErrorf(graph.ENOTFOUND, "robot", "%s is not a robot: no robot device is bound to it; bind one to it%s", id, s.robotList(ctx, f)).Next(
+		graph.ListStep(graph.ListRobots, ""), graph.Step{Do: graph.StepBind, Ref: ref, Identity: id})
 }
 
 // serialHolders looks each robot's serial up in the hint index: ref → identity ids.

@@ -439,7 +439,7 @@ func (s *Service) Device(ctx context.Context, idOrRef string) (*graph.DeviceView
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.findDevice(ctx, idOrRef)
+	d, err := s.findDevice(ctx, idOrRef, true)
 	if err != nil {
 		return nil, err
 	}
@@ -505,15 +505,15 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 	in.Slug = strings.TrimSpace(in.Slug)
 	switch {
 	case in.Ref == "":
-		return nil, graph.FieldErrorf(graph.EINVALID, "ref", "no device ref given; run `devgraph unbound` to see refs such as usb:3-3.2")
+		return nil, graph.FieldErrorf(graph.EINVALID, "ref", "no device ref given; give a ref such as usb:3-3.2").Next(graph.ListStep(graph.ListUnbound, ""))
 	case in.IdentityID != "" && in.NewName != "":
 		return nil, graph.FieldErrorf(graph.EINVALID, "identity", "both an identity and a new name given; bind to one or the other, not both")
 	case in.IdentityID == "" && in.NewName == "":
-		return nil, graph.FieldErrorf(graph.EINVALID, "identity", "name the identity to bind %s to, or create one with --new NAME", in.Ref)
+		return nil, graph.FieldErrorf(graph.EINVALID, "identity", "name the identity to bind %s to, or give a new name to create one", in.Ref).Next(graph.ListStep(graph.ListIdentities, ""))
 	case in.Slug != "" && in.NewName == "":
-		return nil, graph.FieldErrorf(graph.EINVALID, "slug", "slug only applies with --new NAME")
+		return nil, graph.FieldErrorf(graph.EINVALID, "slug", "slug only applies with a new name").Next(graph.PassStep("slug", ""))
 	}
-	req := graph.BindRequest{Move: in.Move, DryRun: in.DryRun}
+	req := graph.BindRequest{Move: in.Move, Force: in.Force, DryRun: in.DryRun}
 	if in.NewName != "" {
 		if err := graph.ValidateText("new_name", in.NewName, 1, graph.MaxNameLen); err != nil {
 			return nil, err
@@ -529,7 +529,7 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.findDevice(ctx, in.Ref)
+	d, err := s.findDevice(ctx, in.Ref, false)
 	if err != nil {
 		return nil, err
 	}
@@ -546,6 +546,12 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 	req.DeviceID = d.ID
 	req.Hints = append([]graph.Fingerprint(nil), d.Fingerprints...)
 	res, err := s.store.BindDevice(ctx, req)
+	if req.New != nil && graph.ErrorCode(err) == graph.ECONFLICT && graph.ErrorField(err) == "slug" {
+		// Two identical binds racing: the other may have taken the name in a group commit
+		// that had not landed when this one read. Asked once more, the store sees it
+		// committed and answers already_bound when it is the same binding.
+		res, err = s.store.BindDevice(ctx, req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -574,12 +580,12 @@ func (s *Service) Bind(ctx context.Context, in graph.BindInput) (*graph.BindResu
 // Unbind removes the explicit binding of the device at ref.
 func (s *Service) Unbind(ctx context.Context, ref string) (*graph.Device, error) {
 	if strings.TrimSpace(ref) == "" {
-		return nil, graph.FieldErrorf(graph.EINVALID, "ref", "no device ref given; run `devgraph devices` to see refs")
+		return nil, graph.FieldErrorf(graph.EINVALID, "ref", "no device ref given; give a ref such as usb:3-3.2").Next(graph.ListStep(graph.ListBound, ""))
 	}
 	if _, err := s.sync(ctx); err != nil {
 		return nil, err
 	}
-	d, err := s.findDevice(ctx, strings.TrimSpace(ref))
+	d, err := s.findDevice(ctx, strings.TrimSpace(ref), true)
 	if err != nil {
 		return nil, err
 	}
@@ -598,8 +604,10 @@ func (s *Service) Sources(ctx context.Context) ([]graph.SourceStatus, error) {
 	return append([]graph.SourceStatus(nil), snap.Sources...), nil
 }
 
-// findDevice finds a device by id, key or ref; a miss suggests the closest present ref.
-func (s *Service) findDevice(ctx context.Context, idOrRef string) (*graph.Device, error) {
+// findDevice finds a device by id, key or ref; a miss suggests the closest present ref,
+// at equal distance a bound one when bound (unbind, show) and else an unbound one (bind),
+// and advises the listing that shows such devices.
+func (s *Service) findDevice(ctx context.Context, idOrRef string, bound bool) (*graph.Device, error) {
 	d, err := s.store.FindDeviceByID(ctx, idOrRef)
 	if err == nil {
 		return d, nil
@@ -611,16 +619,20 @@ func (s *Service) findDevice(ctx context.Context, idOrRef string) (*graph.Device
 	if lerr != nil {
 		return nil, errors.Join(err, lerr)
 	}
-	// The closest ref wins; at equal distance a device without a binding, the likelier
-	// target of a bind.
+	// The closest ref wins; at equal distance the likelier target: a device without a
+	// binding for a bind, a bound one for an unbind.
 	best, bestD := "", 1<<30
+	list := graph.ListUnbound
+	if bound {
+		list = graph.ListBound
+	}
 	for _, d := range devs {
 		if d.Infra {
 			continue
 		}
 		for _, r := range []string{d.Ref, d.ID} {
 			dist := 2 * graph.EditDistance(idOrRef, r, 0)
-			if d.IdentityID != "" {
+			if (d.IdentityID != "") != bound {
 				dist++
 			}
 			if dist < bestD {
@@ -633,9 +645,9 @@ func (s *Service) findDevice(ctx context.Context, idOrRef string) (*graph.Device
 		what = "device"
 	}
 	if best == "" {
-		return nil, graph.FieldErrorf(graph.ENOTFOUND, "ref", "unknown %s %s; no devices are present — plug one in, or run `devgraph devices --all` for unplugged ones", what, idOrRef)
+		return nil, graph.FieldErrorf(graph.ENOTFOUND, "ref", "unknown %s %s; no devices are present — plug one in, or look among the unplugged ones", what, idOrRef).Next(graph.ListStep(graph.ListDevices, ""))
 	}
-	return nil, graph.FieldErrorf(graph.ENOTFOUND, "ref", "unknown %s %s; did you mean %s? run `devgraph unbound`", what, idOrRef, best)
+	return nil, graph.FieldErrorf(graph.ENOTFOUND, "ref", "unknown %s %s; did you mean %s?", what, idOrRef, best).Next(graph.ListStep(list, ""))
 }
 
 var _ graph.ReadViewer = (*Service)(nil)

@@ -34,18 +34,18 @@ func TestService_Bind(t *testing.T) {
 		in                graph.BindInput
 		want              []string
 	}{
-		{"ErrNoRef", graph.EINVALID, "ref", graph.BindInput{NewName: "X"}, []string{"devgraph unbound"}},
-		{"ErrUnknownRef", graph.ENOTFOUND, "ref", graph.BindInput{Ref: "usb:3-9", NewName: "X"}, []string{"unknown device ref usb:3-9; did you mean usb:3-", "run `devgraph unbound`"}},
+		{"ErrNoRef", graph.EINVALID, "ref", graph.BindInput{NewName: "X"}, []string{"no device ref", "step list unbound"}},
+		{"ErrUnknownRef", graph.ENOTFOUND, "ref", graph.BindInput{Ref: "usb:3-9", NewName: "X"}, []string{"unknown device ref usb:3-9; did you mean usb:3-", "step list unbound"}},
 		{"ErrUnknownRefNearSynth", graph.ENOTFOUND, "ref", graph.BindInput{Ref: "usb:3-3.9", NewName: "X"}, []string{"did you mean usb:3-3."}},
 		{"ErrUnknownIdentity", graph.ENOTFOUND, "", graph.BindInput{Ref: "usb:3-3.2", IdentityID: "scarlet"}, []string{"scarlett"}},
 		{"ErrInfra", graph.EINVALID, "ref", graph.BindInput{Ref: "usb:3-3", NewName: "Hub"}, []string{"infrastructure"}},
 		{"ErrBothTargets", graph.EINVALID, "identity", graph.BindInput{Ref: "usb:3-3.2", IdentityID: "scarlett", NewName: "X"}, []string{"not both"}},
-		{"ErrNoTarget", graph.EINVALID, "identity", graph.BindInput{Ref: "usb:3-3.2"}, []string{"--new NAME"}},
-		{"ErrSlugWithoutNew", graph.EINVALID, "slug", graph.BindInput{Ref: "usb:3-3.2", IdentityID: "scarlett", Slug: "x"}, []string{"--new"}},
+		{"ErrNoTarget", graph.EINVALID, "identity", graph.BindInput{Ref: "usb:3-3.2"}, []string{"new name", "step list identity"}},
+		{"ErrSlugWithoutNew", graph.EINVALID, "slug", graph.BindInput{Ref: "usb:3-3.2", IdentityID: "scarlett", Slug: "x"}, []string{"new name", "step pass slug"}},
 		{"ErrBadSlug", graph.EINVALID, "slug", graph.BindInput{Ref: "usb:3-3.2", NewName: "JD", Slug: "Bad Slug"}, []string{"slug"}},
 		{"ErrBadName", graph.EINVALID, "new_name", graph.BindInput{Ref: "usb:3-3.2", NewName: "bad\x00name"}, []string{"NUL"}},
 		{"ErrTakenSlug", graph.ECONFLICT, "", graph.BindInput{Ref: "usb:3-3.2", NewName: "Scarlett"}, []string{"scarlett"}},
-		{"ErrUnitHeldElsewhere", graph.ECONFLICT, "", graph.BindInput{Ref: "usb:3-3.1", NewName: "Other Interface", Slug: "other"}, []string{scarlett}},
+		{"ErrUnitHeldElsewhere", graph.ECONFLICT, "", graph.BindInput{Ref: "usb:3-3.1", NewName: "Other Interface", Slug: "other"}, []string{scarlett, "step show " + scarlett, "step pass move"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := eventCount(t, ctx, svc)
@@ -57,6 +57,13 @@ func TestService_Bind(t *testing.T) {
 				t.Errorf("field=%q, want %q", graph.ErrorField(err), tc.field)
 			}
 			for _, s := range tc.want {
+				if want, ok := strings.CutPrefix(s, "step "); ok {
+					// The advice is a step (each edge words it), never words in the message.
+					if !hasStep(err, want) {
+						t.Errorf("steps %+v lack %q", graph.ErrorSteps(err), want)
+					}
+					continue
+				}
 				if !strings.Contains(graph.ErrorMessage(err), s) {
 					t.Errorf("message %q lacks %q", graph.ErrorMessage(err), s)
 				}
@@ -100,7 +107,8 @@ func TestService_Bind(t *testing.T) {
 		}
 	})
 	t.Run("ExistingIdentityBySlug", func(t *testing.T) {
-		res := mustBind(t, ctx, svc, graph.BindInput{Ref: "usb:3-6", IdentityID: "scarlett"})
+		// Another model: forced, as a second device of one thing would be.
+		res := mustBind(t, ctx, svc, graph.BindInput{Ref: "usb:3-6", IdentityID: "scarlett", Force: true})
 		if res.Created || res.Identity.ID != scarlett || res.Device.IdentityID != scarlett {
 			t.Errorf("bind to an existing identity: created=%v identity=%s device→%s", res.Created, res.Identity.ID, res.Device.IdentityID)
 		}
@@ -280,7 +288,7 @@ func TestService_NoHardware(t *testing.T) {
 		t.Errorf("sources without hardware: %v %v", st, err)
 	}
 	_, err = svc.Robots(ctx)
-	if graph.ErrorCode(err) != graph.EUNAVAILABLE || !strings.Contains(graph.ErrorMessage(err), "devgraph serve") {
+	if graph.ErrorCode(err) != graph.EUNAVAILABLE || !hasStep(err, "serve") {
 		t.Errorf("robots without a fleet: %v", err)
 	}
 	if _, err := svc.RobotStop(ctx, "robot:scout"); graph.ErrorCode(err) != graph.EUNAVAILABLE {
@@ -380,4 +388,17 @@ func TestService_ReadOnlyStore(t *testing.T) {
 	if st, err := svc.Sources(ctx); err != nil || len(st) == 0 {
 		t.Errorf("sources over a read-only store: %v %v", st, err)
 	}
+}
+
+// hasStep reports whether err advises a step "do [kind|arg|id]" (e.g. "list unbound",
+// "pass move", "show identity:x").
+func hasStep(err error, want string) bool {
+	for _, s := range graph.ErrorSteps(err) {
+		for _, got := range []string{s.Do, s.Do + " " + s.Kind, s.Do + " " + s.Arg, s.Do + " " + s.ID} {
+			if got == want {
+				return true
+			}
+		}
+	}
+	return false
 }

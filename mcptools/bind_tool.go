@@ -85,6 +85,7 @@ type bindIn struct {
 	NewName  string `json:"new_name" mcp:"max=200,svc"`
 	Slug     string `json:"slug" jsonschema:"default: from new_name" mcp:"max=64,svc"`
 	Move     bool   `json:"move"`
+	Force    bool   `json:"force" jsonschema:"bind though its model or unit contradicts the identity's hints"`
 	DryRun   bool   `json:"dry_run"`
 	whyIn
 }
@@ -98,9 +99,11 @@ type bindOut struct {
 	Conflicts  []string      `json:"conflicts,omitempty" jsonschema:"dry run: what would fail"`
 	Match      *matchView    `json:"match,omitempty" jsonschema:"how the device reads afterwards"`
 	DryRun     bool          `json:"dry_run,omitempty"`
-	Events     int           `json:"events" jsonschema:"changelog events written"`
-	RequestID  string        `json:"request_id"`
-	Next       string        `json:"next,omitempty" jsonschema:"what to do next"`
+	// AlreadyBound: a retried bind; nothing was written.
+	AlreadyBound bool   `json:"already_bound,omitempty" jsonschema:"it was bound so already: nothing written"`
+	Events       int    `json:"events" jsonschema:"changelog events written"`
+	RequestID    string `json:"request_id"`
+	Next         string `json:"next,omitempty" jsonschema:"what to do next"`
 }
 
 func (s *Server) bindTool() *toolDef {
@@ -119,7 +122,7 @@ func (s *Server) bindTool() *toolDef {
 func (s *Server) bind(ctx context.Context, c *call, a bindIn) (*mcp.CallToolResult, error) {
 	in := graph.BindInput{
 		Ref: strings.TrimSpace(a.Ref), IdentityID: strings.TrimSpace(a.Identity),
-		NewName: a.NewName, Slug: strings.TrimSpace(a.Slug), Move: a.Move, DryRun: a.DryRun,
+		NewName: a.NewName, Slug: strings.TrimSpace(a.Slug), Move: a.Move, Force: a.Force, DryRun: a.DryRun,
 	}
 	switch {
 	case in.IdentityID == "" && in.NewName == "":
@@ -137,7 +140,7 @@ func (s *Server) bind(ctx context.Context, c *call, a bindIn) (*mcp.CallToolResu
 		return nil, err
 	}
 	out := bindOut{Identity: viewIdentity(res.Identity, false), Created: res.Created, HintsAdded: fpStrings(res.HintsAdded),
-		Conflicts: res.Conflicts, Match: viewMatch(res.Match), DryRun: res.DryRun, Events: res.Events, RequestID: c.requestID}
+		Conflicts: res.Conflicts, Match: viewMatch(res.Match), DryRun: res.DryRun, AlreadyBound: res.AlreadyBound, Events: res.Events, RequestID: c.requestID}
 	if len(res.HintsMoved) > 0 {
 		out.HintsMoved = fpStrings(res.HintsMoved)
 	}
@@ -154,6 +157,10 @@ func (s *Server) bind(ctx context.Context, c *call, a bindIn) (*mcp.CallToolResu
 	identID, identName := "", ""
 	if res.Identity != nil {
 		identID, identName = res.Identity.ID, res.Identity.Name
+	}
+	if res.AlreadyBound {
+		fmt.Fprintf(&b, "Already bound: %s is bound to %s %q; nothing changed.\n", out.Device.Ref, identID, identName)
+		return result(out, b.String())
 	}
 	fmt.Fprintf(&b, "%s %s to %s %q", verb, out.Device.Ref, identID, identName)
 	if res.Created {

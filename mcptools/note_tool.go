@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -22,6 +23,7 @@ type noteIn struct {
 type noteOut struct {
 	Note      *noteView `json:"note,omitempty" jsonschema:"the note added"`
 	Deleted   string    `json:"deleted,omitempty" jsonschema:"the id of the note deleted"`
+	Existed   bool      `json:"existed,omitempty" jsonschema:"the same note was there already: nothing written"`
 	RequestID string    `json:"request_id"`
 }
 
@@ -59,6 +61,10 @@ func (s *Server) note(ctx context.Context, c *call, in noteIn) (*mcp.CallToolRes
 	n, err := s.svc.AddNote(ctx, graph.NoteCreate{Target: resolved, Kind: in.Kind, Body: in.Body})
 	if err != nil {
 		return nil, err
+	}
+	if n.Existed {
+		return result(noteOut{Note: viewNote(n), Existed: true, RequestID: c.requestID},
+			fmt.Sprintf("Already there: the same %s note %s on %s was added at %s; nothing written.", n.Kind, n.ID, n.Target, n.Time.UTC().Format(time.RFC3339)))
 	}
 	return result(noteOut{Note: viewNote(n), RequestID: c.requestID},
 		fmt.Sprintf("Added %s note %s on %s.", n.Kind, n.ID, n.Target))

@@ -3,7 +3,6 @@ package mcptools
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -308,76 +307,4 @@ func plainValue(v any) string {
 		return fmt.Sprint(x)
 	}
 	return "…"
-}
-
-// cliWords are the CLI's phrases the service's shared messages use, each with the tool
-// that takes the same step: a model is told what to call, not what to type in a shell.
-var cliWords = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile("`?devgraph relations --types`?"), `graph_suggest_tags {namespace: "relation"}`},
-	{regexp.MustCompile(`--new-type \(new_type: true\)|--new-type`), "new_type: true"},
-	{regexp.MustCompile("`?devgraph relation update (rel:[0-9a-f-]+)`?"), `graph_relate {op: "update", id: "$1"}`},
-	{regexp.MustCompile("`?devgraph unrelate (rel:[0-9a-f-]+)`?"), `graph_relate {op: "remove", id: "$1"}`},
-	{regexp.MustCompile("`?devgraph unrelate`?"), `graph_relate {op: "remove"}`},
-	{regexp.MustCompile("run `?devgraph relations`? on a device"), "call graph_browse on a device"},
-	{regexp.MustCompile("list them with `?devgraph relations`? ([^ ;,)]+)"), "list them with graph_browse {id: \"$1\"}"},
-	{regexp.MustCompile("list them with `?devgraph relations`?"), "list a node's relations with graph_browse"},
-	{regexp.MustCompile("`devgraph relations NODE` or graph_browse"), "graph_browse {id: <either end>}"},
-	{regexp.MustCompile("`devgraph tag`"), "graph_tag"},
-	{regexp.MustCompile("`devgraph (identities|devices --all|devices)` or graph_find"), "graph_find"},
-	{regexp.MustCompile("graph_suggest_tags or `devgraph tags`"), "graph_suggest_tags"},
-	{regexp.MustCompile("run `devgraph unbound`"), "call graph_unbound"},
-	{regexp.MustCompile("run `devgraph (devices --all|devices)`"), "call graph_find with kind device"},
-	{regexp.MustCompile("--from-port"), "from_port"},
-	{regexp.MustCompile("--to-port"), "to_port"},
-}
-
-// relationVocabulary rewrites a shared message (relations' above all) into MCP terms.
-func relationVocabulary(msg string) string {
-	for _, w := range cliWords {
-		msg = w.re.ReplaceAllString(msg, w.with)
-	}
-	return msg
-}
-
-// relationNextStep says what to do about a graph_relate or graph_trace error, in MCP
-// terms; "" when the message already says it or the generic step fits.
-func relationNextStep(tool, code, field, msg string) string {
-	lower := strings.ToLower(msg)
-	mentions := func(w string) bool { return strings.Contains(lower, w) }
-	switch code {
-	case graph.ENOTFOUND:
-		if mentions("graph_") {
-			return ""
-		}
-		if tool == "graph_relate" && (mentions("rel:") || mentions("relation")) {
-			return "List a node's relations with graph_browse {id: <either end>}; remove takes the id, or the exact from, type, to and ports."
-		}
-		return "Find ids with graph_find (identities, devices, robots); clients (client:alsa:…, client:pipewire:…) show up in graph_browse of the device they connect to."
-	case graph.ECONFLICT:
-		if tool == "graph_relate" && !mentions("graph_relate") {
-			return `That relation exists with other attrs or ports: change it with graph_relate {op: "update", id: <its rel: id>, attrs: {…}}, or remove it first.`
-		}
-	case graph.ELIMIT:
-		if tool == "graph_relate" {
-			return fmt.Sprintf("A node holds at most %d relations: remove ones that no longer hold (graph_relate op remove) first.", graph.MaxRelationsPerNode)
-		}
-	case graph.EINVALID:
-		if tool != "graph_relate" || mentions("graph_") {
-			return ""
-		}
-		switch {
-		case field == "type" && (mentions("reserved") || mentions("observed")):
-			return `graph_suggest_tags {namespace: "relation"} lists the types you can declare.`
-		case field == "type" && !mentions("new_type"):
-			return `Reuse a type from graph_suggest_tags {namespace: "relation"}, or pass new_type: true if you mean a new one.`
-		case field == "type":
-			return `graph_suggest_tags {namespace: "relation"} lists the types in use.`
-		case field == "attrs" && mentions("cable") && !mentions("midi-din"):
-			return "A cable's attrs.kind is one of " + strings.Join(graph.CableKinds, ", ") + "."
-		}
-	}
-	return ""
 }

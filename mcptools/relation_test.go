@@ -338,7 +338,7 @@ func TestRelationTools_Journey(t *testing.T) {
 			sc.ok(cn, "graph_identity", map[string]any{"action": "restore", "id": "identity:keystep"})
 			// (A repeat add must bring the attrs it has now; other attrs are a conflict.)
 			msg := cn.fails("graph_relate", cable)
-			if !strings.Contains(msg, relID) || !strings.Contains(msg, `graph_relate {op: "update"`) {
+			if !strings.Contains(msg, relID) || !strings.Contains(msg, `graph_relate {"op":"update"`) {
 				t.Errorf("add with other attrs: %q", msg)
 			}
 			cable["attrs"] = map[string]any{"kind": "midi-din", "colour": "red"}
@@ -454,7 +454,7 @@ func TestRelationTools_Errors(t *testing.T) {
 		{"RelationEndpoint", "graph_relate", add(map[string]any{"to": relID}), []string{"to", "relation"}},
 		{"ClientEndpoint", "graph_relate", add(map[string]any{"to": clientID}), []string{"to", "client", "live"}},
 		{"SelfLoop", "graph_relate", add(map[string]any{"to": "identity:jdxi"}), []string{"to", "self-loop"}},
-		{"UnknownType", "graph_relate", add(map[string]any{"type": "cabel"}), []string{"type", "cabel", "new_type: true", "graph_suggest_tags"}},
+		{"UnknownType", "graph_relate", add(map[string]any{"type": "cabel"}), []string{"type", "cabel", `"new_type": true`, "graph_suggest_tags"}},
 		{"MalformedType", "graph_relate", add(map[string]any{"type": "Patch Cable!"}), []string{"type"}},
 		{"ReservedType", "graph_relate", add(map[string]any{"type": "via"}), []string{"type", "via", "observed"}},
 		{"CableWithoutKind", "graph_relate", add(map[string]any{"type": "cable"}), []string{"attrs", "kind", "midi-din"}},
@@ -464,7 +464,7 @@ func TestRelationTools_Errors(t *testing.T) {
 		{"AttrsNotStrings", "graph_relate", add(map[string]any{"attrs": map[string]any{"channel": 10.0}}), []string{"attrs.channel", `"channel": "10"`}},
 		{"TooManyAttrs", "graph_relate", add(map[string]any{"attrs": manyAttrs(graph.MaxRelationAttrs + 1)}), []string{"attrs", "16"}},
 		{"ConflictingAttrs", "graph_relate", map[string]any{"op": "add", "from": "jdxi", "from_port": "out 1", "type": "cable", "to": "scarlett", "to_port": "input 1", "attrs": map[string]any{"kind": "cv"}},
-			[]string{relID, `graph_relate {op: "update", id: "` + relID + `"}`}},
+			[]string{relID, `graph_relate {"op":"update","id":"` + relID + `"}`}},
 		{"AddWithID", "graph_relate", add(map[string]any{"id": relID}), []string{"id", "op update"}},
 		{"UpdateNoID", "graph_relate", map[string]any{"op": "update", "attrs": map[string]any{"kind": "audio"}}, []string{"id", "graph_browse"}},
 		{"UpdateNothing", "graph_relate", map[string]any{"op": "update", "id": relID}, []string{"attrs", "from_port"}},
@@ -655,7 +655,7 @@ func TestRelationTools_BrowseFellowDevice(t *testing.T) {
 	sc := newSchemaChecker(t, cn)
 	keystepRef := demoDevice(t, cn, "keystep")
 	sc.ok(cn, "graph_bind", map[string]any{"ref": keystepRef, "new_name": "KeyStep", "slug": "keystep"})
-	sc.ok(cn, "graph_bind", map[string]any{"ref": "usb:3-7", "identity": "keystep"})
+	sc.ok(cn, "graph_bind", map[string]any{"ref": "usb:3-7", "identity": "keystep", "force": true})
 	sc.ok(cn, "graph_identity", map[string]any{"action": "create", "name": "Power strip", "slug": "strip"})
 	sc.ok(cn, "graph_relate", map[string]any{"op": "add", "from": "strip", "type": "controls", "to": "usb:3-7"})
 	br := sc.ok(cn, "graph_browse", map[string]any{"id": keystepRef})

@@ -93,7 +93,7 @@ func (s *Server) resourceError(uri string, err error) error {
 		s.log.Error("resource read failed", "uri", uri, "err", err)
 		return errors.New("devgraph internal error reading " + uri + "; the server log has the details")
 	}
-	return errors.New(relationVocabulary(graph.ErrorMessage(err)))
+	return errors.New(sentences(graph.ErrorMessage(err), adviceText("", graph.ErrorSteps(err))))
 }
 
 func (s *Server) readSchema(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

@@ -400,8 +400,9 @@ func (s *Server) toolError(tool string, c *call, err error) (*mcp.CallToolResult
 		s.log.Error("tool call failed", "tool", tool, "request_id", c.requestID, "err", err)
 		return nil, fmt.Errorf("devgraph internal error in %s (request %s); the server log has the details", tool, c.requestID)
 	}
-	// Messages shared by every interface may name a CLI verb; say it in tool names.
-	msg := relationVocabulary(graph.ErrorMessage(err))
+	// The problem is the service's, word for word; the advice after it is the error's
+	// next steps said as tool calls (advice.go).
+	msg := graph.ErrorMessage(err)
 	if graph.ErrorField(err) == "message" {
 		// The service names the changelog message; a tool takes it as why.
 		return mcp.NewToolResultError(sentences(msg, "The message is the why argument: fix or shorten it, or leave it out.")), nil
@@ -411,12 +412,8 @@ func (s *Server) toolError(tool string, c *call, err error) (*mcp.CallToolResult
 		if f := graph.ErrorField(err); f != "" && !namesField(msg, f) {
 			msg = f + ": " + msg
 		}
-		return mcp.NewToolResultError(sentences(msg, relationNextStep(tool, code, graph.ErrorField(err), msg))), nil
 	}
-	if next := nextStep(tool, code, msg); next != "" {
-		msg += " " + next
-	}
-	return mcp.NewToolResultError(msg), nil
+	return mcp.NewToolResultError(sentences(msg, adviceText(tool, graph.ErrorSteps(err)))), nil
 }
 
 // namesField reports whether msg already names the argument field: it starts with it,
@@ -440,41 +437,6 @@ func sentences(msg, next string) string {
 		msg += "."
 	}
 	return msg + " " + next
-}
-
-func nextStep(tool, code, msg string) string {
-	lower := strings.ToLower(msg)
-	mentions := func(words ...string) bool {
-		for _, w := range words {
-			if strings.Contains(lower, w) {
-				return true
-			}
-		}
-		return false
-	}
-	switch code {
-	case graph.ENOTFOUND:
-		if strings.HasPrefix(tool, "robot_") {
-			if !mentions("robot_status") {
-				return "Call robot_status without arguments to list the robots."
-			}
-			return ""
-		}
-		if !mentions("graph_find", "graph_unbound") {
-			return "Find ids with graph_find (identities, devices) or graph_unbound (new devices)."
-		}
-	case graph.ECONFLICT:
-		if !mentions("graph_browse", "move") {
-			return "Look at the other node with graph_browse; to take over a unit hint pass move: true."
-		}
-	case graph.ELIMIT:
-		if !mentions("cursor", "limit") {
-			return "Ask for less (a smaller limit or a narrower filter) and page with the cursor."
-		}
-	case graph.EUNAVAILABLE:
-		return "Retry in a moment; graph_unbound and robot_status show what is reachable."
-	}
-	return ""
 }
 
 // actorFor names who makes the request. A request the transport authenticated with a

@@ -82,6 +82,7 @@ func newError(code, field, msg string) Error {
 // formatted error.
 type resolverError struct {
 	code, field, msg string
+	next             []map[string]any // extensions.next: the advised fields with their arguments
 }
 
 func (e *resolverError) Error() string { return e.msg }
@@ -90,6 +91,9 @@ func (e *resolverError) Extensions() map[string]any {
 	ext := map[string]any{"code": e.code}
 	if e.field != "" {
 		ext["field"] = e.field
+	}
+	if len(e.next) > 0 {
+		ext["next"] = e.next
 	}
 	return ext
 }
@@ -110,37 +114,18 @@ func (r errorReporter) wrap(ctx context.Context, where string, err error) error 
 	if code == graph.EINTERNAL {
 		r.log.ErrorContext(ctx, "graphql resolver failed", "field", where, "request_id", graph.RequestIDFrom(ctx), "err", err)
 	}
-	return &resolverError{code: code, field: camelField(graph.ErrorField(err)), msg: graphqlVocabulary(graph.ErrorMessage(err))}
+	msg, next := graphqlAdvice(spellField(graph.ErrorField(err), graph.ErrorMessage(err)), graph.ErrorSteps(err))
+	return &resolverError{code: code, field: camelField(graph.ErrorField(err)), msg: msg, next: next}
 }
 
-// cliWords are the CLI verbs, flags and MCP tools the service's shared messages name, each
-// with the GraphQL field or argument that takes the same step: a GraphQL caller is told
-// what to query, not what to type in a shell or which tool a model calls.
-var cliWords = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile("`?devgraph relations --types`?"), "`relationTypes`"},
-	{regexp.MustCompile(`--new-type \(new_type: true\)|--new-type`), "newType: true"},
-	{regexp.MustCompile("`?devgraph relation update (rel:[0-9a-f-]+)`?"), "`updateRelation(id: \"$1\", …)`"},
-	{regexp.MustCompile("`?devgraph unrelate (rel:[0-9a-f-]+)`?"), "`unrelate(id: \"$1\")`"},
-	{regexp.MustCompile("`?devgraph unrelate`?"), "`unrelate`"},
-	{regexp.MustCompile("`devgraph relations NODE` or graph_browse"), "`relations(filter: {node: …})`"},
-	{regexp.MustCompile("run `?devgraph relations`? on a device"), "query a device's `relations`"},
-	{regexp.MustCompile("list them with `?devgraph relations`? ([^ ;,)`]+)`?"), "list them with `relations(filter: {node: \"$1\"})`"},
-	{regexp.MustCompile("`devgraph tag`"), "the `tag` mutation"},
-	{regexp.MustCompile("`devgraph identities` or graph_find"), "`identities` or `find`"},
-	{regexp.MustCompile("`devgraph (devices --all|devices)` or graph_find"), "`devices` or `find`"},
-	{regexp.MustCompile(`^max_depth (-?[0-9]+): want 1-([0-9]+) hops \(leave it out for [0-9]+\)`), "maxDepth $1: want 1-$2 hops (omit it for $2)"},
-	{regexp.MustCompile(`^(from|to)_port is`), "${1}Port is"},
-}
-
-// graphqlVocabulary rewrites a shared message into GraphQL terms.
-func graphqlVocabulary(msg string) string {
-	for _, w := range cliWords {
-		msg = w.re.ReplaceAllString(msg, w.with)
+// spellField writes the field a message names the way GraphQL spells it (max_depth →
+// maxDepth): the problem is the service's, the argument's name is this interface's.
+func spellField(field, msg string) string {
+	if !strings.Contains(field, "_") {
+		return msg
 	}
-	return msg
+	re := regexp.MustCompile(`(^|[^A-Za-z0-9_.\[-])` + regexp.QuoteMeta(field) + `\b`)
+	return re.ReplaceAllString(msg, "${1}"+camelField(field))
 }
 
 // camelField names a service error's field as GraphQL spells its arguments: the service

@@ -121,7 +121,9 @@ func (b *builder) mutationType() *graphql.Object {
 			"conflicts":  field(listOf(graphql.String), "Dry run: what would fail, in words.", func(r *graph.BindResult) any { return nonNilStrings(r.Conflicts) }),
 			"match":      field(b.matchType(), "How the device reads afterwards.", func(r *graph.BindResult) any { return r.Match }),
 			"dryRun":     field(nonNull(graphql.Boolean), "", func(r *graph.BindResult) any { return r.DryRun }),
-			"events":     field(nonNull(graphql.Int), "Changelog events written.", func(r *graph.BindResult) any { return r.Events }),
+			"alreadyBound": field(nonNull(graphql.Boolean), "The device was bound to this identity already (a retried bind): nothing was written.",
+				func(r *graph.BindResult) any { return r.AlreadyBound }),
+			"events": field(nonNull(graphql.Int), "Changelog events written.", func(r *graph.BindResult) any { return r.Events }),
 		},
 	})
 	tagPayloadType := graphql.NewObject(graphql.ObjectConfig{
@@ -230,11 +232,13 @@ func (b *builder) mutationType() *graphql.Object {
 					"newName":  opt(graphql.String, "Create an identity with this name instead."),
 					"slug":     opt(graphql.String, "Slug for the new identity."),
 					"move":     opt(graphql.Boolean, "Move unit hints another identity holds."),
+					"force":    opt(graphql.Boolean, "Bind even though the device's model or unit contradicts the identity's hints."),
 					"dryRun":   opt(graphql.Boolean, "Report what would change; write nothing."),
 				}),
 				Resolve: b.mutate(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					in := graph.BindInput{Ref: argString(p, "ref"), IdentityID: argString(p, "identity"), NewName: argString(p, "newName"), Slug: argString(p, "slug")}
 					in.Move, _ = p.Args["move"].(bool)
+					in.Force, _ = p.Args["force"].(bool)
 					in.DryRun, _ = p.Args["dryRun"].(bool)
 					if in.IdentityID == "" && in.NewName == "" {
 						return nil, invalidArg("identity", "give exactly one of identity (an existing identity id) or newName (to create one)")

@@ -525,7 +525,8 @@ func fieldErr(field string, err error) error {
 	if f == "" {
 		f = field
 	}
-	return &resolverError{code: graph.ErrorCode(err), field: f, msg: graph.ErrorMessage(err)}
+	msg, next := graphqlAdvice(spellField(graph.ErrorField(err), graph.ErrorMessage(err)), graph.ErrorSteps(err))
+	return &resolverError{code: graph.ErrorCode(err), field: camelField(f), msg: msg, next: next}
 }
 
 // relationMutationFields are relate, updateRelation and unrelate.

@@ -166,7 +166,7 @@ func TestRelation_Errors(t *testing.T) {
 		{"unknown type says relationTypes", graph.EINVALID, "type", relate(`from: "jdxi", type: "cabel", to: "scarlett", attrs: {kind: "usb"}`), nil, "relationTypes"},
 		{"malformed type says relationTypes", graph.EINVALID, "type", relate(`from: "jdxi", type: "Bad Type!", to: "scarlett", newType: true`), nil, "relationTypes"},
 		{"conflict says updateRelation", graph.ECONFLICT, "", relate(`from: "beatstep", fromPort: "MIDI OUT", type: "cable", to: "jdxi", toPort: "MIDI IN", attrs: {kind: "usb"}`), nil, `updateRelation(id: "` + id + `"`},
-		{"unrelate unknown id", graph.ENOTFOUND, "id", `mutation { unrelate(id: "rel:01890000-0000-7000-8000-000000000000"){ action } }`, nil, "relations(filter: {node:"},
+		{"unrelate unknown id", graph.ENOTFOUND, "id", `mutation { unrelate(id: "rel:01890000-0000-7000-8000-000000000000"){ action } }`, nil, "next: query `relations`"},
 		{"malformed type", graph.EINVALID, "type", relate(`from: "jdxi", type: "Bad Type!", to: "scarlett", newType: true`), nil, "type"},
 		{"reserved type", graph.EINVALID, "type", relate(`from: "jdxi", type: "via", to: "scarlett"`), nil, "observed"},
 		{"attrs not an object", graph.EINVALID, "attrs", relate(`from: "jdxi", type: "controls", to: "scarlett", attrs: ["kind"]`), nil, "object"},

@@ -85,11 +85,13 @@ func readCaller(r *http.Request) (Caller, error) {
 // the request.
 const maxRequestIDBytes = 128
 
-// wireError is the error body: {"error":{"code","message","field"}}.
+// wireError is the error body: {"error":{"code","message","field","steps"}}. The steps
+// travel as data, so the CLI words them as commands (graph.Step).
 type wireError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
+	Code    string       `json:"code"`
+	Message string       `json:"message"`
+	Field   string       `json:"field,omitempty"`
+	Steps   []graph.Step `json:"steps,omitempty"`
 }
 
 type errorBody struct {
@@ -259,7 +261,7 @@ func statusOf(code string) int {
 }
 
 func toWire(err error) *wireError {
-	return &wireError{Code: graph.ErrorCode(err), Message: graph.ErrorMessage(err), Field: graph.ErrorField(err)}
+	return &wireError{Code: graph.ErrorCode(err), Message: graph.ErrorMessage(err), Field: graph.ErrorField(err), Steps: graph.ErrorSteps(err)}
 }
 
 func (e *wireError) toGraph() *graph.Error {
@@ -267,5 +269,5 @@ func (e *wireError) toGraph() *graph.Error {
 	if code == "" {
 		code = graph.EINTERNAL
 	}
-	return &graph.Error{Code: code, Message: e.Message, Field: e.Field}
+	return &graph.Error{Code: code, Message: e.Message, Field: e.Field, Steps: e.Steps}
 }

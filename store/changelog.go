@@ -280,7 +280,7 @@ func (db *DB) PruneChangelog(ctx context.Context, before time.Time) (int, error)
 		return 0, graph.Errorf(graph.EFORBIDDEN, "pruning the changelog needs a token marked prune: end its line in the server's token file with the word prune (name token prune) and restart the server, or run devgraph changelog prune on the server's machine as its user")
 	}
 	if before.IsZero() {
-		return 0, graph.FieldErrorf(graph.EINVALID, "before", "give the time before which events are dropped, e.g. --before 2026-01-01 or --before 720h")
+		return 0, graph.FieldErrorf(graph.EINVALID, "before", "give the time before which events are dropped, e.g. 2026-01-01 or 720h")
 	}
 	if now := db.now(); before.After(now) {
 		return 0, graph.FieldErrorf(graph.EINVALID, "before", "before %s is in the future (now %s); a prune drops only events older than a past time, e.g. 720h ago or 2026-01-01",

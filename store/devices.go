@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -81,7 +83,17 @@ func (w *wtx) unbind(key string) (*graph.Device, error) {
 		return nil, graph.Errorf(graph.ENOTFOUND, "device:%s not found", key)
 	}
 	if d.IdentityID == "" {
-		return nil, graph.Errorf(graph.EINVALID, "%s (%s) is not bound to an identity; nothing to unbind", d.ID, d.Ref)
+		show := graph.Step{Do: graph.StepShow, ID: d.ID}
+		last, err := lastEvent(w.tx, d.ID, graph.ActDeviceUnbind)
+		if err != nil {
+			return nil, err
+		}
+		if last != nil {
+			// A retried unbind: say when and by whom it was done.
+			return nil, graph.Errorf(graph.EINVALID, "%s (%s) is not bound to an identity; it was unbound at %s by %s, nothing to unbind",
+				d.ID, d.Ref, last.Time.UTC().Format(time.RFC3339), last.Actor).Next(show)
+		}
+		return nil, graph.Errorf(graph.EINVALID, "%s (%s) is not bound to an identity; nothing to unbind", d.ID, d.Ref).Next(show, graph.ListStep(graph.ListBound, ""))
 	}
 	before := deviceJSON(d)
 	old := d.IdentityID
@@ -425,12 +437,35 @@ func (db *DB) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindR
 		if d.Infra {
 			return graph.FieldErrorf(graph.EINVALID, "device", "%s (%s) is infrastructure (a hub or controller); bind the devices behind it instead", d.ID, d.Ref)
 		}
+		hints := r.Hints
+		if hints == nil {
+			hints = d.Fingerprints
+		}
+		hints, err = graph.NormalizeHintSet(dedupe(hints))
+		if err != nil {
+			return err
+		}
+		if cur := w.boundAlready(d, r, hints); cur != nil {
+			// A retried bind: nothing would change, so nothing is written.
+			res.AlreadyBound, res.Device, res.Identity = true, d, cur
+			return nil
+		}
 		var id *graph.Identity
 		switch {
 		case r.New != nil && r.IdentityID != "":
 			return graph.FieldErrorf(graph.EINVALID, "identity", "give either an existing identity or a new one, not both")
 		case r.New != nil:
 			if id, err = w.createIdentity(*r.New); err != nil {
+				var ge *graph.Error
+				if errors.As(err, &ge) && ge.Code == graph.ECONFLICT {
+					// The name is taken: binding to the identity that has it may be meant.
+					for _, s := range ge.Steps {
+						if s.Do == graph.StepShow {
+							ge.Steps = append([]graph.Step{{Do: graph.StepBind, Ref: d.Ref, Identity: s.ID}}, ge.Steps...)
+							break
+						}
+					}
+				}
 				return err
 			}
 			res.Created = true
@@ -439,15 +474,21 @@ func (db *DB) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindR
 				return err
 			}
 		default:
-			return graph.FieldErrorf(graph.EINVALID, "identity", "name the identity to bind to, or ask for a new one (--new NAME)")
+			return graph.FieldErrorf(graph.EINVALID, "identity", "name the identity to bind to, or ask for a new one").Next(graph.ListStep(graph.ListIdentities, ""))
 		}
-		hints := r.Hints
-		if hints == nil {
-			hints = d.Fingerprints
-		}
-		hints, err = graph.NormalizeHintSet(dedupe(hints))
-		if err != nil {
-			return err
+		if r.New == nil {
+			if c := contradictions(id, hints); len(c) > 0 && !r.Force {
+				msg := fmt.Sprintf("%s contradicts %s's hints: %s; bind it only if it is truly the same thing", d.Ref, id.ID, strings.Join(c, ", and "))
+				if !r.DryRun {
+					e := graph.FieldErrorf(graph.ECONFLICT, "identity", "%s", msg).Next(graph.Step{Do: graph.StepShow, ID: id.ID},
+						graph.Step{Do: graph.StepBind, Ref: d.Ref, Identity: id.ID, Arg: "force", Value: "true"})
+					if d.Name != "" {
+						e.Next(graph.Step{Do: graph.StepBind, Ref: d.Ref, Name: d.Name})
+					}
+					return e
+				}
+				res.Conflicts = append(res.Conflicts, msg)
+			}
 		}
 		var lack []graph.Fingerprint
 		for _, f := range hints {
@@ -464,7 +505,7 @@ func (db *DB) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindR
 				res.HintsAdded = append(res.HintsAdded, f)
 			}
 		}
-		res.HintsMoved, res.Conflicts = moved, conflicts
+		res.HintsMoved, res.Conflicts = moved, append(res.Conflicts, conflicts...)
 		if err := w.putIdentity(id); err != nil {
 			return err
 		}
@@ -490,6 +531,74 @@ func (db *DB) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindR
 		return nil, err
 	}
 	return res, nil
+}
+
+// boundAlready returns the identity d is bound to when r asks for that very binding (the
+// identity by id, or a new one by the name and slug it already has) and d would bring it
+// no new hint: a retried bind. nil otherwise.
+func (w *wtx) boundAlready(d *graph.Device, r graph.BindRequest, hints []graph.Fingerprint) *graph.Identity {
+	if d.IdentityID == "" {
+		return nil
+	}
+	cur, err := getIdentity(w.tx, slugOf(d.IdentityID))
+	if err != nil || cur == nil {
+		return nil
+	}
+	switch {
+	case r.New != nil:
+		if !strings.EqualFold(strings.TrimSpace(r.New.Name), cur.Name) || (r.New.Slug != "" && r.New.Slug != slugOf(cur.ID)) {
+			return nil
+		}
+	case r.IdentityID != "":
+		full, err := resolve(w.tx, r.IdentityID, graph.KindIdentity)
+		if err != nil || full != cur.ID {
+			return nil
+		}
+	default:
+		return nil
+	}
+	for _, f := range hints {
+		if !graph.ContainsFingerprint(cur.Hints, f) {
+			return nil
+		}
+	}
+	return cur
+}
+
+// contradictions lists where a device's evidence contradicts an identity's hints: another
+// model (usb_id), or another unit (usb_serial, mac, robot_serial), where the identity
+// holds hints of that kind and the device shows none of them.
+func contradictions(id *graph.Identity, hints []graph.Fingerprint) []string {
+	var out []string
+	for _, k := range []graph.FingerprintKind{graph.FPUSBID, graph.FPUSBSerial, graph.FPMAC, graph.FPRobotSerial} {
+		var shows, holds []string
+		for _, f := range hints {
+			if f.Kind == k {
+				shows = append(shows, f.Value)
+			}
+		}
+		for _, f := range id.Hints {
+			if f.Kind == k {
+				holds = append(holds, f.Value)
+			}
+		}
+		if len(shows) == 0 || len(holds) == 0 {
+			continue
+		}
+		shared := false
+		for _, v := range shows {
+			shared = shared || slices.Contains(holds, v)
+		}
+		if shared {
+			continue
+		}
+		what := "another unit"
+		if k == graph.FPUSBID {
+			what = "another model"
+		}
+		out = append(out, fmt.Sprintf("it shows %s %s where the identity holds %s (%s)", k, strings.Join(shows, " and "), strings.Join(holds, " and "), what))
+	}
+	return out
 }
 
 func dedupe(fps []graph.Fingerprint) []graph.Fingerprint {

@@ -43,12 +43,13 @@ func (w *wtx) addHints(id *graph.Identity, fps []graph.Fingerprint, move, collec
 					continue
 				}
 				if !move {
-					msg := "hint " + f.String() + " is held by " + h + "; a unit fingerprint belongs to one identity: remove it there, merge the identities, or pass move (--move) to move it here"
+					msg := "hint " + f.String() + " is held by " + h + "; a unit fingerprint belongs to one identity: remove it there, merge the identities, or move it here"
 					if collect {
 						conflicts = append(conflicts, msg)
 						continue
 					}
-					return nil, nil, graph.FieldErrorf(graph.ECONFLICT, "hints", "%s", msg)
+					return nil, nil, graph.FieldErrorf(graph.ECONFLICT, "hints", "%s", msg).Next(
+						graph.Step{Do: graph.StepShow, ID: h}, graph.PassStep("move", "true"))
 				}
 				holder, err := getIdentity(w.tx, slugOf(h))
 				if err != nil {

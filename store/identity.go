@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
 	m "github.com/devgraph/devgraph/migrations"
@@ -101,6 +103,31 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
+// slugTaken is the conflict of a create whose slug exists. The same name again reads as
+// a retry (look at the identity, which may be the earlier try's); another name is told a
+// free slug.
+func (w *wtx) slugTaken(slug, name string) error {
+	id := graph.IdentityID(slug)
+	old, _ := getIdentity(w.tx, slug)
+	if old != nil && strings.EqualFold(strings.TrimSpace(old.Name), name) {
+		return graph.FieldErrorf(graph.ECONFLICT, "slug", "%s already exists, named %q as asked (created %s); use it, or give another slug for a second one",
+			id, old.Name, old.CreatedAt.UTC().Format(time.RFC3339)).Next(graph.Step{Do: graph.StepShow, ID: id})
+	}
+	free := slug
+	for i := 2; i < 100; i++ {
+		c := fmt.Sprintf("%s-%d", strings.TrimRight(slug[:min(len(slug), 60)], "-"), i)
+		if w.b(m.BucketIdentities).Get([]byte(c)) == nil {
+			free = c
+			break
+		}
+	}
+	e := graph.FieldErrorf(graph.ECONFLICT, "slug", "%s already exists; choose another slug or use the existing identity", id)
+	if free != slug {
+		e.Next(graph.PassStep("slug", free))
+	}
+	return e.Next(graph.Step{Do: graph.StepShow, ID: id})
+}
+
 // createIdentity creates an identity with its hints and tags, writing identity.create and
 // one hint.add / tag.add per item.
 func (w *wtx) createIdentity(c graph.IdentityCreate) (*graph.Identity, error) {
@@ -112,7 +139,7 @@ func (w *wtx) createIdentity(c graph.IdentityCreate) (*graph.Identity, error) {
 	if slug == "" {
 		slug = graph.Slugify(name)
 		if slug == "" {
-			return nil, graph.FieldErrorf(graph.EINVALID, "slug", "cannot make a slug from the name %q; give one with --slug (a-z 0-9 . _ -)", name)
+			return nil, graph.FieldErrorf(graph.EINVALID, "slug", "cannot make a slug from the name %q; give a slug of a-z 0-9 . _ -", name)
 		}
 	} else if err := graph.ValidateSlug(slug); err != nil {
 		return nil, err
@@ -130,7 +157,7 @@ func (w *wtx) createIdentity(c graph.IdentityCreate) (*graph.Identity, error) {
 		return nil, err
 	}
 	if w.b(m.BucketIdentities).Get([]byte(slug)) != nil {
-		return nil, graph.FieldErrorf(graph.ECONFLICT, "slug", "identity:%s already exists; choose another slug (--slug) or use the existing identity", slug)
+		return nil, w.slugTaken(slug, name)
 	}
 	id := &graph.Identity{ID: graph.IdentityID(slug), Name: name, Data: data, Hints: []graph.Fingerprint{}, Tags: []string{}, CreatedAt: w.now, UpdatedAt: w.now}
 	if err := w.putIdentity(id); err != nil {
@@ -405,7 +432,8 @@ func (db *DB) MergeIdentities(ctx context.Context, fromText, intoText string) (*
 			}
 		}
 		if n := len(noteIDs(w.tx, into.ID)); n > graph.MaxNotesPerNode {
-			return graph.FieldErrorf(graph.ELIMIT, "into", "merging would give %s %d notes, more than a node may hold (%d); delete some (devgraph note delete) first", into.ID, n, graph.MaxNotesPerNode)
+			return graph.FieldErrorf(graph.ELIMIT, "into", "merging would give %s %d notes, more than a node may hold (%d); delete some first", into.ID, n, graph.MaxNotesPerNode).Next(
+				graph.Step{Do: graph.StepDelNote, ID: into.ID}, graph.Step{Do: graph.StepDelNote, ID: from.ID})
 		}
 		if err := w.moveRelations(from.ID, into.ID); err != nil {
 			return err
@@ -446,10 +474,20 @@ func (db *DB) RestoreIdentity(ctx context.Context, text string) (*graph.Identity
 			return err
 		}
 		if w.b(m.BucketIdentities).Get([]byte(slugOf(full))) != nil {
+			show := graph.Step{Do: graph.StepShow, ID: full}
 			if last == nil {
-				return graph.Errorf(graph.ECONFLICT, "%s exists and was never deleted; nothing to restore", full)
+				return graph.Errorf(graph.ECONFLICT, "%s exists and was never deleted; nothing to restore", full).Next(show)
 			}
-			return graph.Errorf(graph.ECONFLICT, "%s exists again; rename or delete the current one before restoring the old one", full)
+			restored, err := lastEvent(w.tx, full, graph.ActIdentityRestore)
+			if err != nil {
+				return err
+			}
+			if restored != nil && restored.Seq > last.Seq {
+				// A retried restore: say when and by whom it was done.
+				return graph.Errorf(graph.ECONFLICT, "%s was restored already, at %s by %s; nothing to restore", full,
+					restored.Time.UTC().Format(time.RFC3339), restored.Actor).Next(show)
+			}
+			return graph.Errorf(graph.ECONFLICT, "%s exists again; rename or delete the current one before restoring the old one", full).Next(show)
 		}
 		if last == nil || len(last.Before) == 0 {
 			return graph.Errorf(graph.ENOTFOUND, "%s was never deleted (no identity.delete event; it may have been pruned); nothing to restore", full)

@@ -73,7 +73,7 @@ func (w *wtx) deleteNote(id string) error {
 		return err
 	}
 	if n == nil {
-		return graph.Errorf(graph.ENOTFOUND, "%s not found; list notes with devgraph show <target> or graph_browse", id)
+		return graph.Errorf(graph.ENOTFOUND, "%s not found", id).Next(graph.ListStep(graph.ListNotes, ""))
 	}
 	if err := w.delete(m.BucketNotes, []byte(noteLocal(id))); err != nil {
 		return err
@@ -147,8 +147,14 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 		if err != nil {
 			return err
 		}
-		if held := len(noteIDs(w.tx, target)); held >= graph.MaxNotesPerNode {
-			return graph.FieldErrorf(graph.ELIMIT, "target", "%s already has %d notes, the most a node may hold (%d); delete old ones (devgraph note delete) first", target, held, graph.MaxNotesPerNode)
+		ids := noteIDs(w.tx, target)
+		if n, err := w.repeatedNote(ids, kind, c.Body); err != nil || n != nil {
+			out = n
+			return err
+		}
+		if held := len(ids); held >= graph.MaxNotesPerNode {
+			return graph.FieldErrorf(graph.ELIMIT, "target", "%s already has %d notes, the most a node may hold (%d); delete old ones first", target, held, graph.MaxNotesPerNode).Next(
+				graph.Step{Do: graph.StepDelNote, ID: target})
 		}
 		n := &graph.Note{ID: graph.NewNoteID(), Target: target, Kind: kind, Body: c.Body, Author: w.actor, Time: w.now}
 		if err := w.putNote(n); err != nil {
@@ -162,6 +168,29 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 		return w.emit(graph.ActNoteAdd, n.ID, nil, n, target, ownerOf(w.tx, target))
 	})
 	return out, err
+}
+
+// repeatedNote finds, among the newest of ids (a target's notes, oldest first), a note
+// the caller wrote with this kind and body within graph.NoteRepeatWindow: a retried add.
+// Notes are uuidv7, so the newest come last; the body is compared only when the rest match.
+func (w *wtx) repeatedNote(ids []string, kind, body string) (*graph.Note, error) {
+	for i, seen := len(ids)-1, 0; i >= 0 && seen < graph.NoteRepeatScan; i, seen = i-1, seen+1 {
+		n, err := getNote(w.tx, noteLocal(ids[i]))
+		if err != nil {
+			return nil, err
+		}
+		if n == nil || n.Author != w.actor || n.Kind != kind || len(n.Body) != len(body) {
+			continue
+		}
+		if age := w.now.Sub(n.Time); age < 0 || age >= graph.NoteRepeatWindow {
+			continue
+		}
+		if n.Body == body {
+			n.Existed = true
+			return n, nil
+		}
+	}
+	return nil, nil
 }
 
 // FindNoteByID reads one note by its key (the notes bucket is keyed by the note's uuid).

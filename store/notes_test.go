@@ -1,10 +1,13 @@
 package store_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
 	"github.com/devgraph/devgraph/store/storetest"
 )
 
@@ -142,5 +145,63 @@ func TestIdentity_RestoreBringsBackNotes(t *testing.T) {
 	rep, err := db.VerifyChangelog(alice)
 	if err != nil || !rep.OK {
 		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}
+
+// TestAddNote_Repeat: the same note (target, kind, body, author) again within ten minutes
+// is a retry: the first comes back marked Existed and nothing is written. Another author,
+// kind or body, or the same after ten minutes, is a new note.
+func TestAddNote_Repeat(t *testing.T) {
+	t.Parallel()
+	clock := &storetest.Clock{T: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	db := storetest.MustOpen(t, store.Options{Now: clock.Now})
+	alice, bob := ctxActor("cli:alice"), ctxActor("mcp:bob")
+	if _, err := db.CreateIdentity(alice, graph.IdentityCreate{Name: "Korg Minilogue"}); err != nil {
+		t.Fatal(err)
+	}
+	head := func() uint64 {
+		evs, _, err := db.FindEvents(alice, graph.EventFilter{First: 1})
+		if err != nil || len(evs) == 0 {
+			t.Fatalf("head: %v", err)
+		}
+		return evs[0].Seq
+	}
+	add := func(ctx context.Context, kind, body string) *graph.Note {
+		t.Helper()
+		n, err := db.AddNote(ctx, graph.NoteCreate{Target: "korg-minilogue", Kind: kind, Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	first := add(alice, "warning", "key C4 sticks")
+	if first.Existed {
+		t.Fatalf("a first note says it existed: %+v", first)
+	}
+	clock.T = clock.T.Add(9 * time.Minute)
+	again := add(alice, "", "key C4 sticks") // kind warning ≠ info: a new note
+	if again.Existed {
+		t.Errorf("another kind was taken for a repeat")
+	}
+	before := head()
+	same := add(alice, "warning", "key C4 sticks")
+	if !same.Existed || same.ID != first.ID || !same.Time.Equal(first.Time) {
+		t.Errorf("repeat within 10 min: %+v, want the first (%s) marked existed", same, first.ID)
+	}
+	if h := head(); h != before {
+		t.Errorf("a repeated note wrote events (head %d → %d)", before, h)
+	}
+	if n := add(bob, "warning", "key C4 sticks"); n.Existed {
+		t.Errorf("another author's same note was taken for a repeat")
+	}
+	if n := add(alice, "warning", "key C4 sticks!"); n.Existed {
+		t.Errorf("another body was taken for a repeat")
+	}
+	clock.T = first.Time.Add(graph.NoteRepeatWindow)
+	if n := add(alice, "warning", "key C4 sticks"); n.Existed {
+		t.Errorf("the same note ten minutes later was taken for a repeat")
+	}
+	if _, total, _, err := db.FindNotes(alice, graph.NoteFilter{Target: "korg-minilogue"}); err != nil || total != 5 {
+		t.Errorf("notes: %d (%v), want 5", total, err)
 	}
 }

@@ -232,7 +232,8 @@ func (w *wtx) relEndpoint(field, text string) (string, error) {
 // checkRelCap refuses a relation on a node that already holds MaxRelationsPerNode.
 func (w *wtx) checkRelCap(field, node string, adding int) error {
 	if n := nodeRelCount(w.tx, node); n+adding > graph.MaxRelationsPerNode {
-		return graph.FieldErrorf(graph.ELIMIT, field, "%s already has %d relations, the most a node may hold (%d); remove some (devgraph unrelate) first", node, n, graph.MaxRelationsPerNode)
+		return graph.FieldErrorf(graph.ELIMIT, field, "%s already has %d relations, the most a node may hold (%d); remove some first", node, n, graph.MaxRelationsPerNode).Next(
+			graph.ListStep(graph.ListRelations, node), graph.Step{Do: graph.StepRemove})
 	}
 	return nil
 }
@@ -243,7 +244,8 @@ func typeKnown(tx *bolt.Tx, t string) bool {
 }
 
 func unknownTypeErr(t string) error {
-	return graph.FieldErrorf(graph.EINVALID, "type", "relation type %q is neither seeded nor in use; check the spelling (`devgraph relations --types` lists them: %s …) or pass --new-type (new_type: true) to start using it", t, strings.Join(graph.SeedRelationTypes, ", "))
+	return graph.FieldErrorf(graph.EINVALID, "type", "relation type %q is neither seeded nor in use; check the spelling (the seeded ones: %s), or ask for a new type to start using it", t, strings.Join(graph.SeedRelationTypes, ", ")).Next(
+		graph.ListStep(graph.ListRelationTypes, ""), graph.PassStep("new_type", "true"))
 }
 
 func attrsEqual(a, b map[string]string) bool {
@@ -304,7 +306,8 @@ func (db *DB) Relate(ctx context.Context, c graph.RelationCreate) (*graph.Relati
 		}
 		if old != nil {
 			if !attrsEqual(old.Attrs, r.Attrs) {
-				return graph.FieldErrorf(graph.ECONFLICT, "attrs", "%s already relates %s to %s as %s with other attrs; update it instead (devgraph relation update %s)", old.ID, from, to, r.Type, old.ID)
+				return graph.FieldErrorf(graph.ECONFLICT, "attrs", "%s already relates %s to %s as %s with other attrs; update it instead", old.ID, from, to, r.Type).Next(
+					graph.Step{Do: graph.StepUpdate, ID: old.ID}, graph.Step{Do: graph.StepRemove, ID: old.ID})
 			}
 			out = &graph.RelationChange{Relation: old, Action: "none", DryRun: c.DryRun}
 			return nil
@@ -335,7 +338,7 @@ func (db *DB) Relate(ctx context.Context, c graph.RelationCreate) (*graph.Relati
 func relationID(field, id string) (string, error) {
 	t := strings.TrimSpace(id)
 	if t == "" {
-		return "", graph.FieldErrorf(graph.EINVALID, field, "no relation id given; want rel:<uuid> (list them with devgraph relations)")
+		return "", graph.FieldErrorf(graph.EINVALID, field, "no relation id given; want rel:<uuid>").Next(graph.ListStep(graph.ListRelations, ""))
 	}
 	if err := graph.ValidateText(field, t, 1, 1024); err != nil {
 		return "", err
@@ -349,7 +352,7 @@ func relationID(field, id string) (string, error) {
 	case graph.KindObserved:
 		return "", graph.FieldErrorf(graph.EINVALID, field, "%s is an observed relation: a source sees it, nobody declared it, so it cannot be changed or removed here; change the hardware or the patch", t)
 	}
-	return "", graph.FieldErrorf(graph.EINVALID, field, "%q is not a relation id; want rel:<uuid> (list them with devgraph relations)", id)
+	return "", graph.FieldErrorf(graph.EINVALID, field, "%q is not a relation id; want rel:<uuid>", id).Next(graph.ListStep(graph.ListRelations, ""))
 }
 
 // mustRelation reads the declared relation id inside a transaction; ENOTFOUND with a
@@ -408,7 +411,8 @@ func (db *DB) UpdateRelation(ctx context.Context, id string, u graph.RelationUpd
 				return err
 			}
 			if other != nil && other.ID != old.ID {
-				return graph.FieldErrorf(graph.ECONFLICT, "from_port", "%s already relates %s to %s as %s with those ports; remove one of the two (devgraph unrelate %s)", other.ID, r.From, r.To, r.Type, other.ID)
+				return graph.FieldErrorf(graph.ECONFLICT, "from_port", "%s already relates %s to %s as %s with those ports; remove one of the two", other.ID, r.From, r.To, r.Type).Next(
+					graph.Step{Do: graph.StepRemove, ID: other.ID})
 			}
 		}
 		r.Updated = w.now
@@ -495,7 +499,8 @@ func (db *DB) Unrelate(ctx context.Context, rm graph.RelationRemove) (*graph.Rel
 				if len(near) > 0 {
 					hint = " (" + strings.Join(near, "; ") + ": give its ports or its id)"
 				}
-				return graph.FieldErrorf(graph.ENOTFOUND, "id", "no %s relation from %s%s to %s%s%s; list them with devgraph relations %s", tuple.Type, from, portSuffix(tuple.FromPort), to, portSuffix(tuple.ToPort), hint, from)
+				return graph.FieldErrorf(graph.ENOTFOUND, "id", "no %s relation from %s%s to %s%s%s", tuple.Type, from, portSuffix(tuple.FromPort), to, portSuffix(tuple.ToPort), hint).Next(
+					graph.ListStep(graph.ListRelations, from))
 			}
 		}
 		if err := w.removeRelation(r); err != nil {
@@ -826,7 +831,8 @@ func (w *wtx) moveRelations(from, into string) error {
 		}
 	}
 	if n := nodeRelCount(w.tx, into); n > graph.MaxRelationsPerNode {
-		return graph.FieldErrorf(graph.ELIMIT, "into", "merging would give %s %d relations, more than a node may hold (%d); remove some (devgraph unrelate) first", into, n, graph.MaxRelationsPerNode)
+		return graph.FieldErrorf(graph.ELIMIT, "into", "merging would give %s %d relations, more than a node may hold (%d); remove some first", into, n, graph.MaxRelationsPerNode).Next(
+			graph.ListStep(graph.ListRelations, into), graph.Step{Do: graph.StepRemove})
 	}
 	return nil
 }

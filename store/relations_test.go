@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -378,7 +379,7 @@ func TestRelation_BadInput(t *testing.T) {
 		{"self-loop", graph.RelationCreate{From: "keystep", Type: "controls", To: "identity:keystep"}, graph.EINVALID, "to", "self-loop"},
 		{"self-loop through a device", graph.RelationCreate{From: "usb:3-3.2", Type: "controls", To: "device:path:0582:01a9:3-3.2"}, graph.EINVALID, "to", "self-loop"},
 		{"reserved type", graph.RelationCreate{From: "keystep", Type: "via", To: "jdxi"}, graph.EINVALID, "type", "via is observed only; the sources add it"},
-		{"unknown type", graph.RelationCreate{From: "keystep", Type: "cabel", To: "jdxi"}, graph.EINVALID, "type", "--new-type"},
+		{"unknown type", graph.RelationCreate{From: "keystep", Type: "cabel", To: "jdxi"}, graph.EINVALID, "type", "ask for a new type"},
 		{"malformed type", graph.RelationCreate{From: "keystep", Type: "plugs into", To: "jdxi", NewType: true}, graph.EINVALID, "type", "a-z 0-9"},
 		{"empty type", graph.RelationCreate{From: "keystep", To: "jdxi"}, graph.EINVALID, "type", "type is empty"},
 		{"long type", graph.RelationCreate{From: "keystep", Type: strings.Repeat("a", 33), To: "jdxi", NewType: true}, graph.EINVALID, "type", ""},
@@ -399,6 +400,9 @@ func TestRelation_BadInput(t *testing.T) {
 			_, err := db.Relate(ctx, c)
 			if graph.ErrorCode(err) != tc.code || graph.ErrorField(err) != tc.field || !strings.Contains(graph.ErrorMessage(err), tc.want) {
 				t.Errorf("%s (dry %v): code %s field %q message %q; want %s %q containing %q", tc.name, dry, graph.ErrorCode(err), graph.ErrorField(err), graph.ErrorMessage(err), tc.code, tc.field, tc.want)
+			}
+			if tc.name == "unknown type" && !slices.Contains(graph.ErrorSteps(err), graph.PassStep("new_type", "true")) {
+				t.Errorf("unknown type: steps %+v lack passing new_type", graph.ErrorSteps(err))
 			}
 		}
 	}
@@ -584,7 +588,7 @@ func TestRelation_Caps(t *testing.T) {
 	db, ctx := relFixture(t)
 	// 500 notes fit; the 501st is ELIMIT and writes nothing
 	for i := 0; i < graph.MaxNotesPerNode; i++ {
-		if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: "n"}); err != nil {
+		if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "scout", Body: fmt.Sprint("n", i)}); err != nil {
 			t.Fatalf("note %d: %v", i, err)
 		}
 	}

@@ -130,7 +130,18 @@ func (e *unknownID) Error() string { return e.err.Error() }
 func (e *unknownID) Unwrap() error { return e.err }
 
 func notFound(text string, k graph.Kind, local string) error {
-	return &unknownID{err: graph.FieldErrorf(graph.ENOTFOUND, "id", "%s", unknownMessage(text, k, "")), text: text, kind: k, local: local}
+	e := graph.FieldErrorf(graph.ENOTFOUND, "id", "%s", unknownMessage(text, k, ""))
+	switch k {
+	case graph.KindDevice:
+		e.Next(graph.ListStep(graph.ListDevices, ""))
+	case graph.KindIdentity:
+		e.Next(graph.ListStep(graph.ListIdentities, ""))
+	case graph.KindRelation:
+		e.Next(graph.ListStep(graph.ListRelations, ""))
+	case graph.KindTag:
+		e.Next(graph.ListStep(graph.ListTags, ""))
+	}
+	return &unknownID{err: e, text: text, kind: k, local: local}
 }
 
 func unknownMessage(text string, k graph.Kind, suggestion string) string {
@@ -141,14 +152,6 @@ func unknownMessage(text string, k graph.Kind, suggestion string) string {
 	msg := fmt.Sprintf("unknown %s %q", word, text)
 	if suggestion != "" {
 		msg += fmt.Sprintf("; did you mean %s?", suggestion)
-	}
-	switch k {
-	case graph.KindDevice:
-		msg += " (list devices with `devgraph devices --all` or graph_find)"
-	case graph.KindIdentity:
-		msg += " (list identities with `devgraph identities` or graph_find)"
-	case graph.KindRelation:
-		msg += " (list a node's relations with `devgraph relations NODE` or graph_browse)"
 	}
 	return msg
 }

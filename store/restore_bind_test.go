@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/devgraph/devgraph/graph"
@@ -69,5 +70,43 @@ func TestRestoreIdentity_RebindsDevices(t *testing.T) {
 	}
 	if len(rebound) != 2 || !rebound["device:sn:0582:01a9:SN1"] || !rebound["device:path:0582:01a9:3-3.3"] {
 		t.Errorf("device.bind events under the restoring request: %v, want the two devices still free", rebound)
+	}
+}
+
+// A retried restore or unbind is refused saying when and by whom it was done, with the
+// node to look at as the next step.
+func TestRetriedWrites_SayWhenAndWho(t *testing.T) {
+	t.Parallel()
+	db := storetest.MustOpen(t)
+	alice, bob := ctxActor("cli:alice"), ctxActor("mcp:bob")
+	observe(t, db, dev("sn:0582:01a9:SN1", "usb:3-3.2", fp("usb_serial", "0582:01a9:SN1")))
+	if _, err := db.BindDevice(alice, graph.BindRequest{DeviceID: "usb:3-3.2", New: &graph.IdentityCreate{Name: "Roland JD-Xi"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UnbindDevice(alice, "usb:3-3.2"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.UnbindDevice(bob, "usb:3-3.2")
+	mustCode(t, err, graph.EINVALID)
+	if msg := graph.ErrorMessage(err); !strings.Contains(msg, "it was unbound at ") || !strings.Contains(msg, "by cli:alice") {
+		t.Errorf("retried unbind: %q", msg)
+	}
+	if s := graph.ErrorSteps(err); len(s) != 1 || s[0].Do != graph.StepShow || s[0].ID != "device:sn:0582:01a9:SN1" {
+		t.Errorf("retried unbind steps %+v", s)
+	}
+
+	if err := db.DeleteIdentity(alice, "roland-jd-xi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RestoreIdentity(alice, "roland-jd-xi"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.RestoreIdentity(bob, "roland-jd-xi")
+	mustCode(t, err, graph.ECONFLICT)
+	if msg := graph.ErrorMessage(err); !strings.Contains(msg, "was restored already, at ") || !strings.Contains(msg, "by cli:alice") {
+		t.Errorf("retried restore: %q", msg)
+	}
+	if s := graph.ErrorSteps(err); len(s) != 1 || s[0].Do != graph.StepShow || s[0].ID != "identity:roland-jd-xi" {
+		t.Errorf("retried restore steps %+v", s)
 	}
 }

@@ -15,6 +15,7 @@ type bindOptions struct {
 	newName string
 	slug    string
 	move    bool
+	force   bool
 	dryRun  bool
 }
 
@@ -25,7 +26,8 @@ func newBindCmd(c *common) *cobra.Command {
 		Short: "bind a device to an identity: bind REF (IDENTITY | --new NAME)",
 		Example: `  devgraph bind usb:3-3.2 --new "Roland JD-Xi"
   devgraph bind usb:3-3.2 roland-jd-xi -m "re-plugged on the front hub"
-  devgraph bind usb:3-3.1 minilogue --move --dry-run`,
+  devgraph bind usb:3-3.1 minilogue --move --dry-run
+  devgraph bind usb:3-4.1 jdxi --force      # another model: only if it truly is the same thing`,
 		Args: nargs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBind(cmd.Context(), o, args, c.e.stdout)
@@ -35,6 +37,7 @@ func newBindCmd(c *common) *cobra.Command {
 	f.StringVar(&o.newName, "new", "", "create a new identity with this name")
 	f.StringVar(&o.slug, "slug", "", "the new identity's slug (with --new)")
 	f.BoolVar(&o.move, "move", false, "move unit hints (serials) another identity holds instead of failing")
+	f.BoolVar(&o.force, "force", false, "bind even though the device's model or unit contradicts the identity's hints")
 	f.BoolVar(&o.dryRun, "dry-run", false, "show what would change and write nothing")
 	addJSON(cmd, c, "print the result as JSON")
 	return cmd
@@ -42,7 +45,7 @@ func newBindCmd(c *common) *cobra.Command {
 
 func runBind(ctx context.Context, o *bindOptions, pos []string, out io.Writer) error {
 	e := o.e
-	in := graph.BindInput{NewName: o.newName, Slug: o.slug, Move: o.move, DryRun: o.dryRun}
+	in := graph.BindInput{NewName: o.newName, Slug: o.slug, Move: o.move, Force: o.force, DryRun: o.dryRun}
 	switch {
 	case o.newName != "":
 		if len(pos) == 2 {
@@ -78,6 +81,10 @@ func printBind(w io.Writer, r *graph.BindResult) {
 	}
 	if r.Identity != nil {
 		ident = r.Identity.ID
+	}
+	if r.AlreadyBound {
+		fmt.Fprintf(w, "already bound %s to %s; nothing changed\n", dev, ident)
+		return
 	}
 	verb := "bound"
 	if r.DryRun {

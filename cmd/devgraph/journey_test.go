@@ -369,8 +369,8 @@ func relationJourney(t *testing.T, j *journey) {
 	j.fail([]string{"direction"}, "relations", "keystep", "--direction", "sideways")
 	j.fail([]string{"nosuch"}, "trace", "nosuch")
 	j.fail([]string{"rel:0190"}, "unrelate", "rel:01900000-0000-7000-8000-000000000000")
-	j.fail([]string{"rel:0190", "devgraph relations NODE"}, "relation", "update", "rel:01900000-0000-7000-8000-000000000000", "--attr", "x=y")
-	j.fail([]string{"tag", "devgraph tag"}, "relate", "keystep", "controls", "tag:role:synth")
+	j.fail([]string{"rel:0190", "run `devgraph relations`"}, "relation", "update", "rel:01900000-0000-7000-8000-000000000000", "--attr", "x=y")
+	j.fail([]string{"tag", "run `devgraph identities`"}, "relate", "keystep", "controls", "tag:role:synth")
 	j.fail([]string{"jdxi"}, "unrelate", "jdxi", "controls", "keystep")
 	j.fail([]string{"already relates", "relation update " + rel.ID}, "relate", "keystep", "cable", "jdxi", "--from-port", "MIDI OUT", "--to-port", "MIDI IN", "--attr", "kind=trs-midi")
 

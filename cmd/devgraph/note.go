@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +54,10 @@ func runNoteAdd(ctx context.Context, o *noteAddOptions, pos []string, out io.Wri
 		}
 		if o.asJSON() {
 			return writeJSON(out, n)
+		}
+		if n.Existed {
+			fmt.Fprintf(out, "already there: %s on %s (the same note, added %s); nothing written\n", n.ID, n.Target, n.Time.UTC().Format(time.RFC3339))
+			return nil
 		}
 		fmt.Fprintf(out, "added %s on %s\n", n.ID, n.Target)
 		return nil

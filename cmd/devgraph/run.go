@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/user"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -207,16 +206,9 @@ func (e *env) exit(err error) int {
 		fmt.Fprintf(e.stderr, "devgraph: internal error: %s\n", oneLine(err.Error()))
 		return exitUser
 	}
-	fmt.Fprintf(e.stderr, "devgraph: %s\n", cliVocabulary(oneLine(graph.ErrorMessage(err))))
+	fmt.Fprintf(e.stderr, "devgraph: %s\n", errorLine(err))
 	return exitUser
 }
-
-// mcpWords are what the service's shared messages say for a model beside the CLI's
-// verb ("… `devgraph identities` or graph_find", "--new-type (new_type: true)"): a
-// person at a terminal is told the verb and the flag only.
-var mcpWords = regexp.MustCompile(` or graph_[a-z_]+\b| \(new_type: true\)`)
-
-func cliVocabulary(msg string) string { return mcpWords.ReplaceAllString(msg, "") }
 
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)

@@ -28,7 +28,8 @@ func (f *Fleet) lookup(ref string) (*member, error) {
 	if len(refs) == 0 {
 		return nil, &graph.Error{Code: graph.ENOTFOUND, Field: "robot", Message: fmt.Sprintf("no robot %q; no robots are running (start the server with --demo or --sim-robot NAME)", ref)}
 	}
-	return nil, &graph.Error{Code: graph.ENOTFOUND, Field: "robot", Message: fmt.Sprintf("no robot %q%s; robots: %s (robot_status lists them)", ref, suggest("robot:"+name, refs), strings.Join(refs, ", "))}
+	return nil, &graph.Error{Code: graph.ENOTFOUND, Field: "robot", Message: fmt.Sprintf("no robot %q%s; robots: %s", ref, suggest("robot:"+name, refs), strings.Join(refs, ", ")),
+		Steps: []graph.Step{graph.ListStep(graph.ListRobots, "")}}
 }
 
 // suggest returns "; did you mean X?" for the candidate closest to s, or "".

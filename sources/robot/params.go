@@ -117,7 +117,7 @@ func applyParams(cur graph.RobotParams, u graph.RobotParamsUpdate, pos graph.Poi
 			return cur, graph.FieldErrorf(graph.EINVALID, "geofence", "geofence %s does not contain the robot at (%.2f, %.2f); the robot must stand inside its fence", describeFence(fence), pos.X, pos.Y)
 		}
 		if goal != nil && !pointInPolygon(*goal, fence) {
-			return cur, graph.FieldErrorf(graph.EINVALID, "geofence", "geofence %s does not contain the current goal (%.2f, %.2f); stop the robot (robot_stop) or wait for it to arrive first", describeFence(fence), goal.X, goal.Y)
+			return cur, graph.FieldErrorf(graph.EINVALID, "geofence", "geofence %s does not contain the current goal (%.2f, %.2f); stop the robot or wait for it to arrive first", describeFence(fence), goal.X, goal.Y).Next(graph.Step{Do: graph.StepStop})
 		}
 		p.Geofence = fence
 	}

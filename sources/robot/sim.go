@@ -2,6 +2,7 @@ package robot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -210,7 +211,7 @@ func (r *simRobot) checkGoalLocked(goal graph.Goal) (time.Duration, error) {
 		return 0, graph.FieldErrorf(graph.EINVALID, "timeout_s", "timeout_s=%g is out of range; give seconds, 0 < timeout_s ≤ %.0f (omit it for %.0f; most MCP clients give up after 60)", t, MaxTimeout.Seconds(), DefaultTimeout.Seconds())
 	}
 	if !r.armed {
-		return 0, graph.FieldErrorf(graph.EINVALID, "robot", "%s is not armed (state %s); arm it first (robot_arm), then navigate", r.ref, r.state)
+		return 0, graph.FieldErrorf(graph.EINVALID, "robot", "%s is not armed (state %s); arm it first, then navigate", r.ref, r.state).Next(graph.Step{Do: graph.StepArm, Robot: r.ref})
 	}
 	g := graph.Point{X: goal.X, Y: goal.Y}
 	if f := r.params.Geofence; f != nil && !pointInPolygon(g, f) {
@@ -290,7 +291,7 @@ func (r *simRobot) Stop() graph.RobotState {
 	defer r.w.mu.Unlock()
 	r.armed = false
 	r.halt()
-	r.finish(graph.NavDisarmed, "emergency stop (robot_stop); arm the robot again (robot_arm) before the next goal")
+	r.finish(graph.NavDisarmed, "emergency stop; arm the robot again before the next goal")
 	r.state = graph.RobotStopped
 	r.w.notify(r, false)
 	return r.stateLocked()
@@ -315,7 +316,7 @@ func (r *simRobot) Disarm() graph.RobotState {
 	if r.armed || r.nav != nil {
 		r.armed = false
 		r.halt()
-		r.finish(graph.NavDisarmed, "the robot was disarmed (robot_disarm); arm it again (robot_arm) before the next goal")
+		r.finish(graph.NavDisarmed, "the robot was disarmed; arm it again before the next goal")
 		r.w.notify(r, false)
 	}
 	return r.stateLocked()
@@ -348,13 +349,17 @@ func (r *simRobot) Grasp(objectID string) (graph.RobotState, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !r.armed {
-		return graph.RobotState{}, graph.FieldErrorf(graph.EINVALID, "robot", "%s is not armed (state %s); arm it first (robot_arm), then grasp", r.ref, r.state)
+		return graph.RobotState{}, graph.FieldErrorf(graph.EINVALID, "robot", "%s is not armed (state %s); arm it first, then grasp", r.ref, r.state).Next(graph.Step{Do: graph.StepArm, Robot: r.ref})
 	}
 	if r.nav != nil {
-		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s is navigating; wait for it to arrive or stop it (robot_stop) before grasping", r.ref)
+		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s is navigating; wait for it to arrive or stop it before grasping", r.ref).Next(graph.Step{Do: graph.StepStop, Robot: r.ref})
+	}
+	if r.holding != "" && r.holding == objectID {
+		// A retried grasp: it is done; the robot's state says so.
+		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s holds %s already; nothing to grasp", r.ref, r.holding).Next(graph.ListStep(graph.ListRobots, ""))
 	}
 	if r.holding != "" {
-		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s already holds %s; release it first (robot_release)", r.ref, r.holding)
+		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s already holds %s; release it first", r.ref, r.holding).Next(graph.Step{Do: graph.StepRelease, Robot: r.ref})
 	}
 	o := w.object(objectID)
 	if o == nil {
@@ -362,13 +367,13 @@ func (r *simRobot) Grasp(objectID string) (graph.RobotState, error) {
 		for i, x := range w.objects {
 			ids[i] = x.ID
 		}
-		return graph.RobotState{}, &graph.Error{Code: graph.ENOTFOUND, Field: "object", Message: fmt.Sprintf("no object %q%s; call robot_detect to list the objects near the robot", objectID, suggest(objectID, ids))}
+		return graph.RobotState{}, &graph.Error{Code: graph.ENOTFOUND, Field: "object", Message: fmt.Sprintf("no object %q%s; detect lists the objects near the robot", objectID, suggest(objectID, ids)), Steps: []graph.Step{{Do: graph.StepDetect, Robot: r.ref}}}
 	}
 	if o.HeldBy != "" {
-		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "object %s is held by %s; it must release it first", o.ID, o.HeldBy)
+		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "object %s is held by %s; it must release it first", o.ID, o.HeldBy).Next(graph.Step{Do: graph.StepRelease, Robot: o.HeldBy})
 	}
 	if d := math.Hypot(o.X-r.pose.X, o.Y-r.pose.Y); d > r.params.GraspReach {
-		return graph.RobotState{}, graph.FieldErrorf(graph.EINVALID, "object", "object %s is %.2f m away, beyond grasp_reach %.2f m; navigate to (%g, %g) first (robot_navigate)", o.ID, d, r.params.GraspReach, o.X, o.Y)
+		return graph.RobotState{}, graph.FieldErrorf(graph.EINVALID, "object", "object %s is %.2f m away, beyond grasp_reach %.2f m; navigate to (%g, %g) first", o.ID, d, r.params.GraspReach, o.X, o.Y).Next(navTo(r.ref, o.X, o.Y))
 	}
 	o.HeldBy = r.ref
 	o.X, o.Y = r.pose.X, r.pose.Y
@@ -382,10 +387,11 @@ func (r *simRobot) Release() (graph.RobotState, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !r.armed {
-		return graph.RobotState{}, graph.FieldErrorf(graph.EINVALID, "robot", "%s is not armed (state %s); arm it first (robot_arm), then release", r.ref, r.state)
+		return graph.RobotState{}, graph.FieldErrorf(graph.EINVALID, "robot", "%s is not armed (state %s); arm it first, then release", r.ref, r.state).Next(graph.Step{Do: graph.StepArm, Robot: r.ref})
 	}
 	if r.holding == "" {
-		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s holds nothing; grasp an object first (robot_grasp)", r.ref)
+		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "%s holds nothing; grasp an object first", r.ref).Next(
+			graph.Step{Do: graph.StepDetect, Robot: r.ref}, graph.Step{Do: graph.StepGrasp, Robot: r.ref})
 	}
 	if o := w.object(r.holding); o != nil {
 		o.HeldBy = ""
@@ -411,6 +417,15 @@ func (r *simRobot) SetParameters(u graph.RobotParamsUpdate) (graph.RobotState, e
 	}
 	p, err := applyParams(r.params, u, r.pos(), goal)
 	if err != nil {
+		// Steps made without the robot at hand (stop it) name it here.
+		var ge *graph.Error
+		if errors.As(err, &ge) {
+			for i := range ge.Steps {
+				if ge.Steps[i].Robot == "" {
+					ge.Steps[i].Robot = r.ref
+				}
+			}
+		}
 		return graph.RobotState{}, err
 	}
 	r.params = p
@@ -444,4 +459,11 @@ func (r *simRobot) restore(rec *graph.RobotRecord) error {
 	}
 	r.params = rec.Params
 	return nil
+}
+
+// navTo is the step of driving robot to (x, y).
+func navTo(robot string, x, y float64) graph.Step {
+	s := graph.Step{Do: graph.StepNavigate, Robot: robot}
+	s.X, s.Y = graph.XY(x, y)
+	return s
 }

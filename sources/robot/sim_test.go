@@ -152,8 +152,8 @@ func TestNavigate_Refusals(t *testing.T) {
 	t.Run("Disarmed", func(t *testing.T) {
 		_, err := f.Navigate(ctx, "scout", graph.Goal{X: 1, Y: 1}, nil)
 		wantCode(t, err, graph.EINVALID, "robot")
-		if !strings.Contains(graph.ErrorMessage(err), "robot_arm") {
-			t.Fatalf("message %q does not say to arm", graph.ErrorMessage(err))
+		if s := graph.ErrorSteps(err); len(s) != 1 || s[0].Do != graph.StepArm || s[0].Robot != "robot:scout" {
+			t.Fatalf("message %q, steps %+v: want the step of arming robot:scout", graph.ErrorMessage(err), s)
 		}
 	})
 	arm(t, f, "scout")

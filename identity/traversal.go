@@ -2,7 +2,9 @@ package identity
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/devgraph/devgraph/graph"
@@ -143,9 +145,37 @@ func (s *Service) Path(ctx context.Context, from, to string, o graph.PathOptions
 	if err := graph.ValidatePathOptions(o); err != nil {
 		return nil, err
 	}
+	if err := s.knownTypes(ctx, o.Types); err != nil {
+		return nil, err
+	}
 	return walk(ctx, s, func(vctx context.Context, e *edges, ids []string) (*graph.PathResult, error) {
 		return graph.Path(vctx, e, ids[0], ids[1], o)
 	}, [2]string{"from", from}, [2]string{"to", to})
+}
+
+// knownTypes refuses a type filter naming a type no relation can have (neither seeded,
+// observed nor in use): it would find nothing, and "no path" would hide the typo.
+func (s *Service) knownTypes(ctx context.Context, types []string) error {
+	if len(types) == 0 {
+		return nil
+	}
+	known, err := s.RelationTypes(ctx)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(known)+len(graph.SeedRelationTypes))
+	names = append(names, graph.SeedRelationTypes...)
+	for _, k := range known {
+		if !slices.Contains(names, k.Type) {
+			names = append(names, k.Type)
+		}
+	}
+	for _, t := range types {
+		if !slices.Contains(names, strings.ToLower(strings.TrimSpace(t))) {
+			return graph.FieldErrorf(graph.EINVALID, "types", "unknown relation type %q; the types are %s", t, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 // Trace follows the signal relations from a node (or one of its ports) to where they end.

@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -29,14 +30,21 @@ func (c adviceCall) String() string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(a.k)
-		v, _ := json.Marshal(a.v)
-		b.Write(k)
+		b.Write(plainJSON(a.k))
 		b.WriteByte(':')
-		b.Write(v)
+		b.Write(plainJSON(a.v))
 	}
 	b.WriteString("}")
 	return b.String()
+}
+
+// plainJSON is v as JSON without HTML escaping: a model reads "<an id>", not "\u003can id\u003e".
+func plainJSON(v any) []byte {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // stepCalls renders one step as the tool calls that take it, and a few words when a
@@ -68,9 +76,13 @@ func stepCalls(tool string, s graph.Step) (calls []adviceCall, words string) {
 			// known, browse either end (or a device, for its clients).
 			id := s.ID
 			if id == "" {
-				id = "<either end's id>"
-				if s.Kind == graph.ListClients {
+				switch s.Kind {
+				case graph.ListClients:
 					id = "<a device's id>"
+				case graph.ListNotes:
+					id = "<the note's target id>"
+				default:
+					id = "<either end's id>"
 				}
 			}
 			return call("graph_browse", kv{"id", id}), ""
@@ -92,8 +104,7 @@ func stepCalls(tool string, s graph.Step) (calls []adviceCall, words string) {
 		if s.Value == "" {
 			return nil, "call " + tool + " again without " + strconv.Quote(s.Arg)
 		}
-		v, _ := json.Marshal(jsonValue(s.Value))
-		return nil, "call " + tool + " again with " + strconv.Quote(s.Arg) + ": " + string(v)
+		return nil, "call " + tool + " again with " + strconv.Quote(s.Arg) + ": " + string(plainJSON(jsonValue(s.Value)))
 	case graph.StepUpdate:
 		return call("graph_relate", kv{"op", "update"}, kv{"id", s.ID}), ""
 	case graph.StepRemove:

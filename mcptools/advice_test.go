@@ -123,6 +123,13 @@ func TestAdvice_FitsTheSituation(t *testing.T) {
 		t.Errorf("unknown target: %q", msg)
 	}
 
+	// An unknown note: browse its target (a note has no ends), with the placeholder as a
+	// model reads it, not JSON-escaped.
+	msg = cn.fails("graph_note", map[string]any{"action": "delete", "note_id": "note:0000"})
+	if !strings.Contains(msg, `call graph_browse {"id":"<`) || strings.Contains(msg, `\u003c`) || strings.Contains(msg, "end") {
+		t.Errorf("unknown note: %q", msg)
+	}
+
 	// A repeated note.
 	n1 := cn.ok("graph_note", map[string]any{"target": "jdxi", "body": "firmware 1.53"})
 	res = cn.call("graph_note", map[string]any{"target": "jdxi", "body": "firmware 1.53"})

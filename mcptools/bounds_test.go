@@ -42,6 +42,7 @@ func TestSchema_BoundsMatchService(t *testing.T) {
 		"x":         {1e4, -1e4},
 		"y":         {1e4, -1e4},
 		"geofence":  {robot.MaxGeofence},
+		"timeout_s": {robot.MaxTimeout.Seconds(), 0}, // the fleet takes 0 < timeout_s ≤ 600
 	}
 	// This package's own checks: what they bound and why the service has none.
 	own := map[string]float64{
@@ -52,8 +53,7 @@ func TestSchema_BoundsMatchService(t *testing.T) {
 		"tags":           16,             // graph_find's tag filter
 		"types":          16,             // graph_trace's type filter
 		"kind":           0,
-		"depth":          3, // graph_browse's walk
-		"timeout_s":      MaxNavigateTimeout,
+		"depth":          3,        // graph_browse's walk
 		"query":          64 << 10, // the GraphQL executor's document cap is checked there too
 		"operation_name": 200,
 		"since":          64, "until": 64, "actor": 100, "action": 64,
@@ -172,4 +172,22 @@ func checkRobotBound(t *testing.T, fleet *robot.Fleet, where string, set func(*g
 	}
 	// Put back a value every later check can move from.
 	_ = try(min + (max-min)/2)
+}
+
+// TestNavigate_TimeoutDefault holds robot_navigate's timeout_s description to the
+// fleet's default: a model that omits it must know how long the call may take.
+func TestNavigate_TimeoutDefault(t *testing.T) {
+	t.Parallel()
+	want := fmt.Sprintf("default %.0f", robot.DefaultTimeout.Seconds())
+	for _, td := range allToolDefs() {
+		for _, p := range td.params {
+			if td.name == "robot_navigate" && p.name == "timeout_s" {
+				if !strings.Contains(p.desc, want) {
+					t.Fatalf("timeout_s description %q does not say %q", p.desc, want)
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("robot_navigate has no timeout_s")
 }

@@ -94,6 +94,9 @@ func (s *Server) changelog(ctx context.Context, c *call, in changelogIn) (*mcp.C
 	for i, ev := range evs {
 		views[i] = viewEvent(ev, in.Bodies)
 		fmt.Fprintf(&b, "#%d %s %s %s %s", ev.Seq, ev.Time.UTC().Format(time.RFC3339), ev.Actor, ev.Action, ev.Target)
+		if ev.RequestID != "" {
+			fmt.Fprintf(&b, " req %s", ev.RequestID) // one user action's events share it
+		}
 		if ev.Message != "" {
 			fmt.Fprintf(&b, " — %s", ev.Message)
 		}

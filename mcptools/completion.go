@@ -101,7 +101,7 @@ func completion(typed string, values []string) *mcp.Completion {
 }
 
 // nodeIDs are the ids a node URI may name that start with typed: identities (read from
-// the store by slug, from where the prefix sorts), device refs and robots.
+// the store by slug, from where the prefix sorts), device refs, tags in use and robots.
 func (c completer) nodeIDs(ctx context.Context, typed string) []string {
 	var out []string
 	slug := strings.ToLower(typed)
@@ -126,6 +126,9 @@ func (c completer) nodeIDs(ctx context.Context, typed string) []string {
 		for _, d := range devs {
 			out = append(out, d.Ref)
 		}
+	}
+	for _, t := range c.tagsInUse(ctx) { // a tag's node lists what carries it
+		out = append(out, "tag:"+t)
 	}
 	return append(out, c.robotRefs(ctx)...)
 }

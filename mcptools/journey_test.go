@@ -201,6 +201,11 @@ func checkErrors(t *testing.T, cn *conn) {
 		{"graph_tag", map[string]any{"target": "roland-jd-xi", "add": []any{"role:synth"}, "why": strings.Repeat("w", 2048)}, []string{"message is 2048 bytes; the limit is 1024", "why"}},
 		{"graph_identity", map[string]any{"action": "hint_add", "id": "roland-jd-xi", "hints": anyList(33, "usb_serial=0582:01a9:SN%d")}, []string{"hints has 33 hints; the limit is 32 per call"}},
 		{"graph_note", map[string]any{"target": "roland-jd-xi", "body": "x", "kind": "shout"}, []string{"info, success, warning, danger"}},
+		// A relation type nothing uses would find no path: say so rather than "no path".
+		{"graph_trace", map[string]any{"from": "usb:3-3.2", "to": "usb:3-3.1", "types": []any{"wire"}}, []string{`"wire"`, "cable", "via"}},
+		// A live client exists but takes neither tags nor notes: say so, not "unknown client".
+		{"graph_tag", map[string]any{"target": "client:alsa:Bitwig Studio", "add": []any{"role:daw"}}, []string{"is a client id", "want an identity or a device"}},
+		{"graph_note", map[string]any{"target": "client:alsa:Bitwig Studio", "body": "x"}, []string{"is a client id", "want an identity or a device"}},
 		{"graph_changelog", map[string]any{"since": "yesterday-ish"}, []string{"since", "RFC 3339", "24h"}},
 		{"graph_identity", map[string]any{"action": "hint_add", "id": "roland-jd-xi", "hints": []any{"colour=red"}}, []string{"unknown fingerprint kind"}},
 		{"graph_query", map[string]any{"query": `mutation { createIdentity(name: "x") { id } }`}, []string{"graph_query"}},

@@ -54,7 +54,7 @@ func (s *Server) note(ctx context.Context, c *call, in noteIn) (*mcp.CallToolRes
 	if target == "" {
 		return nil, graph.FieldErrorf(graph.EINVALID, "target", "graph_note add needs target, the node to annotate (e.g. identity:roland-jd-xi; find ids with graph_find)")
 	}
-	resolved, err := s.svc.ResolveID(ctx, target)
+	resolved, err := s.svc.ResolveID(ctx, target, graph.KindIdentity, graph.KindDevice) // what a note may annotate
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func (s *Server) missingResource(ctx context.Context, uri string) string {
 	}
 	switch graph.ErrorCode(err) {
 	case graph.ENOTFOUND, graph.EINVALID:
-		return graph.ErrorMessage(err)
+		return sentences(graph.ErrorMessage(err), adviceText("", graph.ErrorSteps(err))) // next steps as tool calls, as a tool error says them
 	}
 	return ""
 }

@@ -42,6 +42,9 @@ func TestResources_NotFound(t *testing.T) {
 				if !strings.Contains(err.Error(), tc.uri) || !strings.Contains(err.Error(), tc.says) {
 					t.Errorf("read %s: %q, want the URI and %q", tc.uri, err, tc.says)
 				}
+				if strings.Contains(err.Error(), "devgraph ") || strings.Contains(err.Error(), "`") {
+					t.Errorf("read %s: %q advises a CLI verb; an MCP client is told tool names", tc.uri, err)
+				}
 			}
 			// What exists still reads.
 			var p robotParams
@@ -61,6 +64,9 @@ func TestCompletions(t *testing.T) {
 	t.Parallel()
 	re := newRobotEnv(t, 0)
 	if _, err := re.svc.CreateIdentity(graph.WithActor(context.Background(), "cli:seed"), graph.IdentityCreate{Name: "Roland JD-Xi"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := re.svc.UpdateTags(graph.WithActor(context.Background(), "cli:seed"), "identity:roland-jd-xi", []string{"role:synth"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := re.svc.Unbound(context.Background()); err != nil { // the sources have been read: devices are recorded
@@ -92,6 +98,7 @@ func TestCompletions(t *testing.T) {
 				{"NodeByFullID", node, "id", "identity:ROL", []string{"identity:roland-jd-xi"}, nil},
 				{"NodeByRef", node, "id", "usb:3-3", []string{"usb:3-3.2"}, []string{"identity:roland-jd-xi"}},
 				{"NodeRobot", node, "id", "robot:", []string{"robot:scout"}, []string{"usb:3-3.2"}},
+				{"NodeTag", node, "id", "tag:ro", []string{"tag:role:synth"}, []string{"identity:roland-jd-xi"}}, // a tag is a node: its nodes
 				{"Robot", robotRef, "id", "sc", []string{"robot:scout"}, nil},
 				{"PromptSince", mcp.PromptReference{Type: "ref/prompt", Name: PromptReviewChanges}, "since", "2", []string{"24h"}, []string{"7d"}},
 				{"PromptActor", mcp.PromptReference{Type: "ref/prompt", Name: PromptReviewChanges}, "actor", "mcp", []string{"mcp:*"}, []string{"cli:*"}},

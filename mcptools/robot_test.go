@@ -193,7 +193,12 @@ func TestRobotTools_Mission(t *testing.T) {
 			if path(r, "robot", "holding") != nil {
 				t.Fatalf("release: %v", r)
 			}
-			det = cn.ok("robot_detect", map[string]any{"robot": "robot:scout"})
+			// Named by its bare name, the result still names the robot by its ref.
+			res := cn.call("robot_detect", map[string]any{"robot": "scout"})
+			det = structured(t, res)
+			if det["robot"] != "robot:scout" || !strings.Contains(text(res), "robot:scout") {
+				t.Errorf("robot_detect scout: robot %v, text %q; want its ref robot:scout", det["robot"], text(res))
+			}
 			if d := path(det, "objects", 0, "distance"); path(det, "objects", 0, "id") != "red-cube" || d.(float64) > 0.6 {
 				t.Fatalf("the cube did not come home: %v", det)
 			}

@@ -58,10 +58,6 @@ type robotOut struct {
 	Robot robotView `json:"robot"`
 }
 
-// MaxNavigateTimeout bounds robot_navigate's timeout_s; the default (0) lets the fleet
-// choose one below the 60 s most clients wait for a tool call.
-const MaxNavigateTimeout = 600
-
 func (s *Server) robotTools() []*toolDef {
 	simple := func(name, title, desc string, idempotent bool, fn func(ctx context.Context, robot string) (*graph.RobotState, error)) *toolDef {
 		return typed(s, &toolDef{
@@ -107,8 +103,12 @@ func robotLine(st *graph.RobotState) string {
 	if st.Armed {
 		armed = "armed"
 	}
-	line := fmt.Sprintf("%s (%s): %s, %s, at (%.2f, %.2f) heading %.2f rad, battery %.0f%%, gripper %s",
-		st.Ref, orDash(st.IdentityID), st.State, armed, st.Pose.X, st.Pose.Y, st.Pose.Heading, st.Battery, orDash(st.Gripper))
+	who := st.Ref
+	if st.IdentityID != "" {
+		who += " (" + st.IdentityID + ")"
+	}
+	line := fmt.Sprintf("%s: %s, %s, at (%.2f, %.2f) heading %.2f rad, battery %.0f%%, gripper %s",
+		who, st.State, armed, st.Pose.X, st.Pose.Y, st.Pose.Heading, st.Battery, orDash(st.Gripper))
 	if st.Holding != "" {
 		line += ", holding " + st.Holding
 	}
@@ -172,7 +172,7 @@ type navigateIn struct {
 	Robot    string  `json:"robot" mcp:"required,max=100"`
 	X        float64 `json:"x" jsonschema:"metres" mcp:"required,min=-10000,max=10000,svc"`
 	Y        float64 `json:"y" jsonschema:"metres" mcp:"required,min=-10000,max=10000,svc"`
-	TimeoutS float64 `json:"timeout_s" jsonschema:"seconds to wait before stopping it (default: the robot's, under 60)" mcp:"min=0.1,max=600"`
+	TimeoutS float64 `json:"timeout_s" jsonschema:"seconds before it stops (default 30)" mcp:"xmin=0,max=600,svc"`
 	whyIn
 }
 
@@ -308,7 +308,11 @@ func (s *Server) detectTool() *toolDef {
 		out: typedSchema[detectOut](nil),
 		set: toolsetRobots, readOnly: true, idempotent: true, openWorld: true,
 	}, func(ctx context.Context, c *call, in robotIn) (*mcp.CallToolResult, error) {
-		robot := strings.TrimSpace(in.Robot)
+		st, err := s.svc.Robot(ctx, strings.TrimSpace(in.Robot))
+		if err != nil {
+			return nil, err
+		}
+		robot := st.Ref // however the model named it, the result names it by its ref
 		objs, err := s.svc.RobotDetect(ctx, robot)
 		if err != nil {
 			return nil, err
@@ -377,7 +381,7 @@ func (s *Server) parametersTool() *toolDef {
 		desc:  "Read a robot's parameters, or set the ones given (the others stay); units are m, s, rad and % (low_battery ends a navigation). A value out of range is refused and nothing changes.",
 		out:   typedSchema[robotOut](nil),
 		set:   toolsetRobots,
-		write: true, readOnly: false, destructive: false, idempotent: true, openWorld: true,
+		write: true, readOnly: false, destructive: true, idempotent: true, openWorld: true, // a set replaces values
 	}, s.parameters)
 	set.readOnlyVariant = get // in read-only mode the tool stays, reading only
 	return set

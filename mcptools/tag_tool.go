@@ -48,7 +48,7 @@ func (s *Server) tag(ctx context.Context, c *call, in tagIn) (*mcp.CallToolResul
 			}
 		}
 	}
-	target, err := s.svc.ResolveID(ctx, strings.TrimSpace(in.Target))
+	target, err := s.svc.ResolveID(ctx, strings.TrimSpace(in.Target), graph.KindIdentity, graph.KindDevice) // what tags go on
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/devgraph/devgraph/graph"
 )
 
 // TestText_SameFacts: the text rendering carries the facts of the structured result,
@@ -59,6 +61,54 @@ func lineWith(text, s string) string {
 		}
 	}
 	return ""
+}
+
+// TestText_RobotLine: a robot's line names its identity when it has one and says
+// nothing (not "(-)") when it has none.
+func TestText_RobotLine(t *testing.T) {
+	t.Parallel()
+	st := &graph.RobotState{Ref: "robot:scout", Name: "scout", State: graph.RobotIdle, Gripper: "open", Battery: 100}
+	if got, want := robotLine(st), "robot:scout: idle, disarmed, at (0.00, 0.00) heading 0.00 rad, battery 100%, gripper open"; got != want {
+		t.Errorf("unbound robot: %q, want %q", got, want)
+	}
+	st.IdentityID = "identity:scout"
+	if got := robotLine(st); !strings.HasPrefix(got, "robot:scout (identity:scout): idle") {
+		t.Errorf("bound robot: %q", got)
+	}
+}
+
+// TestInstructions_IdCase: what the server's instructions say about the case of ids is
+// what resolving one does.
+func TestInstructions_IdCase(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	cn := e.dial("inprocess", false, "ids")
+	cn.ok("graph_identity", map[string]any{"action": "create", "name": "Roland JD-Xi"})
+	res := cn.call("graph_browse", map[string]any{"id": "identity:ROLAND-JD-XI"})
+	if claims := strings.Contains(instructions, "case-insensitive"); claims == res.IsError {
+		t.Errorf("instructions claim case-insensitive ids: %v; an upper-case id resolves: %v (%s)", claims, !res.IsError, text(res))
+	}
+}
+
+// TestText_ChangelogRequest: graph_changelog's text carries each event's request id, by
+// which the review_changes prompt groups a user action's events.
+func TestText_ChangelogRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	cn := e.dial("inprocess", false, "audit")
+	cn.ok("graph_bind", map[string]any{"ref": "usb:3-3.2", "new_name": "Roland JD-Xi", "why": "new synth"})
+	res := cn.call("graph_changelog", map[string]any{"actor": "mcp:*"})
+	evs := structured(t, res)["events"].([]any)
+	if len(evs) < 2 {
+		t.Fatalf("bind made %d events", len(evs))
+	}
+	for _, ev := range evs {
+		em := ev.(map[string]any)
+		line := lineWith(text(res), "#"+str(em["seq"])+" ")
+		if id := str(em["request_id"]); id == "" || !strings.Contains(line, id) {
+			t.Errorf("changelog text line %q lacks request id %q", line, id)
+		}
+	}
 }
 
 // TestDevices_Nodes: an agent learns which /dev node a device provides — the robot base's

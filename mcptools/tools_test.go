@@ -127,6 +127,9 @@ func checkAnnotations(t *testing.T, tools []mcp.Tool, readOnly bool) {
 		if slices.Contains(robotMoves, tool.Name) && !*a.DestructiveHint {
 			t.Errorf("%s moves a robot: destructiveHint must be true", tool.Name)
 		}
+		if tool.Name == "robot_parameters" && !reads && !*a.DestructiveHint {
+			t.Errorf("robot_parameters replaces values (geofence [] removes the fence): destructiveHint must be true")
+		}
 		if tool.Name == "robot_stop" && !strings.Contains(tool.Description, "read-only") {
 			t.Errorf("robot_stop does not say it stays on a read-only server: %q", tool.Description)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"sort"
 	"strings"
@@ -486,7 +487,19 @@ func (db *DB) Unrelate(ctx context.Context, rm graph.RelationRemove) (*graph.Rel
 				return err
 			}
 			if r == nil {
-				return graph.FieldErrorf(graph.ENOTFOUND, "id", "no %s relation from %s%s to %s%s", tuple.Type, from, portSuffix(tuple.FromPort), to, portSuffix(tuple.ToPort)).Next(
+				// The same type between the same ends on other ports is most likely what
+				// was meant: name it, so the caller can give its ports or its id.
+				var near []string
+				for _, local := range relIDsOf(w.tx, from, true) {
+					if o, err := getRelation(w.tx, local); err == nil && o.Type == tuple.Type && o.To == to {
+						near = append(near, fmt.Sprintf("%s%s → %s%s is %s", from, portSuffix(o.FromPort), to, portSuffix(o.ToPort), o.ID))
+					}
+				}
+				hint := ""
+				if len(near) > 0 {
+					hint = " (" + strings.Join(near, "; ") + ": give its ports or its id)"
+				}
+				return graph.FieldErrorf(graph.ENOTFOUND, "id", "no %s relation from %s%s to %s%s%s", tuple.Type, from, portSuffix(tuple.FromPort), to, portSuffix(tuple.ToPort), hint).Next(
 					graph.ListStep(graph.ListRelations, from))
 			}
 		}

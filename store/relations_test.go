@@ -198,6 +198,15 @@ func TestRelation_AddRepeatUpdateRemove(t *testing.T) {
 	}
 	mustUnchanged(t, db, before, "a dry-run remove")
 
+	// A tuple without the ports names the relation that has them, rather than saying
+	// there is none.
+	_, err = db.Unrelate(ctx, graph.RelationRemove{From: "keystep", Type: "cable", To: "jdxi"})
+	mustCode(t, err, graph.ENOTFOUND)
+	if msg := graph.ErrorMessage(err); !strings.Contains(msg, r.ID) || !strings.Contains(strings.ToLower(msg), "midi out 1") {
+		t.Errorf("remove without ports: %q, want the cable's id %s and its ports", msg, r.ID)
+	}
+	mustUnchanged(t, db, before, "a remove without the ports")
+
 	// Remove by tuple.
 	ctx3 := graph.WithRequestID(ctx, "req-rm")
 	rm, err := db.Unrelate(ctx3, graph.RelationRemove{From: "keystep", FromPort: "MIDI OUT 1", Type: "Cable", To: "jdxi", ToPort: "midi in"})

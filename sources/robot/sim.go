@@ -84,7 +84,7 @@ func (r *simRobot) step(dt float64) {
 		case dist <= p.ArrivalThreshold:
 			r.finish(graph.NavArrived, "")
 		case !w.now.Before(n.deadline):
-			r.finish(graph.NavTimeout, fmt.Sprintf("not there after %.0f s; the robot was brought to rest %.2f m from the goal; give a longer timeout_s or a nearer goal", n.deadline.Sub(n.start).Seconds(), dist))
+			r.finish(graph.NavTimeout, fmt.Sprintf("not there after %g s; the robot was brought to rest %.2f m from the goal; give a longer timeout_s or a nearer goal", n.deadline.Sub(n.start).Seconds(), dist))
 		case r.battery < p.LowBattery:
 			r.finish(graph.NavLowBattery, fmt.Sprintf("battery %.1f%% fell below low_battery %.0f%%; the robot stopped", r.battery, p.LowBattery))
 		default:

@@ -743,3 +743,17 @@ func TestDemoFleet_World(t *testing.T) {
 	_, err = f.Grasp(ctx, "scout", "green-cone")
 	must(t, err)
 }
+
+// TestNavigate_TimeoutMessage: a sub-second timeout is said as given, not rounded to
+// "not there after 0 s".
+func TestNavigate_TimeoutMessage(t *testing.T) {
+	t.Parallel()
+	f, clk := newFleet(t, Options{}, func(f *Fleet) { must(t, f.AddSim("scout", 0, 0)) })
+	arm(t, f, "scout")
+	c := startNav(t, context.Background(), f, "scout", graph.Goal{X: 50, Y: 0, TimeoutS: 0.25})
+	driveUntilIdle(t, f, clk, 5*time.Second, "robot:scout")
+	res := c.wait(t)
+	if res.Status != graph.NavTimeout || !strings.Contains(res.Message, "after 0.25 s") {
+		t.Fatalf("status=%q message=%q, want a timeout after 0.25 s", res.Status, res.Message)
+	}
+}

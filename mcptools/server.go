@@ -217,7 +217,7 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 // instructions say once what every tool shares, so no description repeats it.
 const instructions = `devgraph keeps a graph of the hardware around you: devices as the sources see them, stable identities for them, tags, notes, relations (how things are wired) and an audit changelog.
-Ids: identity:<slug> (or the bare slug); a device by its ref (usb:3-3.2, alsa:card:PCH, robot:scout) or device:<key>; note:<uuid>; tag:<ns>:<value>; client:<source>:<name> (applications); rel:<uuid> (declared relation), obs:<hash> (observed). Ids are exact (case matters); an unknown one is answered with the closest id when there is one.
+Ids: identity:<slug> (or the bare slug); a device by its ref (usb:3-3.2, alsa:card:PCH, robot:scout) or device:<key>; note:<uuid>; tag:<ns>:<value>; client:<source>:<name> (applications); rel:<uuid> (declared relation), obs:<hash> (observed). Ids are case-insensitive (a device also by any ref it had, a robot by its bare name); an unknown one is answered with the closest id when there is one.
 Tags are namespace:value (role:synth); call graph_suggest_tags first and reuse its terms.
 Every write takes why: an optional reason, recorded as the change's changelog message.
 Listings page: pass next_cursor back as cursor; limit sets the page size. dry_run: true, where offered, reports what would change and writes nothing. Results are compact; detail: true, where offered, adds raw attrs and full records.

@@ -85,15 +85,6 @@ func writeErr(w http.ResponseWriter, status int, code, format string, args ...an
 	writeJSON(w, status, newRefusal(code, format, args...))
 }
 
-// writeFieldErr answers err's code and message with extensions.field naming the input.
-func writeFieldErr(w http.ResponseWriter, status int, err error) {
-	r := newRefusal(graph.ErrorCode(err), "%s", graph.ErrorMessage(err))
-	if f := graph.ErrorField(err); f != "" {
-		r.Errors[0].Extensions["field"] = f
-	}
-	writeJSON(w, status, r)
-}
-
 func (h *graphqlHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Query().Get("query") == "" && acceptsHTML(r) {
 		graphiql(w, r)

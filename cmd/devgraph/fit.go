@@ -63,9 +63,6 @@ type cell struct {
 	keep        bool
 }
 
-// keepCell is text shown whole however narrow the terminal.
-func keepCell(s string) cell { return cell{full: s, keep: true} }
-
 // idCell shows a node id, or only its local part (the slug of identity:<slug>, the key of
 // device:<key>) when the table must narrow; a bare slug or key resolves like the full id
 // everywhere.
@@ -116,12 +113,11 @@ func fitRows(rows [][]cell, cols int) (lines []string, ok bool) {
 		return w, total
 	}
 	t := text(false)
-	w, total := widths(t)
-	if total <= cols {
+	if _, total := widths(t); total <= cols {
 		return nil, false
 	}
 	t = text(true)
-	w, total = widths(t)
+	w, total := widths(t)
 	if total > cols {
 		floor := make([]int, n)
 		for i := range floor {

@@ -1,6 +1,9 @@
 package graph
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // What a Step advises. A step is chosen where the error is made, from what happened (a
 // retried write, a unit hint's holder, a robot's state), and says it in no interface's
@@ -80,3 +83,19 @@ func PassStep(arg, value string) Step { return Step{Do: StepPass, Arg: arg, Valu
 
 // XY is a goal for a StepNavigate step.
 func XY(x, y float64) (*float64, *float64) { return &x, &y }
+
+// StepValue is a step's textual value (Step.Value) as a typed argument: true and false as
+// booleans, numbers as numbers, anything else as the string. Each edge writes it in its own
+// syntax (JSON for MCP, a literal for GraphQL).
+func StepValue(v string) any {
+	switch v {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return f
+	}
+	return v
+}

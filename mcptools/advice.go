@@ -97,14 +97,14 @@ func stepCalls(tool string, s graph.Step) (calls []adviceCall, words string) {
 			args = append(args, kv{"new_name", s.Name})
 		}
 		if s.Arg != "" {
-			args = append(args, kv{s.Arg, jsonValue(s.Value)})
+			args = append(args, kv{s.Arg, graph.StepValue(s.Value)})
 		}
 		return call("graph_bind", args...), ""
 	case graph.StepPass:
 		if s.Value == "" {
 			return nil, "call " + tool + " again without " + strconv.Quote(s.Arg)
 		}
-		return nil, "call " + tool + " again with " + strconv.Quote(s.Arg) + ": " + string(plainJSON(jsonValue(s.Value)))
+		return nil, "call " + tool + " again with " + strconv.Quote(s.Arg) + ": " + string(plainJSON(graph.StepValue(s.Value)))
 	case graph.StepUpdate:
 		return call("graph_relate", kv{"op", "update"}, kv{"id", s.ID}), ""
 	case graph.StepRemove:
@@ -142,21 +142,6 @@ func stepCalls(tool string, s graph.Step) (calls []adviceCall, words string) {
 		return nil, "start `devgraph serve` (robots live in the serving process)"
 	}
 	return nil, ""
-}
-
-// jsonValue is a step's textual value as JSON would carry it: true/false as booleans,
-// numbers as numbers, anything else as a string.
-func jsonValue(v string) any {
-	switch v {
-	case "true":
-		return true
-	case "false":
-		return false
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		return f
-	}
-	return v
 }
 
 // adviceText renders an error's next steps for a model: "Next: call graph_find

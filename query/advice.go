@@ -2,7 +2,6 @@ package query
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/devgraph/devgraph/graph"
@@ -139,14 +138,14 @@ func stepField(s graph.Step) (f *advisedField, words string) {
 			f.args = append(f.args, arg{"newName", s.Name})
 		}
 		if s.Arg != "" {
-			f.args = append(f.args, arg{camelField(s.Arg), literal(s.Value)})
+			f.args = append(f.args, arg{camelField(s.Arg), graph.StepValue(s.Value)})
 		}
 		return f, ""
 	case graph.StepPass:
 		if s.Value == "" {
 			return nil, "leave out " + camelField(s.Arg)
 		}
-		return nil, "pass " + camelField(s.Arg) + ": " + gqlValue(literal(s.Value))
+		return nil, "pass " + camelField(s.Arg) + ": " + gqlValue(graph.StepValue(s.Value))
 	case graph.StepUpdate:
 		return mu("updateRelation", arg{"id", s.ID}), ""
 	case graph.StepRemove:
@@ -186,20 +185,6 @@ func stepField(s graph.Step) (f *advisedField, words string) {
 		return nil, "start `devgraph serve` (robots live in the serving process)"
 	}
 	return nil, ""
-}
-
-// literal is a step's textual value as GraphQL takes it: booleans and numbers bare.
-func literal(v string) any {
-	switch v {
-	case "true":
-		return true
-	case "false":
-		return false
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		return f
-	}
-	return v
 }
 
 // graphqlAdvice appends an error's next steps to its problem as fields and arguments

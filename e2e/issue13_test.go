@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,12 @@ import (
 // what the client reports.
 func runScenario(t *testing.T, scenario string, flags ...string) map[string]any {
 	t.Helper()
+	return runScenarioEnv(t, scenario, nil, flags...)
+}
+
+// runScenarioEnv is runScenario with env added to the client's environment.
+func runScenarioEnv(t *testing.T, scenario string, env []string, flags ...string) map[string]any {
+	t.Helper()
 	node := nodeAndSDK(t)
 	bin := devgraphBinary(t)
 	db := filepath.Join(t.TempDir(), scenario+".db")
@@ -23,6 +30,7 @@ func runScenario(t *testing.T, scenario string, flags ...string) map[string]any 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{"mcp-issue13.mjs", scenario, bin, db}, flags...)...)
 	cmd.Dir = filepath.Join(repoRoot(t), "e2e")
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -108,5 +116,58 @@ func TestMCP_TypeScriptSDK_Toolsets(t *testing.T) {
 				t.Errorf("%v: tools %v offer %s", tc.flags, tools, n)
 			}
 		}
+	}
+}
+
+// TestMCP_TypeScriptSDK_RobotsAppear: a server with no robot offers no robot tools; when
+// robots are stored while a client holds a session (an export holding two robots imported
+// through the server's socket), the client hears notifications/tools/list_changed and the
+// robot tools are offered.
+func TestMCP_TypeScriptSDK_RobotsAppear(t *testing.T) {
+	t.Parallel()
+	bin := devgraphBinary(t)
+	dir := t.TempDir()
+	// An export holding the demo's robots: a demo server records them; its export, read
+	// through its socket, has them once they are stored.
+	src := filepath.Join(dir, "robots.db")
+	srv := exec.Command(bin, "serve", "--demo", "--db", src)
+	stdin, err := srv.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var export []byte
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if out, err := exec.Command(bin, "export", "--db", src).Output(); err == nil && bytes.Count(out, []byte(`"type":"robot"`)) == 2 {
+			export = out
+			break
+		}
+	}
+	stdin.Close()
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("demo serve: %v", err)
+	}
+	if export == nil {
+		t.Fatal("the demo server's export never held its two robots")
+	}
+	file := filepath.Join(dir, "robots.jsonl")
+	if err := os.WriteFile(file, export, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "no-hardware")
+	out := runScenarioEnv(t, "robots", []string{"IMPORT=" + file}, "--sys-root", empty, "--proc-root", empty, "--pw-dump-file", filepath.Join(empty, "pw.json"))
+	before, after := stringList(out["before"]), stringList(out["after"])
+	if slices.Contains(before, "robot_status") || !slices.Contains(before, "graph_find") {
+		t.Errorf("tools before any robot: %v", before)
+	}
+	for _, want := range []string{"robot_status", "robot_navigate", "robot_stop", "graph_find"} {
+		if !slices.Contains(after, want) {
+			t.Errorf("tools after robots were stored lack %s: %v", want, after)
+		}
+	}
+	if out["toolsChanged"] != float64(1) {
+		t.Errorf("notifications/tools/list_changed heard %v times, want 1", out["toolsChanged"])
 	}
 }

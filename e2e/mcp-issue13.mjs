@@ -7,10 +7,14 @@
 // Scenarios:
 //   protocol  -32002 for unknown resources, completions, the parameters resource
 //   readonly  robot_stop is offered and works under --read-only; writes are not offered
+//   robots    robot tools appear, with notifications/tools/list_changed, once robots are
+//             stored: IMPORT (an env var naming an export holding robots) is imported
+//             through the running server's socket while the client watches
 //   list      the tools offered (with --tools …)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { execFileSync } from "node:child_process";
 
 const [scenario, bin, db, ...flags] = process.argv.slice(2);
 
@@ -72,6 +76,13 @@ switch (scenario) {
   }
   case "list": {
     out.tools = await toolNames();
+    break;
+  }
+  case "robots": {
+    out.before = await toolNames();
+    execFileSync(bin, ["import", process.env.IMPORT, "--db", db], { stdio: ["ignore", "ignore", "inherit"] });
+    for (let i = 0; i < 100 && toolsChanged === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    out.after = await toolNames();
     break;
   }
   default:

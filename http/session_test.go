@@ -1,21 +1,13 @@
 package http_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,6 +16,7 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	devhttp "github.com/devgraph/devgraph/http"
+	"github.com/devgraph/devgraph/internal/testcert"
 )
 
 const anaToken = "0123456789abcdef0123456789"
@@ -335,38 +328,12 @@ func TestWeb_LinkedFromElsewhere(t *testing.T) {
 	}
 }
 
-// writeCert writes a self-signed certificate for 127.0.0.1 and localhost and its key.
-func writeCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "devgraph test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost", "studio.lan"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, _ := x509.MarshalECPrivateKey(key)
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	cert, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
-}
-
 // TestServer_TLS: with a certificate and key the server speaks HTTPS only, its URL says
 // https, the login cookie is Secure, an allowed host name is served and any other
 // refused; a missing half or a bad pair is one clear error and nothing listens.
 func TestServer_TLS(t *testing.T) {
 	t.Parallel()
-	certFile, keyFile, pool := writeCert(t)
+	certFile, keyFile, pool := testcert.Write(t)
 	s := &devhttp.Server{Addr: "127.0.0.1:0", Options: devhttp.Options{GraphQL: &fakeExec{}, Loopback: true,
 		Tokens: anaTokens(t), TLSCert: certFile, TLSKey: keyFile, AllowedHosts: []string{"studio.lan"}}}
 	if err := s.Open(); err != nil {

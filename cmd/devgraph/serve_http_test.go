@@ -1,51 +1,18 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-)
 
-// selfSigned writes a certificate for 127.0.0.1 and its key, and returns a pool that
-// trusts it.
-func selfSigned(t *testing.T) (cert, key string, pool *x509.CertPool) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "devgraph test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, _ := x509.MarshalECPrivateKey(k)
-	dir := t.TempDir()
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	c, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(c)
-	return cert, key, pool
-}
+	"github.com/devgraph/devgraph/internal/testcert"
+)
 
 // TestServe_HTTPFlags: the TLS pair, --allowed-host and --log-format are checked before
 // anything opens: a half pair or a flag without --http is bad usage (exit 2), a pair
@@ -54,7 +21,7 @@ func TestServe_HTTPFlags(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
 	db := "--db=" + t.TempDir() + "/x.db"
-	cert, key, _ := selfSigned(t)
+	cert, key, _ := testcert.Write(t)
 	c.fail(2, "--tls-cert and --tls-key go together", "serve", "--http", "127.0.0.1:0", "--tls-cert", cert, db)
 	c.fail(2, "--tls-cert and --tls-key go together", "serve", "--http", "127.0.0.1:0", "--tls-key", key, db)
 	c.fail(2, "go with --http", "serve", "--tls-cert", cert, "--tls-key", key, db)
@@ -75,7 +42,7 @@ func TestProcess_ServeHTTPS(t *testing.T) {
 	t.Parallel()
 	env := procEnv(t)
 	dir := t.TempDir()
-	cert, key, pool := selfSigned(t)
+	cert, key, pool := testcert.Write(t)
 	tokens := filepath.Join(dir, "tokens")
 	const token = "serve-https-0123456789abcdef"
 	if err := os.WriteFile(tokens, []byte("desk "+token+"\n"), 0o600); err != nil {

@@ -33,20 +33,25 @@ import (
 // openFE opens an in-process front end of the cluster at endpoints as host.
 func openFE(t testing.TB, endpoints []string, host, replica string) *FrontEnd {
 	t.Helper()
+	fe, err := openFEAt(endpoints, "/faults", host, replica)
+	if err != nil {
+		t.Fatalf("open front end %s: %v", host, err)
+	}
+	return fe
+}
+
+// openFEAt opens an in-process front end of the graph under prefix.
+func openFEAt(endpoints []string, prefix, host, replica string) (*FrontEnd, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	fe, err := Open(ctx, Config{
-		Store:     "etcd://" + strings.Join(endpoints, ",") + "/faults",
+	return Open(ctx, Config{
+		Store:     "etcd://" + strings.Join(endpoints, ",") + prefix,
 		Replica:   replica,
 		Host:      host,
 		MachineID: "machine-" + host,
 		Version:   "test",
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatalf("open front end %s: %v", host, err)
-	}
-	return fe
 }
 
 // writeKinds are the writes of the load, one after the other per writer.
@@ -257,10 +262,10 @@ func payloadOf(e *graph.Event) string {
 }
 
 // seedTargets creates the identities the load writes on.
-func seedTargets(t testing.TB, db *store.DB, n int) []string {
+func seedTargets(t testing.TB, db *store.DB, name string, n int) []string {
 	var ids []string
 	for i := range n {
-		id, err := db.CreateIdentity(graph.WithActor(context.Background(), "faults"), graph.IdentityCreate{Name: fmt.Sprintf("Fault target %d", i)})
+		id, err := db.CreateIdentity(graph.WithActor(context.Background(), "faults"), graph.IdentityCreate{Name: fmt.Sprintf("%s %d", name, i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +287,7 @@ func TestFaults(t *testing.T) {
 	defer feB.Close()
 	fes := []*FrontEnd{feA, feB}
 	dbs := []*store.DB{feA.DB(), feB.DB()}
-	targets := seedTargets(t, feA.DB(), 6)
+	targets := seedTargets(t, feA.DB(), "Fault target", 6)
 
 	// phase runs the load for before, calls fault, runs it for after, stops it, calls
 	// heal, and checks.

@@ -378,13 +378,18 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 		path = DefaultReplica(fe.name)
 	}
 	schemaKey := fe.target.key("schema")
+	// The schema and what else the prefix holds, read at one revision: a cluster another
+	// front end is seeding right now holds host claims and nothing else until its seed commits.
 	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	resp, err := fe.cli.Get(gctx, schemaKey)
+	txn, err := fe.cli.Txn(gctx).Then(clientv3.OpGet(schemaKey),
+		clientv3.OpGet(fe.target.Prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly()),
+		clientv3.OpGet(fe.target.key("hosts")+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())).Commit()
 	cancel()
 	if err != nil {
 		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
 	}
-	fe.headRev.Store(resp.Header.Revision)
+	fe.headRev.Store(txn.Header.Revision)
+	resp := txn.Responses[0].GetResponseRange()
 	seeded := len(resp.Kvs) > 0
 	if seeded {
 		v, err := strconv.Atoi(string(resp.Kvs[0].Value))
@@ -397,14 +402,10 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 			return graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, older than this devgraph's %d: the fleet is mid-upgrade; run the older devgraph here until the cluster is migrated", v, migrations.CurrentVersion)
 		}
 	} else {
-		// No schema: the prefix must hold nothing at all (a wrong prefix, or another tool's keys, is not ours to write into).
-		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		any, err := fe.cli.Get(gctx, fe.target.Prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
-		cancel()
-		if err != nil {
-			return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
-		}
-		if n := any.Count - 1; n > 0 { // our own host claim is there already
+		// No schema: the prefix must hold nothing but live hosts' claims (ours, and those of
+		// front ends starting with us); a wrong prefix, or another tool's keys, is not ours to write into.
+		all, hosts := txn.Responses[1].GetResponseRange().Count, txn.Responses[2].GetResponseRange().Count
+		if n := all - hosts; n > 0 {
 			return graph.Errorf(graph.EINVALID, "the prefix %s on etcd at %s holds %d keys but no devgraph graph: is --store's prefix right?", fe.target.Prefix, fe.target.endpointList(), n)
 		}
 	}

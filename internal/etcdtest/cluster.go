@@ -110,11 +110,41 @@ func Start(tb TB, n int, opts ...Option) *Cluster {
 		tb.Fatalf("etcdtest.Start: %d members; want at least 1", n)
 	}
 	c := &Cluster{tb: tb, bin: Binary(tb), cfg: newConfig(opts)}
-	ports, err := freePorts(2 * n)
+	tb.Cleanup(c.stopAll)
+	// A port found free can be taken by another process before etcd binds it (parallel test
+	// packages); then the cluster starts again on new ports.
+	var err error
+	for range startAttempts {
+		if err = c.launch(n); err == nil || !errors.Is(err, errPortTaken) {
+			break
+		}
+		for _, m := range c.members {
+			m.mu.Lock()
+			if m.cmd != nil {
+				m.stop()
+			}
+			m.mu.Unlock()
+		}
+	}
 	if err != nil {
 		tb.Fatalf("etcdtest.Start: %v", err)
 	}
-	root := tb.TempDir()
+	return c
+}
+
+// startAttempts is how often Start tries new ports when one it picked was taken.
+const startAttempts = 3
+
+var errPortTaken = errors.New("a port was taken before etcd could bind it")
+
+// launch starts n members on fresh ports and data dirs and waits until all are healthy.
+func (c *Cluster) launch(n int) error {
+	ports, err := freePorts(2 * n)
+	if err != nil {
+		return err
+	}
+	root := c.tb.TempDir()
+	c.members = nil
 	var initial []string
 	for i := range n {
 		m := &member{
@@ -149,10 +179,9 @@ func Start(tb TB, n int, opts ...Option) *Cluster {
 		}
 		m.args = append(m.args, c.cfg.extraFlags...)
 	}
-	tb.Cleanup(c.stopAll)
 	for i := range c.members {
 		if err := c.spawn(i); err != nil {
-			tb.Fatalf("etcdtest.Start: %v", err)
+			return err
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.startTimeout)
@@ -160,13 +189,24 @@ func Start(tb TB, n int, opts ...Option) *Cluster {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range c.members {
-		wg.Go(func() { errs[i] = c.waitHealthy(ctx, i) })
+		wg.Go(func() {
+			// One member that cannot start fails the start at once, not at the timeout.
+			if errs[i] = c.waitHealthy(ctx, i); errs[i] != nil {
+				cancel()
+			}
+		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		tb.Fatalf("etcdtest.Start: %d members not healthy within %s:\n%v", n, c.cfg.startTimeout, err)
+	err = errors.Join(errs...)
+	if err == nil {
+		return nil
 	}
-	return c
+	for _, m := range c.members {
+		if b, _ := os.ReadFile(m.logPath); bytes.Contains(b, []byte("address already in use")) {
+			return fmt.Errorf("%w: %v", errPortTaken, err)
+		}
+	}
+	return fmt.Errorf("not every one of %d members became healthy (timeout %s):\n%v", n, c.cfg.startTimeout, err)
 }
 
 // Len is the number of members.
@@ -235,7 +275,7 @@ func (c *Cluster) Restart(i int) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.startTimeout)
 	defer cancel()
 	if err := c.waitHealthy(ctx, i); err != nil {
-		c.tb.Fatalf("etcdtest: Restart(%d): not healthy within %s:\n%v", i, c.cfg.startTimeout, err)
+		c.tb.Fatalf("etcdtest: Restart(%d): not healthy (timeout %s):\n%v", i, c.cfg.startTimeout, err)
 	}
 }
 
@@ -366,21 +406,38 @@ func (c *Cluster) waitHealthy(ctx context.Context, i int) error {
 	m.mu.Lock()
 	exited := m.exited
 	m.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	host := strings.TrimPrefix(m.clientURL, "http://")
 	var last error
 	for {
+		// A cheap dial until the port listens; then the client's checks.
+		if conn, err := net.DialTimeout("tcp", host, 100*time.Millisecond); err != nil {
+			last = err
+		} else {
+			conn.Close()
+			if last = healthy(ctx, m.clientURL); last == nil {
+				return nil
+			}
+		}
 		select {
 		case <-exited:
-			return fmt.Errorf("member %d (%s, client %s) exited: %s\n%s", i, m.name, m.clientURL, exitState(m), logTail(m.logPath, 20))
-		default:
-		}
-		if last = healthy(ctx, m.clientURL); last == nil {
-			return nil
-		}
-		select {
+			return fmt.Errorf("member %d (%s, client %s) exited: %s; log %s:\n%s", i, m.name, m.clientURL, exitState(m), m.logPath, logExcerpt(m.logPath, 3, 20))
 		case <-ctx.Done():
+			select {
+			case <-exited:
+				continue
+			default:
+			}
 			return fmt.Errorf("member %d (%s, client %s): %v; log %s ends:\n%s", i, m.name, m.clientURL, last, m.logPath, logTail(m.logPath, 20))
-		case <-exited:
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(25 * time.Millisecond):
 		}
 	}
 }
@@ -455,14 +512,22 @@ func freePorts(n int) ([]int, error) {
 }
 
 // logTail is the last n lines of a log file.
-func logTail(path string, n int) string {
+func logTail(path string, n int) string { return logExcerpt(path, 0, n) }
+
+// logExcerpt is the first head and last tail lines of a log file (etcd prints why it refused
+// its flags first, then its usage).
+func logExcerpt(path string, head, tail int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "  (no log: " + err.Error() + ")"
 	}
 	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	if len(lines) > head+tail {
+		cut := [][]byte{[]byte("...")}
+		if head == 0 {
+			cut = nil
+		}
+		lines = append(append(lines[:head:head], cut...), lines[len(lines)-tail:]...)
 	}
 	return "  " + string(bytes.Join(lines, []byte("\n  ")))
 }

@@ -588,6 +588,9 @@ func (fe *FrontEnd) watch(from int64) (int64, bool) {
 				n++
 			}
 			if err := fe.apply(rev, evs[:n]); err != nil {
+				if fe.ctx.Err() != nil || graph.ErrorCode(err) == graph.EUNAVAILABLE {
+					return from, false // shutting down: the replica is closed
+				}
 				fe.log.Warn("cluster: the replica missed a commit; refilling it", "revision", rev, "err", err)
 				if next, err := fe.rebuild(fe.ctx); err == nil {
 					return next, true

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/internal/etcdtest"
 	m "github.com/devgraph/devgraph/migrations"
 	"github.com/devgraph/devgraph/store"
 )
@@ -45,7 +46,7 @@ func openFEAt(endpoints []string, prefix, host, replica string) (*FrontEnd, erro
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return Open(ctx, Config{
-		Store:     "etcd://" + strings.Join(endpoints, ",") + prefix,
+		Store:     "etcd://" + joinEndpoints(endpoints) + prefix,
 		Replica:   replica,
 		Host:      host,
 		MachineID: "machine-" + host,
@@ -80,6 +81,7 @@ type ledger struct {
 	acked   map[string]bool // payloads whose write was acknowledged
 	failed  int
 	lastErr error
+	ackedAt []time.Time // when each acknowledgment came
 }
 
 func newLedger() *ledger { return &ledger{tried: map[string]bool{}, acked: map[string]bool{}} }
@@ -94,6 +96,7 @@ func (l *ledger) done(p string, err error) {
 	l.mu.Lock()
 	if err == nil {
 		l.acked[p] = true
+		l.ackedAt = append(l.ackedAt, time.Now())
 	} else {
 		l.failed++
 		l.lastErr = err
@@ -145,15 +148,8 @@ func clusterHead(t testing.TB, fe *FrontEnd) (rev, commit int64) {
 // checks the promises against the ledger.
 func checkAll(t *testing.T, l *ledger, fes []*FrontEnd) {
 	t.Helper()
-	rev, commit := clusterHead(t, fes[0])
-	for _, fe := range fes {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		err := fe.db.WaitReplica(ctx, commit)
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: the replica holds revision %d, the cluster's last commit is %d", fe.Host(), fe.db.ReplicaRev(), commit)
-		}
-	}
+	rev, _ := clusterHead(t, fes[0])
+	waitSame(t, fes)
 	// The cluster's records at rev, as bucket/key → value.
 	want := map[string]string{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -261,6 +257,20 @@ func payloadOf(e *graph.Event) string {
 	return ""
 }
 
+// waitSame waits until every front end's replica holds the cluster's last commit.
+func waitSame(t testing.TB, fes []*FrontEnd) {
+	t.Helper()
+	_, commit := clusterHead(t, fes[0])
+	for _, fe := range fes {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err := fe.db.WaitReplica(ctx, commit)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: the replica holds revision %d, the cluster's last commit is %d", fe.Host(), fe.db.ReplicaRev(), commit)
+		}
+	}
+}
+
 // seedTargets creates the identities the load writes on.
 func seedTargets(t testing.TB, db *store.DB, name string, n int) []string {
 	var ids []string
@@ -274,73 +284,98 @@ func seedTargets(t testing.TB, db *store.DB, name string, n int) []string {
 	return ids
 }
 
-// TestFaults runs the load through each fault in turn on one cluster.
+// loadPhase runs the load on dbs for 1.5 s, calls fault (which returns when the fault
+// began), runs the load 4 s more, stops it, calls heal, and checks every front end.
+func loadPhase(t *testing.T, l *ledger, fes []*FrontEnd, targets []string, fault, heal func()) {
+	var dbs []*store.DB
+	for _, fe := range fes {
+		dbs = append(dbs, fe.DB())
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	l.mu.Lock()
+	before := len(l.acked)
+	l.mu.Unlock()
+	go func() {
+		runLoad(context.Background(), l, strings.NewReplacer("/", "-", "_", "-").Replace(strings.ToLower(t.Name())), dbs, 3, targets, stop)
+		close(done)
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	if fault != nil {
+		fault()
+	}
+	time.Sleep(4 * time.Second)
+	close(stop)
+	<-done
+	if heal != nil {
+		heal()
+	}
+	l.mu.Lock()
+	gap := longestGap(l.ackedAt[before:])
+	t.Logf("%d writes acknowledged in the phase; the longest wait between two acknowledgments was %s", len(l.acked)-before, gap.Round(time.Millisecond))
+	l.mu.Unlock()
+	checkAll(t, l, fes)
+}
+
+// longestGap is the longest time between two successive instants of ts.
+func longestGap(ts []time.Time) time.Duration {
+	var gap time.Duration
+	for i := 1; i < len(ts); i++ {
+		gap = max(gap, ts[i].Sub(ts[i-1]))
+	}
+	return gap
+}
+
+// leaderOf returns the index of the cluster's leader.
+func leaderOf(t *testing.T, leader func(context.Context) (int, error)) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	i, err := leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
+// TestFaults runs the load through each fault a member process can be given, in turn,
+// on one cluster of child-process members, then kills a front end's process mid-write.
 func TestFaults(t *testing.T) {
 	if os.Getenv("DEVGRAPH_FAULTS_CHILD") != "" {
 		t.Skip("a child front end")
 	}
-	mem := startMembers(t, 3)
+	c := etcdtest.Start(t, 3, etcdtest.LogLevel("warn"))
 	dir := t.TempDir()
-	feA := openFE(t, mem.Endpoints(), "host-a", filepath.Join(dir, "a.db"))
+	feA := openFE(t, c.Endpoints(), "host-a", filepath.Join(dir, "a.db"))
 	defer feA.Close()
-	feB := openFE(t, mem.Endpoints(), "host-b", filepath.Join(dir, "b.db"))
+	feB := openFE(t, c.Endpoints(), "host-b", filepath.Join(dir, "b.db"))
 	defer feB.Close()
 	fes := []*FrontEnd{feA, feB}
-	dbs := []*store.DB{feA.DB(), feB.DB()}
 	targets := seedTargets(t, feA.DB(), "Fault target", 6)
-
-	// phase runs the load for before, calls fault, runs it for after, stops it, calls
-	// heal, and checks.
+	waitSame(t, fes)
 	l := newLedger()
-	phase := func(name string, fault func() time.Time, heal func()) {
-		t.Run(name, func(t *testing.T) {
-			stop := make(chan struct{})
-			done := make(chan struct{})
-			before := len(l.acked)
-			go func() {
-				runLoad(context.Background(), l, name, dbs, 3, targets, stop)
-				close(done)
-			}()
-			time.Sleep(1500 * time.Millisecond)
-			at := time.Now()
-			if fault != nil {
-				at = fault()
-			}
-			time.Sleep(4 * time.Second)
-			close(stop)
-			<-done
-			if heal != nil {
-				heal()
-			}
-			l.mu.Lock()
-			t.Logf("%s: %d writes acknowledged in the phase (fault at %s)", name, len(l.acked)-before, at.Format("15:04:05.000"))
-			l.mu.Unlock()
-			checkAll(t, l, fes)
-		})
-	}
-	leader := func() int {
-		i, err := mem.Leader(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return i
-	}
 
-	phase("steady", nil, nil)
-	var killed int
-	phase("leader-kill", func() time.Time { killed = leader(); mem.Kill(killed); return time.Now() }, func() { mem.Restart(killed) })
-	phase("follower-kill", func() time.Time { killed = (leader() + 1) % 3; mem.Kill(killed); return time.Now() }, func() { mem.Restart(killed) })
-	var paused int
-	phase("pause-leader-3s", func() time.Time {
-		paused = leader()
-		mem.Pause(paused)
-		go func() { time.Sleep(3 * time.Second); mem.Resume(paused) }()
-		return time.Now()
-	}, nil)
+	t.Run("steady", func(t *testing.T) { loadPhase(t, l, fes, targets, nil, nil) })
+	t.Run("leader-kill", func(t *testing.T) {
+		var killed int
+		loadPhase(t, l, fes, targets, func() { killed = leaderOf(t, c.Leader); c.Kill(killed) }, func() { c.Restart(killed) })
+	})
+	t.Run("follower-kill", func(t *testing.T) {
+		var killed int
+		loadPhase(t, l, fes, targets, func() { killed = (leaderOf(t, c.Leader) + 1) % 3; c.Kill(killed) }, func() { c.Restart(killed) })
+	})
+	t.Run("pause-leader-3s", func(t *testing.T) {
+		loadPhase(t, l, fes, targets, func() {
+			paused := leaderOf(t, c.Leader)
+			c.Pause(paused)
+			time.AfterFunc(3*time.Second, func() { c.Resume(paused) })
+		}, nil)
+	})
 
 	t.Run("frontend-kill", func(t *testing.T) {
 		replica := filepath.Join(dir, "c.db")
-		child, acks := startChildFE(t, mem.Endpoints(), "host-c", replica, targets)
+		child, acks := startChildFE(t, c.Endpoints(), "host-c", replica, targets)
+		dbs := []*store.DB{feA.DB(), feB.DB()}
 		stop := make(chan struct{})
 		done := make(chan struct{})
 		go func() {
@@ -365,9 +400,33 @@ func TestFaults(t *testing.T) {
 		}
 		acks.into(l)
 		// The killed host comes back on the same replica file (a restart): it catches up.
-		feC := openFE(t, mem.Endpoints(), "host-c", replica)
+		feC := openFE(t, c.Endpoints(), "host-c", replica)
 		defer feC.Close()
 		checkAll(t, l, []*FrontEnd{feA, feB, feC})
+	})
+}
+
+// TestFaults_PartitionLeader cuts the leader off from its peers (etcd's own peer cut, on
+// members embedded in the test process) under the load, for 4 s, then heals it.
+func TestFaults_PartitionLeader(t *testing.T) {
+	e := etcdtest.StartEmbedded(t, 3, etcdtest.LogLevel("warn"))
+	dir := t.TempDir()
+	feA := openFE(t, e.Endpoints(), "host-a", filepath.Join(dir, "a.db"))
+	defer feA.Close()
+	feB := openFE(t, e.Endpoints(), "host-b", filepath.Join(dir, "b.db"))
+	defer feB.Close()
+	fes := []*FrontEnd{feA, feB}
+	targets := seedTargets(t, feA.DB(), "Partition target", 6)
+	waitSame(t, fes)
+	l := newLedger()
+	var cut int
+	loadPhase(t, l, fes, targets, func() { cut = leaderOf(t, e.Leader); e.Partition(cut) }, func() {
+		e.Heal(cut)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := e.WaitLeader(ctx); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/devgraph/devgraph/internal/etcdtest"
 )
 
 // TestFaults_FirstStartTogether starts two front ends at once on an empty cluster, as a
@@ -15,7 +17,7 @@ import (
 // (One saw the other's host claim, before its seed, as foreign keys under the prefix and
 // refused to start: "the prefix holds 1 keys but no devgraph graph".)
 func TestFaults_FirstStartTogether(t *testing.T) {
-	mem := startMembers(t, 3)
+	c := etcdtest.Start(t, 3, etcdtest.LogLevel("warn"))
 	dir := t.TempDir()
 	for round := range 5 {
 		prefix := fmt.Sprintf("/together%d", round)
@@ -26,7 +28,7 @@ func TestFaults_FirstStartTogether(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				fes[i], errs[i] = openFEAt(mem.Endpoints(), prefix, fmt.Sprintf("host-%d", i), filepath.Join(dir, fmt.Sprintf("r%d-%d.db", round, i)))
+				fes[i], errs[i] = openFEAt(c.Endpoints(), prefix, fmt.Sprintf("host-%d", i), filepath.Join(dir, fmt.Sprintf("r%d-%d.db", round, i)))
 			}()
 		}
 		wg.Wait()

@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 FUZZMINIMIZETIME ?= 3s
 # The packages with cluster tests (build tag `cluster`) on real etcd members: `make test-cluster`
 # runs those of them that exist.
-CLUSTER_PKGS ?= ./internal/etcdtest/ ./cluster/
+CLUSTER_PKGS ?= ./internal/etcdtest/ ./cluster/ ./cmd/devgraph-load/
 # chaos: SIGKILL rounds of each crash test.
 CHAOS_ROUNDS ?= 100
 

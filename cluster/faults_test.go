@@ -137,11 +137,11 @@ func clusterHead(t testing.TB, fe *FrontEnd) (rev, commit int64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := fe.cli.Get(ctx, fe.target.key("txn"))
-	if err != nil || len(resp.Kvs) != 1 {
+	rev, commit, err := fe.Head(ctx)
+	if err != nil {
 		t.Fatalf("read the cluster's head: %v", err)
 	}
-	return resp.Header.Revision, resp.Kvs[0].ModRevision
+	return rev, commit
 }
 
 // checkAll waits until every front end's replica holds the cluster's last commit, then
@@ -294,7 +294,7 @@ func loadPhase(t *testing.T, l *ledger, fes []*FrontEnd, targets []string, fault
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	l.mu.Lock()
-	before := len(l.acked)
+	before := len(l.ackedAt)
 	l.mu.Unlock()
 	go func() {
 		runLoad(context.Background(), l, strings.NewReplacer("/", "-", "_", "-").Replace(strings.ToLower(t.Name())), dbs, 3, targets, stop)
@@ -312,7 +312,7 @@ func loadPhase(t *testing.T, l *ledger, fes []*FrontEnd, targets []string, fault
 	}
 	l.mu.Lock()
 	gap := longestGap(l.ackedAt[before:])
-	t.Logf("%d writes acknowledged in the phase; the longest wait between two acknowledgments was %s", len(l.acked)-before, gap.Round(time.Millisecond))
+	t.Logf("%d writes acknowledged in the phase; the longest wait between two acknowledgments was %s", len(l.ackedAt)-before, gap.Round(time.Millisecond))
 	l.mu.Unlock()
 	checkAll(t, l, fes)
 }

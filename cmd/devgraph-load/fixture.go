@@ -46,7 +46,10 @@ func createDB(ctx context.Context, path string, n int) error {
 }
 
 // writeExport writes export lines: a header, n identities, then one note for each.
-func writeExport(w io.Writer, n int) error {
+func writeExport(w io.Writer, n int) error { return writeExportRange(w, 0, n) }
+
+// writeExportRange writes the export lines of identities from to to-1 and their notes.
+func writeExportRange(w io.Writer, from, to int) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	enc := json.NewEncoder(bw)
 	type line struct {
@@ -60,7 +63,7 @@ func writeExport(w io.Writer, n int) error {
 		return err
 	}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := 0; i < n; i++ {
+	for i := from; i < to; i++ {
 		name := fmt.Sprintf("%s %s %06d", makers[i%len(makers)], kinds[i%len(kinds)], i)
 		id := &graph.Identity{
 			ID: identityID(i), Name: name,
@@ -76,7 +79,7 @@ func writeExport(w io.Writer, n int) error {
 			return err
 		}
 	}
-	for i := 0; i < n; i++ {
+	for i := from; i < to; i++ {
 		note := &graph.Note{ID: fmt.Sprintf("note:%08x-0000-7001-8000-%012x", i, i), Target: identityID(i), Kind: "info",
 			Body: fmt.Sprintf("Firmware 1.%02d installed; MIDI thru works.", i%100), Author: "cli:load", Time: base}
 		if err := enc.Encode(line{Type: "note", Note: note}); err != nil {

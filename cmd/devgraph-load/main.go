@@ -1,6 +1,7 @@
 // Command devgraph-load measures a running devgraph under load and prints a table.
 //
 //	go run ./cmd/devgraph-load [--identities 100000] [--duration 10s] [--concurrency 16] [--db PATH]
+//	go run ./cmd/devgraph-load --cluster 3 [--duration 10s] [--concurrency 16] [--idle 5s] [--rebuild 10000]
 //
 // It builds (or, when --db exists, reuses) a database of N identities with 3 hints, 3 tags
 // and a note each, starts the stack in-process from the constructors `devgraph serve
@@ -9,7 +10,7 @@
 // time-limited phases against it over loopback HTTP:
 // GraphQL reads, find, a write mix and MCP tools/call graph_find. Each phase prints one
 // row: requests, req/s, latency percentiles and errors. Last come the Go heap and the
-// process's anonymous RSS.
+// process's anonymous RSS. --cluster N measures the fleet store instead (cluster.go).
 package main
 
 import (
@@ -53,6 +54,10 @@ type config struct {
 	concurrency int
 	maxRequests int
 	db          string
+
+	cluster int           // --cluster N: the fleet store on N etcd members (cluster.go)
+	idle    time.Duration // cluster mode: how long both front ends sit idle
+	rebuild int           // cluster mode: identities a fresh front end's replica is built with
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -64,6 +69,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.concurrency, "concurrency", 16, "concurrent clients per phase")
 	fs.IntVar(&c.maxRequests, "max-requests", 1_000_000, "at most this many requests per phase")
 	fs.StringVar(&c.db, "db", "", "database to use; created when missing, reused when it exists (default: a temporary one, removed at exit)")
+	fs.IntVar(&c.cluster, "cluster", 0, "run the fleet store instead: N etcd members on loopback (built from the pinned module) and two front ends, tag.add writers through one fault per phase")
+	fs.DurationVar(&c.idle, "idle", 5*time.Second, "cluster mode: how long both front ends sit idle while the etcd revision is watched")
+	fs.IntVar(&c.rebuild, "rebuild", 10_000, "cluster mode: identities to load before a fresh front end builds its replica (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -78,6 +86,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("--concurrency %d: want 1 to 1024", c.concurrency)
 	case c.maxRequests < 1:
 		return nil, fmt.Errorf("--max-requests %d: want at least 1", c.maxRequests)
+	case c.cluster != 0 && c.cluster != 1 && c.cluster != 3 && c.cluster != 5:
+		return nil, fmt.Errorf("--cluster %d: want 1, 3 or 5 etcd members", c.cluster)
+	case c.idle < 0 || c.idle > time.Hour:
+		return nil, fmt.Errorf("--idle %s: want 0 to 1h", c.idle)
+	case c.rebuild < 0 || c.rebuild > 10_000_000:
+		return nil, fmt.Errorf("--rebuild %d: want 0 to 10,000,000", c.rebuild)
 	}
 	return &c, nil
 }
@@ -86,6 +100,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if c.cluster > 0 {
+		return runCluster(ctx, c, stdout, stderr)
 	}
 	if c.db == "" {
 		dir, err := os.MkdirTemp("", "devgraph-load-")

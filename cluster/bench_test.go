@@ -1,0 +1,154 @@
+//go:build cluster
+
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/internal/etcdtest"
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// benchIdentities is the size of the read benchmarks' graph.
+const benchIdentities = 2000
+
+// benchExport writes the export lines of identities from to to-1, each with three hints,
+// three tags and a note, after a header.
+func benchExport(from, to int) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	type line struct {
+		Type     string          `json:"type"`
+		Format   string          `json:"format,omitempty"`
+		Version  int             `json:"version,omitempty"`
+		Identity *graph.Identity `json:"identity,omitempty"`
+		Note     *graph.Note     `json:"note,omitempty"`
+	}
+	enc.Encode(line{Type: "header", Format: migrations.FormatName, Version: migrations.CurrentVersion})
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := from; i < to; i++ {
+		enc.Encode(line{Type: "identity", Identity: &graph.Identity{
+			ID: fmt.Sprintf("identity:synth-%06d", i), Name: fmt.Sprintf("Synth %06d", i),
+			Hints: []graph.Fingerprint{
+				{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("0582:01a9:SN%06d", i)},
+				{Kind: graph.FPUSBID, Value: fmt.Sprintf("%04x:%04x", 0x500+i%8, i%64)},
+				{Kind: graph.FPUSBPath, Value: fmt.Sprintf("3-%d.%d", i%8+1, i%4+1)},
+			},
+			Tags:      []string{fmt.Sprintf("location:rack-%d", i%10), "maker:roland", "role:synth"},
+			CreatedAt: base, UpdatedAt: base,
+		}})
+	}
+	for i := from; i < to; i++ {
+		enc.Encode(line{Type: "note", Note: &graph.Note{ID: fmt.Sprintf("note:%08x-0000-7001-8000-%012x", i, i),
+			Target: fmt.Sprintf("identity:synth-%06d", i), Kind: "info", Body: fmt.Sprintf("Firmware 1.%02d installed.", i%100), Author: "cli:bench", Time: base}})
+	}
+	return buf.Bytes()
+}
+
+// importChunks imports the benchmark's identities into db, 400 at a time (a cluster
+// takes one import of that size in one Txn).
+func importChunks(b *testing.B, db *store.DB) {
+	for i := 0; i < benchIdentities; i += 400 {
+		if _, err := db.Import(graph.WithActor(context.Background(), "cli:bench"), bytes.NewReader(benchExport(i, min(i+400, benchIdentities))), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchReads(b *testing.B, db *store.DB) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(1, 2))
+	for b.Loop() {
+		id, err := db.FindIdentityByID(ctx, fmt.Sprintf("identity:synth-%06d", r.IntN(benchIdentities)), graph.IdentityParts{Notes: true})
+		if err != nil || len(id.Hints) != 3 || len(id.Tags) != 3 || len(id.Notes) != 1 {
+			b.Fatalf("%+v %v", id, err)
+		}
+	}
+}
+
+// BenchmarkRead_Identity reads an identity with its hints, tags and notes from a single
+// file and from a front end's replica of a 3-member cluster holding the same graph: a
+// replica is read by the same store code, so the two should cost the same.
+func BenchmarkRead_Identity(b *testing.B) {
+	b.Run("file", func(b *testing.B) {
+		db, err := store.Open(filepath.Join(b.TempDir(), "file.db"), store.Options{NoBackup: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		importChunks(b, db)
+		benchReads(b, db)
+	})
+	b.Run("replica", func(b *testing.B) {
+		c := etcdtest.Start(b, 3, etcdtest.LogLevel("warn"))
+		fe := openFE(b, c.Endpoints(), "bench", filepath.Join(b.TempDir(), "replica.db"))
+		defer fe.Close()
+		importChunks(b, fe.DB())
+		benchReads(b, fe.DB())
+	})
+}
+
+// BenchmarkCommit_OneWriter makes bind-sized changes (a hint added to an identity: its
+// record, the hint index, the event, the changelog head) one at a time through a front end
+// of a 3-member cluster, and, for the floor under it, bare etcd Txns of the same shape
+// (five puts fenced on one key) from the same client; both report p50 and p99.
+func BenchmarkCommit_OneWriter(b *testing.B) {
+	c := etcdtest.Start(b, 3, etcdtest.LogLevel("warn"))
+	fe := openFE(b, c.Endpoints(), "bench", filepath.Join(b.TempDir(), "replica.db"))
+	defer fe.Close()
+	ids := seedTargets(b, fe.DB(), "Bench target", 8)
+	report := func(b *testing.B, lat []time.Duration) {
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
+		b.ReportMetric(float64(lat[(len(lat)*99+99)/100-1])/1e6, "p99-ms")
+	}
+	b.Run("hint.add", func(b *testing.B) {
+		var lat []time.Duration
+		ctx := graph.WithActor(context.Background(), "cli:bench")
+		n := 0
+		for b.Loop() {
+			t0 := time.Now()
+			_, err := fe.DB().AddHints(ctx, ids[n%len(ids)], []graph.Fingerprint{{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("1d6b:0002:bench%d-%d", b.N, n)}}, false)
+			lat = append(lat, time.Since(t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		report(b, lat)
+	})
+	b.Run("etcd-txn", func(b *testing.B) {
+		var lat []time.Duration
+		value := string(bytes.Repeat([]byte("x"), 300))
+		key := fe.target.key("bench", "fence")
+		fence := int64(0)
+		n := 0
+		for b.Loop() {
+			t0 := time.Now()
+			resp, err := fe.cli.Txn(context.Background()).If(clientv3.Compare(clientv3.ModRevision(key), "=", fence)).Then(
+				clientv3.OpPut(key, "x"), clientv3.OpPut(fe.target.key("bench", "a", strconv.Itoa(n)), value),
+				clientv3.OpPut(fe.target.key("bench", "b", strconv.Itoa(n)), value), clientv3.OpPut(fe.target.key("bench", "c"), value),
+				clientv3.OpPut(fe.target.key("bench", "d"), value)).Commit()
+			lat = append(lat, time.Since(t0))
+			if err != nil || !resp.Succeeded {
+				b.Fatal(err)
+			}
+			fence = resp.Header.Revision
+			n++
+		}
+		report(b, lat)
+	})
+}

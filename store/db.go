@@ -498,6 +498,9 @@ func (db *DB) commitLoop() {
 				break gather
 			}
 		}
+		if db.opts.Committer != nil {
+			batch = db.gatherShared(batch)
+		}
 		db.runBatch(batch)
 	}
 }
@@ -591,6 +594,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 				break
 			}
 			pauseBeforeRetry(attempt)
+			batch = db.gatherShared(batch)
 			continue
 		case failed < 0 && errors.As(err, &tooBig) && len(batch) > 1:
 			// Writes grouped together are too big for one commit: each goes on its own.

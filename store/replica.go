@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -194,6 +195,13 @@ func (db *DB) errReplicaNoFrontEnd() error {
 func (db *DB) ApplyReplicated(rev int64, changes []Change) error {
 	if db.replicaOf == "" {
 		return graph.Errorf(graph.EINVALID, "%s is not a replica", db.path)
+	}
+	if rev <= db.ReplicaRev() {
+		// Held already (most often this front end's own commit, which the feed hears of
+		// after the write made it): skip it without a write transaction, which would take
+		// the writer's lock from the next write and rewrite the file's meta page. The
+		// file holds at least the revision in memory, so the check below would skip it too.
+		return nil
 	}
 	var evs []*graph.Event
 	var applied bool
@@ -384,6 +392,35 @@ func shipChanges(cs []change) []Change {
 func pauseBeforeRetry(attempt int) {
 	d := time.Duration(1<<min(attempt, 6)) * 250 * time.Microsecond
 	time.Sleep(d/2 + rand.N(d))
+}
+
+// gatherShared adds to a batch bound for a shared store the writes queued behind it, up
+// to maxBatch, first letting the writers the last commit answered queue their next
+// write. A commit there takes a network round trip: without the yield the writers woken
+// by one commit missed the next batch and formed one of their own behind it, every time
+// (two half batches leapfrogging, each a round trip). It also runs before a batch is made
+// again after a conflict, so the writes queued while it waited share that attempt.
+func (db *DB) gatherShared(batch []*writeReq) []*writeReq {
+	for range 4 {
+		n := len(batch)
+		runtime.Gosched()
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-db.writes:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		if len(batch) == n {
+			break
+		}
+	}
+	return batch
 }
 
 // headTime returns the time of the changelog's newest event (zero when there is none):

@@ -79,7 +79,7 @@ type frontEnd struct {
 	host, replica string
 	fe            atomic.Pointer[cluster.FrontEnd]
 	// the counters of front ends closed before this one, on the same replica
-	conflicts, retries int64
+	commits, conflicts, retries int64
 }
 
 // clusterRun is one run of the cluster mode.
@@ -128,8 +128,12 @@ func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error 
 		c.cluster, len(r.targets), time.Since(start).Round(time.Millisecond), loadAvg())
 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "phase\twriters\tacknowledged\twrites/s\tp50\tp99\tmax\tlongest stall\tfailed\tlost\tduplicated\tconflicts\tretries")
-	for _, p := range r.phases() {
+	fmt.Fprintln(tw, "phase\twriters\tacknowledged\twrites/s\tp50\tp99\tmax\tlongest stall\tfailed\tlost\tduplicated\tcommits\tconflicts\tretries")
+	phases, err := r.selected()
+	if err != nil {
+		return err
+	}
+	for _, p := range phases {
 		if ctx.Err() != nil {
 			break
 		}
@@ -139,8 +143,8 @@ func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error 
 			tw.Flush()
 			return fmt.Errorf("%s: %w", p.name, err)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n", p.name, p.writers, res.acked, float64(res.acked)/res.elapsed.Seconds(),
-			fmtDur(res.pct(50)), fmtDur(res.pct(99)), fmtDur(res.pct(100)), fmtDur(res.stall), res.failed, res.lost, res.dup, res.conflicts, res.retries)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", p.name, p.writers, res.acked, float64(res.acked)/res.elapsed.Seconds(),
+			fmtDur(res.pct(50)), fmtDur(res.pct(99)), fmtDur(res.pct(100)), fmtDur(res.stall), res.failed, res.lost, res.dup, res.commits, res.conflicts, res.retries)
 		if res.firstErr != nil {
 			fmt.Fprintf(stderr, "%s: first error: %v\n", p.name, res.firstErr)
 		}
@@ -266,6 +270,7 @@ func (r *clusterRun) phases() []clusterPhase {
 			f := r.fes[1]
 			old := f.fe.Load()
 			old.Close()
+			f.commits += old.Stats().Commits.Load()
 			f.conflicts += old.Stats().Conflicts.Load()
 			f.retries += old.Stats().Retries.Load()
 			return r.open(ctx, f)
@@ -273,12 +278,33 @@ func (r *clusterRun) phases() []clusterPhase {
 	}
 }
 
+// selected returns the phases --phases names, all when it names none.
+func (r *clusterRun) selected() ([]clusterPhase, error) {
+	all := r.phases()
+	if r.c.only == "" {
+		return all, nil
+	}
+	var out []clusterPhase
+	for _, name := range strings.Split(r.c.only, ",") {
+		i := slices.IndexFunc(all, func(p clusterPhase) bool { return p.name == strings.TrimSpace(name) })
+		if i < 0 {
+			var names []string
+			for _, p := range all {
+				names = append(names, p.name)
+			}
+			return nil, fmt.Errorf("--phases: no phase %q; the phases are %s", name, strings.Join(names, ", "))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
 type clusterResult struct {
-	acked, failed, lost, dup int
-	conflicts, retries       int64
-	lat                      []time.Duration
-	stall, elapsed           time.Duration
-	firstErr                 error
+	acked, failed, lost, dup    int
+	commits, conflicts, retries int64
+	lat                         []time.Duration
+	stall, elapsed              time.Duration
+	firstErr                    error
 }
 
 func (r *clusterResult) pct(p int) time.Duration {
@@ -289,9 +315,10 @@ func (r *clusterResult) pct(p int) time.Duration {
 	return r.lat[max(0, min(i, len(r.lat))-1)]
 }
 
-func (r *clusterRun) stats() (conflicts, retries int64) {
+func (r *clusterRun) stats() (commits, conflicts, retries int64) {
 	for _, f := range r.fes {
 		s := f.fe.Load().Stats()
+		commits += f.commits + s.Commits.Load()
 		conflicts += f.conflicts + s.Conflicts.Load()
 		retries += f.retries + s.Retries.Load()
 	}
@@ -300,7 +327,7 @@ func (r *clusterRun) stats() (conflicts, retries int64) {
 
 func (r *clusterRun) runPhase(ctx context.Context, p clusterPhase) (*clusterResult, error) {
 	res := &clusterResult{}
-	c0, r0 := r.stats()
+	k0, c0, r0 := r.stats()
 	tag := strings.NewReplacer(" ", "-", ",", "").Replace(p.name)
 	var mu sync.Mutex
 	acked := map[string]bool{}
@@ -376,8 +403,8 @@ func (r *clusterRun) runPhase(ctx context.Context, p clusterPhase) (*clusterResu
 			return nil, err
 		}
 	}
-	c1, r1 := r.stats()
-	res.conflicts, res.retries = c1-c0, r1-r0
+	k1, c1, r1 := r.stats()
+	res.commits, res.conflicts, res.retries = k1-k0, c1-c0, r1-r0
 	res.acked = len(acked)
 	slices.Sort(res.lat)
 	slices.SortFunc(ackedAt, func(a, b time.Time) int { return a.Compare(b) })

@@ -27,7 +27,7 @@ func TestRunCluster(t *testing.T) {
 				cols = append(cols, c)
 			}
 		}
-		if len(cols) == 13 {
+		if len(cols) == 14 {
 			rows[cols[0]] = cols
 		}
 	}

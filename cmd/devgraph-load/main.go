@@ -58,6 +58,7 @@ type config struct {
 	cluster int           // --cluster N: the fleet store on N etcd members (cluster.go)
 	idle    time.Duration // cluster mode: how long both front ends sit idle
 	rebuild int           // cluster mode: identities a fresh front end's replica is built with
+	only    string        // cluster mode: the phases to run (comma-separated names), "" for all
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -72,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.cluster, "cluster", 0, "run the fleet store instead: N etcd members on loopback (built from the pinned module) and two front ends, tag.add writers through one fault per phase")
 	fs.DurationVar(&c.idle, "idle", 5*time.Second, "cluster mode: how long both front ends sit idle while the etcd revision is watched")
 	fs.IntVar(&c.rebuild, "rebuild", 10_000, "cluster mode: identities to load before a fresh front end builds its replica (0: skip)")
+	fs.StringVar(&c.only, "phases", "", `cluster mode: run only these phases, comma-separated (e.g. "steady,leader kill")`)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package etcdtest_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +94,31 @@ func (f *fakeTB) run(fn func()) (msg string) {
 	}()
 	fn()
 	return ""
+}
+
+// TestStandalone_StopsMembersOnClose: a program's harness stops its members on Close and
+// removes their data.
+func TestStandalone_StopsMembersOnClose(t *testing.T) {
+	s, err := etcdtest.NewStandalone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := etcdtest.Start(s, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cli := etcdtest.Client(s, c.Endpoint(0))
+	if _, err := cli.Put(ctx, "k", "v"); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	log := c.LogPath(0)
+	s.Close()
+	if _, err := os.Stat(log); !os.IsNotExist(err) {
+		t.Fatalf("member log %s still there after Close: %v", log, err)
+	}
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(c.Endpoint(0), "http://"), time.Second)
+	if err == nil {
+		conn.Close()
+		t.Fatalf("member still listens on %s after Close", c.Endpoint(0))
+	}
+	s.Close()
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/devgraph/devgraph/internal/etcdtest"
 )
 
@@ -97,7 +99,7 @@ func (f *fakeTB) run(fn func()) (msg string) {
 }
 
 // TestStandalone_StopsMembersOnClose: a program's harness stops its members on Close and
-// removes their data.
+// removes their data, and leaves no goroutine behind (the spawner ends with its last child).
 func TestStandalone_StopsMembersOnClose(t *testing.T) {
 	s, err := etcdtest.NewStandalone()
 	if err != nil {
@@ -121,4 +123,5 @@ func TestStandalone_StopsMembersOnClose(t *testing.T) {
 		t.Fatalf("member still listens on %s after Close", c.Endpoint(0))
 	}
 	s.Close()
+	goleak.VerifyNone(t)
 }

@@ -30,50 +30,6 @@ import (
 // changelog, that every acknowledged write is there once (lost, duplicated), that the
 // chain verifies on both front ends and that the two replicas hold the same records.
 
-// runTB is the harness's test interface for a command: a temp dir, cleanups run by
-// cleanup(), and Fatalf that ends the run (the members are stopped first).
-type runTB struct {
-	dir      string
-	mu       sync.Mutex
-	cleanups []func()
-	failed   bool
-	log      io.Writer
-}
-
-func (r *runTB) Helper() {}
-func (r *runTB) Cleanup(f func()) {
-	r.mu.Lock()
-	r.cleanups = append(r.cleanups, f)
-	r.mu.Unlock()
-}
-func (r *runTB) TempDir() string {
-	d, err := os.MkdirTemp(r.dir, "t")
-	if err != nil {
-		r.Fatalf("temp dir: %v", err)
-	}
-	return d
-}
-func (r *runTB) Failed() bool                     { return r.failed }
-func (r *runTB) Logf(format string, args ...any)  { fmt.Fprintf(r.log, format+"\n", args...) }
-func (r *runTB) Skipf(format string, args ...any) { r.Fatalf(format, args...) }
-func (r *runTB) Fatalf(format string, args ...any) {
-	r.failed = true
-	fmt.Fprintf(r.log, "devgraph-load: "+format+"\n", args...)
-	r.cleanup()
-	os.Exit(1)
-}
-
-func (r *runTB) cleanup() {
-	r.mu.Lock()
-	cs := r.cleanups
-	r.cleanups = nil
-	r.mu.Unlock()
-	for i := len(cs) - 1; i >= 0; i-- {
-		cs[i]()
-	}
-	os.RemoveAll(r.dir)
-}
-
 // frontEnd is one in-process front end; a phase may close and reopen it.
 type frontEnd struct {
 	host, replica string
@@ -95,12 +51,12 @@ type clusterRun struct {
 }
 
 func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error {
-	dir, err := os.MkdirTemp("", "devgraph-load-cluster-")
+	tb, err := etcdtest.NewStandalone()
 	if err != nil {
 		return err
 	}
-	tb := &runTB{dir: dir, log: stderr}
-	defer tb.cleanup()
+	defer tb.Close()
+	dir := tb.TempDir()
 	if _, err := etcdtest.BuildBinary(); err != nil {
 		return fmt.Errorf("build etcd from the pinned module: %w", err)
 	}

@@ -196,11 +196,13 @@ func (db *DB) ApplyReplicated(rev int64, changes []Change) error {
 	if db.replicaOf == "" {
 		return graph.Errorf(graph.EINVALID, "%s is not a replica", db.path)
 	}
-	if rev <= db.ReplicaRev() {
+	if held, err := db.heldRev(); err == nil && rev <= held {
 		// Held already (most often this front end's own commit, which the feed hears of
 		// after the write made it): skip it without a write transaction, which would take
-		// the writer's lock from the next write and rewrite the file's meta page. The
-		// file holds at least the revision in memory, so the check below would skip it too.
+		// the writer's lock from the next write and rewrite the file's meta page. Only the
+		// feed lowers what the file holds (ResetReplica), so this stays true until it
+		// calls again. (Not the revision in memory: a write's commit raises that after its
+		// transaction, and a refill between the two can leave it above what the file holds.)
 		return nil
 	}
 	var evs []*graph.Event
@@ -266,6 +268,18 @@ func (db *DB) ApplyReplicated(rev int64, changes []Change) error {
 		db.notify(evs)
 	}
 	return nil
+}
+
+// heldRev reads the revision of the shared store's last commit the file holds.
+func (db *DB) heldRev() (int64, error) {
+	var rev int64
+	err := db.guard(func() error {
+		return db.bolt.View(func(tx *bolt.Tx) error {
+			rev = int64(m.ReadU64(tx.Bucket(m.BucketMeta).Get(keyReplicaRev)))
+			return nil
+		})
+	})
+	return rev, err
 }
 
 func nonNil(b []byte) []byte {

@@ -62,6 +62,10 @@ func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error 
 	}
 	r := &clusterRun{c: c, stdout: stdout, stderr: stderr,
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
+	phases, err := r.selected()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	r.members = etcdtest.Start(tb, c.cluster, etcdtest.LogLevel("warn"))
 	var eps []string
@@ -85,10 +89,6 @@ func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error 
 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "phase\twriters\tacknowledged\twrites/s\tp50\tp99\tmax\tlongest stall\tfailed\tlost\tduplicated\tcommits\tconflicts\tretries")
-	phases, err := r.selected()
-	if err != nil {
-		return err
-	}
 	for _, p := range phases {
 		if ctx.Err() != nil {
 			break
@@ -197,7 +197,7 @@ func (r *clusterRun) phases() []clusterPhase {
 	restart := func(ctx context.Context) error { r.members.Restart(down); return nil }
 	return []clusterPhase{
 		{name: "steady", writers: r.c.concurrency, kind: "tag"},
-		{name: "one writer, bind-sized", writers: 1, kind: "hint"},
+		{name: "one writer (bind-sized)", writers: 1, kind: "hint"},
 		{name: "leader kill", writers: r.c.concurrency, kind: "tag", fault: func(ctx context.Context) (err error) {
 			down, err = r.leader(ctx)
 			if err == nil {

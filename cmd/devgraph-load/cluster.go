@@ -137,7 +137,7 @@ func loadAvg() string {
 }
 
 func (r *clusterRun) open(ctx context.Context, f *frontEnd) error {
-	octx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	octx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	fe, err := cluster.Open(octx, cluster.Config{Store: r.url, Replica: f.replica, Host: f.host, MachineID: "load-" + f.host,
 		Version: "load", Logger: r.log, Store0: store.Options{Logger: r.log}})

@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -59,6 +60,7 @@ type config struct {
 	idle    time.Duration // cluster mode: how long both front ends sit idle
 	rebuild int           // cluster mode: identities a fresh front end's replica is built with
 	only    string        // cluster mode: the phases to run (comma-separated names), "" for all
+	cpuprof string        // write a CPU profile of the whole run here
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -73,6 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.cluster, "cluster", 0, "run the fleet store instead: N etcd members on loopback (built from the pinned module) and two front ends, tag.add writers through one fault per phase")
 	fs.DurationVar(&c.idle, "idle", 5*time.Second, "cluster mode: how long both front ends sit idle while the etcd revision is watched")
 	fs.IntVar(&c.rebuild, "rebuild", 10_000, "cluster mode: identities to load before a fresh front end builds its replica (0: skip)")
+	fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.StringVar(&c.only, "phases", "", `cluster mode: run only these phases, comma-separated (e.g. "steady,leader kill")`)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -102,6 +105,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if c.cpuprof != "" {
+		f, err := os.Create(c.cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if c.cluster > 0 {
 		return runCluster(ctx, c, stdout, stderr)

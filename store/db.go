@@ -344,9 +344,9 @@ func (db *DB) actorAt(actor string) string {
 	return graph.ActorAt(actor, db.host)
 }
 
-// Fleet reports whether refs, keys and usb_path fingerprints carry their host. See
-// graph.Hosted.
-func (db *DB) Fleet() bool { return db.opts.Fleet }
+// MultiHost reports whether refs, keys and usb_path fingerprints carry their host
+// (Options.Fleet). See graph.Hosted.
+func (db *DB) MultiHost() bool { return db.opts.Fleet }
 
 // MigratedFrom returns the schema version Open migrated the file from (0 when it did not).
 func (db *DB) MigratedFrom() int { return db.migratedFrom }

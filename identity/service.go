@@ -395,12 +395,24 @@ func (s *Service) scene(ctx context.Context) (*Scene, error) {
 	if err != nil {
 		return nil, err
 	}
-	if snap != nil {
+	if snap != nil && !s.MultiHost() {
 		return NewScene(snap), nil
 	}
 	devs, err := s.allDevices(ctx, graph.DeviceFilter{})
 	if err != nil {
 		return nil, err
+	}
+	if snap != nil {
+		// On a fleet "shown only by this device" is fleet-wide: the other hosts' present
+		// devices count too (this host's are the snapshot's).
+		sc := NewScene(snap)
+		host := s.Host()
+		for _, d := range devs {
+			if d.Host != host {
+				sc.add(&graph.ObservedDevice{Key: d.Key, Ref: d.Ref, Source: d.Source, Fingerprints: d.Fingerprints, Infra: d.Infra})
+			}
+		}
+		return sc, nil
 	}
 	return sceneOf(nil, devs), nil
 }

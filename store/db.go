@@ -178,7 +178,7 @@ func Open(path string, opts Options) (*DB, error) {
 			db.migratedFrom = st.Version
 		}
 		host := opts.Host
-		if host == "" {
+		if host == "" && !opts.Fleet {
 			host = migrations.HostOf(bdb)
 		}
 		if host == "" {
@@ -187,7 +187,7 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 		var err error
 		db.version, db.backup, err = migrations.Prepare(bdb, path, migrations.Options{
-			Now: opts.Now, NoBackup: opts.NoBackup, ReadOnly: opts.ReadOnly, Version: opts.schemaVersion, Host: host,
+			Now: opts.Now, NoBackup: opts.NoBackup, ReadOnly: opts.ReadOnly, Version: opts.schemaVersion, Host: host, Fleet: opts.Fleet,
 		})
 		db.host = host
 		if db.version < 4 {

@@ -66,7 +66,8 @@ type RobotParamsUpdate struct {
 
 // RobotState is a robot as it is now.
 type RobotState struct {
-	Ref        string      `json:"ref"` // robot:<name>
+	Ref        string      `json:"ref"`            // robot:<name>
+	Host       string      `json:"host,omitempty"` // the machine that drives it
 	DeviceID   string      `json:"device_id,omitempty"`
 	IdentityID string      `json:"identity_id,omitempty"`
 	Name       string      `json:"name"`
@@ -176,6 +177,7 @@ type Fleet interface {
 // RobotRecord is what the store keeps of a robot between runs.
 type RobotRecord struct {
 	Ref    string      `json:"ref"`
+	Host   string      `json:"host,omitempty"` // the machine that drives it (the store fills it in)
 	Serial string      `json:"serial"`
 	Name   string      `json:"name"`
 	Pose   Pose        `json:"pose"`

@@ -136,7 +136,7 @@ func (db *DB) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Eve
 		if f.Target != "" {
 			target := f.Target
 			if graph.KindOf(target) == "" && target != graph.ChangelogTarget {
-				if full, err := resolve(tx, target); err == nil {
+				if full, err := db.resolve(tx, target); err == nil {
 					target = full
 				} else {
 					target = graph.IdentityID(target) // may be deleted: its events remain

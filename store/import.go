@@ -791,7 +791,7 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 			return 0, 0, graph.Errorf(graph.EINVALID, "import: a note record without a valid id")
 		}
 		if !raw {
-			if _, err := resolve(w.tx, n.Target); err != nil {
+			if _, err := w.db.resolve(w.tx, n.Target); err != nil {
 				return 0, 0, nil // its target was not imported
 			}
 			if len(noteIDs(w.tx, n.Target)) >= graph.MaxNotesPerNode {

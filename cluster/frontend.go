@@ -89,6 +89,9 @@ type FrontEnd struct {
 	headRev  atomic.Int64 // the cluster's revision when last asked
 
 	stats Stats
+
+	view fleetView // the fleet's live hosts and their live state (live.go)
+	pub  publisher // this host's live state (live.go)
 }
 
 // Stats counts what the committer did, for the load command and doctor.
@@ -131,6 +134,9 @@ func Open(ctx context.Context, cfg Config) (*FrontEnd, error) {
 		return nil, err
 	}
 	if err := fe.openReplica(ctx); err != nil {
+		return nil, err
+	}
+	if err := fe.startLive(ctx); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -411,6 +417,7 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 	opts := fe.cfg.Store0
 	opts.ReplicaOf = fe.name
 	opts.Committer = (*committer)(fe)
+	opts.Host, opts.Fleet = fe.cfg.Host, true
 	db, err := store.Open(path, opts)
 	if err != nil {
 		var ge *graph.Error

@@ -262,7 +262,10 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int, notes map
 			return nil, nil, nil, 0, err
 		}
 		state := "unplugged"
-		if dv.Present {
+		switch {
+		case dv.HostOffline:
+			state = "host offline (remembered as last seen)"
+		case dv.Present:
 			state = "present"
 		}
 		n := &browseNode{ID: id, Kind: "device", Name: dv.Name, Tags: dv.Tags, Text: fmt.Sprintf("ref %s, %s", dv.Ref, state)}

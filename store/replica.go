@@ -68,9 +68,10 @@ var (
 	keyReplicaRev = []byte("replica.rev")
 )
 
-// localMeta reports whether meta key k is this file's own (not the shared store's).
+// localMeta reports whether meta key k is this file's own (not the shared store's): the
+// host name is each front end's own too (every host of a fleet shares one graph).
 func localMeta(k []byte) bool {
-	return bytes.Equal(k, keyReplicaOf) || bytes.Equal(k, keyReplicaRev)
+	return bytes.Equal(k, keyReplicaOf) || bytes.Equal(k, keyReplicaRev) || bytes.Equal(k, m.KeyHost)
 }
 
 // replicaState tracks the revision the replica holds, and wakes those waiting for one.

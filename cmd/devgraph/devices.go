@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,6 +77,12 @@ func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now
 			cols = append(cols, "LAST SEEN")
 		}
 	}
+	// A fleet host that is not live: its devices are remembered, not unplugged, and a
+	// HOST column says so (only when one is, so a single machine's table is unchanged).
+	offline := slices.ContainsFunc(devs, func(d *graph.DeviceView) bool { return d.HostOffline })
+	if offline {
+		cols = append(cols, "HOST")
+	}
 	t := newTable(w, cols...)
 	for _, d := range devs {
 		cells := []any{d.Ref, clip(d.Name, 36)}
@@ -89,7 +96,19 @@ func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now
 				cells = append(cells, fmtTime(d.LastSeen))
 			}
 		}
+		if offline {
+			cells = append(cells, hostCell(d))
+		}
 		t.row(cells...)
 	}
 	return t.flush()
+}
+
+// hostCell says whether a device's host is live: "offline" for a fleet host whose lease
+// expired (its devices shown as it last recorded them), else "live".
+func hostCell(d *graph.DeviceView) string {
+	if d.HostOffline {
+		return "offline"
+	}
+	return "live"
 }

@@ -203,6 +203,9 @@ func printDevice(w io.Writer, dv *graph.DeviceView) error {
 	t.row("name", dv.Name)
 	t.row("sources", joinOr(dv.Sources, dv.Source))
 	t.row("present", yesNo(dv.Present))
+	if dv.HostOffline {
+		t.row("host", "offline (a fleet host whose lease expired: shown as it last recorded it, not unplugged)")
+	}
 	if dv.Infra {
 		t.row("infrastructure", "yes (hubs are shown, never bound)")
 	}

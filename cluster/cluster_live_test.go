@@ -318,8 +318,8 @@ func TestLive_HostLivenessAndLiveState(t *testing.T) {
 
 	const (
 		moog    = "studio-b/usb:3-5"
-		bSerial = "studio-b/usb:3-7"   // its FTDI robot base: /dev/ttyUSB0
-		twin    = "studio-a/usb:3-1"   // only a has the nanoKONTROL twins
+		bSerial = "studio-b/usb:3-7" // its FTDI robot base: /dev/ttyUSB0
+		twin    = "studio-a/usb:3-1" // only a has the nanoKONTROL twins
 		bitwigB = "client:studio-b/alsa:Bitwig Studio"
 	)
 	for _, h := range []*host{a, b} {

@@ -3,9 +3,11 @@
 package cluster
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -86,6 +88,7 @@ type host struct {
 	args   []string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout *bufio.Reader // MCP over stdio
 	mu     sync.Mutex
 	stderr bytes.Buffer
 	done   chan struct{}
@@ -118,12 +121,16 @@ func (h *host) start() {
 	h.t.Helper()
 	h.cmd = exec.Command(devgraphBinary(h.t), h.args...)
 	h.cmd.Env = h.env
-	h.cmd.Stdout = io.Discard
 	h.cmd.Stderr = &lockedWriter{h: h}
 	var err error
 	if h.stdin, err = h.cmd.StdinPipe(); err != nil { // stdio MCP: serves until stdin ends
 		h.t.Fatal(err)
 	}
+	out, err := h.cmd.StdoutPipe()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.stdout = bufio.NewReader(out)
 	if err := h.cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
@@ -233,6 +240,24 @@ func (h *host) devices() map[string]deviceView {
 		m[d.Ref] = d
 	}
 	return m
+}
+
+// mcp sends one JSON-RPC request on the front end's stdio and returns its response.
+func (h *host) mcp(id int, method, params string) map[string]any {
+	h.t.Helper()
+	if _, err := io.WriteString(h.stdin, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)); err != nil {
+		h.t.Fatal(err)
+	}
+	for {
+		line, err := h.stdout.ReadBytes('\n')
+		if err != nil {
+			h.t.Fatalf("MCP on %s: %v\n%s", h.name, err, h.log())
+		}
+		var msg map[string]any
+		if json.Unmarshal(line, &msg) == nil && msg["id"] == float64(id) {
+			return msg
+		}
+	}
 }
 
 // graphqlDevice reads one device through GraphQL on this host (devgraph query).
@@ -375,6 +400,13 @@ func TestLive_HostLivenessAndLiveState(t *testing.T) {
 	out := a.cliOK("devices")
 	if !strings.Contains(out, "HOST") || !strings.Contains(out, "offline") {
 		t.Errorf("devices on a does not say b is offline:\n%s", out)
+	}
+	// MCP on a's stdio: graph_browse says b's Moog is remembered with its host offline.
+	a.mcp(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"live-test","version":"1.0"}}`)
+	io.WriteString(a.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	res, _ := json.Marshal(a.mcp(2, "tools/call", `{"name":"graph_browse","arguments":{"id":"`+moog+`"}}`))
+	if !strings.Contains(string(res), "host offline") || !strings.Contains(string(res), `"host_offline":true`) {
+		t.Errorf("graph_browse on a does not say b's Moog's host is offline:\n%s", res)
 	}
 	if ends := a.traceEnds("usb:3-4.4.1"); slices.Contains(ends, bitwigB) {
 		t.Errorf("the trace still reaches b's live client after b died: %v", ends)

@@ -230,7 +230,7 @@ func (l *hostLive) Snapshot(ctx context.Context) (*graph.Snapshot, error) {
 		return p.out, nil
 	}
 	qh := "" // the host refs carry: none unless the store is a fleet's
-	if fe.db.Fleet() {
+	if fe.db.MultiHost() {
 		qh = fe.cfg.Host
 	}
 	q := qualifySnapshot(qh, snap)

@@ -17,9 +17,10 @@ import (
 type Hosted interface {
 	// Host is this machine's host name.
 	Host() string
-	// Fleet reports whether refs, device keys and usb_path fingerprints carry their host
-	// (an etcd store) rather than being this machine's alone (a bbolt file).
-	Fleet() bool
+	// MultiHost reports whether the store is a fleet's: refs, device keys and usb_path
+	// fingerprints carry their host (an etcd store) rather than being this machine's
+	// alone (a bbolt file).
+	MultiHost() bool
 }
 
 var hostRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -133,4 +134,32 @@ func SplitActorHost(actor string) (who, host string) {
 		return actor, ""
 	}
 	return actor[:i], actor[i+1:]
+}
+
+// QualifySnapshot returns a copy of snap as a fleet host records it: every device's key,
+// ref and usb_path fingerprints, and the device ends of the observed relations, carry host.
+func QualifySnapshot(host string, snap *Snapshot) *Snapshot {
+	if snap == nil || host == "" {
+		return snap
+	}
+	cp := *snap
+	cp.Devices = make([]*ObservedDevice, len(snap.Devices))
+	for i, od := range snap.Devices {
+		if od != nil {
+			cp.Devices[i] = QualifyObserved(host, od)
+		}
+	}
+	cp.Relations = make([]*Relation, len(snap.Relations))
+	for i, r := range snap.Relations {
+		if r == nil {
+			continue
+		}
+		rc := *r
+		rc.From, rc.To = QualifyDeviceID(host, r.From), QualifyDeviceID(host, r.To)
+		cp.Relations[i] = &rc
+	}
+	if snap.Relations == nil {
+		cp.Relations = nil
+	}
+	return &cp
 }

@@ -48,6 +48,9 @@ type Options struct {
 	// record it. A file that holds another host name is refused unless ReadOnly; "" takes
 	// the file's (a file without one is then left without one).
 	Host string
+	// Fleet marks a fleet's replica: the cluster holds the host-name claims (with the
+	// machine id), so the file's meta holds no host and claims none.
+	Fleet bool
 }
 
 // Prepare makes db ready for this build: a new, empty file gets every bucket and the
@@ -62,7 +65,7 @@ func Prepare(db *bolt.DB, path string, o Options) (version int, backup string, e
 	if err != nil {
 		return 0, "", err
 	}
-	if !empty && !o.ReadOnly {
+	if !empty && !o.ReadOnly && !o.Fleet {
 		if err := checkHost(db, path, o.Host); err != nil {
 			return version, "", err
 		}
@@ -75,7 +78,11 @@ func Prepare(db *bolt.DB, path string, o Options) (version int, backup string, e
 		if o.Version != 0 {
 			v = o.Version
 		}
-		err := db.Update(func(tx *bolt.Tx) error { return initFile(tx, v, o.Now(), o.Host) })
+		host := o.Host
+		if o.Fleet {
+			host = ""
+		}
+		err := db.Update(func(tx *bolt.Tx) error { return initFile(tx, v, o.Now(), host) })
 		if err != nil {
 			return 0, "", fmt.Errorf("initialise %s: %w", path, err)
 		}
@@ -191,7 +198,7 @@ func checkHost(db *bolt.DB, path, host string) error {
 
 // claimHost fixes o.Host in the meta of a current file that holds none yet.
 func claimHost(db *bolt.DB, o Options) error {
-	if o.Host == "" || o.ReadOnly || HostOf(db) != "" {
+	if o.Host == "" || o.ReadOnly || o.Fleet || HostOf(db) != "" {
 		return nil
 	}
 	return db.Update(func(tx *bolt.Tx) error { return tx.Bucket(BucketMeta).Put(KeyHost, []byte(o.Host)) })
@@ -332,6 +339,9 @@ func v3ToV4(tx *bolt.Tx, o Options) error {
 				return err
 			}
 		}
+	}
+	if o.Fleet {
+		return nil
 	}
 	return tx.Bucket(BucketMeta).Put(KeyHost, []byte(o.Host))
 }

@@ -190,7 +190,7 @@ func Open(path string, opts Options) (*DB, error) {
 			db.migratedFrom = st.Version
 		}
 		host := opts.Host
-		if host == "" {
+		if host == "" && !opts.Fleet {
 			host = migrations.HostOf(bdb)
 		}
 		if host == "" {
@@ -199,7 +199,7 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 		var err error
 		db.version, db.backup, err = migrations.Prepare(bdb, path, migrations.Options{
-			Now: opts.Now, NoBackup: opts.NoBackup, ReadOnly: opts.ReadOnly, Version: opts.schemaVersion, Host: host,
+			Now: opts.Now, NoBackup: opts.NoBackup, ReadOnly: opts.ReadOnly, Version: opts.schemaVersion, Host: host, Fleet: opts.Fleet,
 		})
 		db.host = host
 		if db.version < 4 {
@@ -360,9 +360,9 @@ func (db *DB) actorAt(actor string) string {
 	return graph.ActorAt(actor, db.host)
 }
 
-// Fleet reports whether refs, keys and usb_path fingerprints carry their host. See
-// graph.Hosted.
-func (db *DB) Fleet() bool { return db.opts.Fleet }
+// MultiHost reports whether refs, keys and usb_path fingerprints carry their host
+// (Options.Fleet). See graph.Hosted.
+func (db *DB) MultiHost() bool { return db.opts.Fleet }
 
 // MigratedFrom returns the schema version Open migrated the file from (0 when it did not).
 func (db *DB) MigratedFrom() int { return db.migratedFrom }

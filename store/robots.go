@@ -40,6 +40,11 @@ func (db *DB) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action stri
 	if action != "" && !strings.HasPrefix(action, "robot.") {
 		return graph.FieldErrorf(graph.EINVALID, "action", "robot action %q: want robot.*", action)
 	}
+	if rec.Host == "" {
+		cp := *rec
+		cp.Host = db.host // the robots this process drives are attached here
+		rec = &cp
+	}
 	_, err := db.update(ctx, func(w *wtx) error {
 		b, err := json.Marshal(rec)
 		if err != nil {

@@ -63,10 +63,18 @@ func runDevices(ctx context.Context, o *devicesOptions, out io.Writer) error {
 }
 
 // printDeviceTable prints devices: with all, whether each is present and its AGE (since
-// last seen), SOURCES then going to -o wide; wide adds LAST SEEN in UTC.
+// last seen), SOURCES then going to -o wide; wide adds LAST SEEN in UTC. HOST, the machine
+// each device is attached to, shows in wide and whenever the devices span several hosts
+// or one's host is offline (a fleet host whose lease expired: "studio-b (offline)", its
+// devices shown as it last recorded them, not unplugged).
 func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now time.Time) error {
 	sources := !all || wide
-	cols := []string{"REF", "NAME"}
+	hosts := wide || manyHosts(devs) || slices.ContainsFunc(devs, func(d *graph.DeviceView) bool { return d.HostOffline })
+	cols := []string{"REF"}
+	if hosts {
+		cols = append(cols, "HOST")
+	}
+	cols = append(cols, "NAME")
 	if sources {
 		cols = append(cols, "SOURCES")
 	}
@@ -77,15 +85,17 @@ func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now
 			cols = append(cols, "LAST SEEN")
 		}
 	}
-	// A fleet host that is not live: its devices are remembered, not unplugged, and a
-	// HOST column says so (only when one is, so a single machine's table is unchanged).
-	offline := slices.ContainsFunc(devs, func(d *graph.DeviceView) bool { return d.HostOffline })
-	if offline {
-		cols = append(cols, "HOST")
-	}
 	t := newTable(w, cols...)
 	for _, d := range devs {
-		cells := []any{d.Ref, clip(d.Name, 36)}
+		cells := []any{d.Ref}
+		if hosts {
+			h := hostCell(d.Host)
+			if d.HostOffline {
+				h += " (offline)"
+			}
+			cells = append(cells, h)
+		}
+		cells = append(cells, clip(d.Name, 36))
 		if sources {
 			cells = append(cells, joinOr(d.Sources, d.Source))
 		}
@@ -96,19 +106,25 @@ func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now
 				cells = append(cells, fmtTime(d.LastSeen))
 			}
 		}
-		if offline {
-			cells = append(cells, hostCell(d))
-		}
 		t.row(cells...)
 	}
 	return t.flush()
 }
 
-// hostCell says whether a device's host is live: "offline" for a fleet host whose lease
-// expired (its devices shown as it last recorded them), else "live".
-func hostCell(d *graph.DeviceView) string {
-	if d.HostOffline {
-		return "offline"
+// manyHosts reports whether devs are attached to more than one host.
+func manyHosts(devs []*graph.DeviceView) bool {
+	for _, d := range devs {
+		if d.Host != devs[0].Host {
+			return true
+		}
 	}
-	return "live"
+	return false
+}
+
+// hostCell is a device's host, "-" for a record older than hosts.
+func hostCell(h string) string {
+	if h == "" {
+		return "-"
+	}
+	return h
 }

@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "devgraph")
+	// Every test, in-process (newCLI) or a child process, names this machine "studio":
+	// files the one writes the other opens, and tables read the same on every machine.
+	os.Setenv("DEVGRAPH_HOST_NAME", "studio")
 	if !flag {
 		cmd := exec.Command("go", "build", "-o", binary, ".")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

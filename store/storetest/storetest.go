@@ -19,6 +19,9 @@ func MustOpen(tb testing.TB, opts ...store.Options) *store.DB {
 		o = opts[0]
 	}
 	o.NoBackup = true
+	if o.Host == "" {
+		o.Host = "studio" // the same host name on every machine, so goldens hold
+	}
 	if o.Timeout == 0 {
 		o.Timeout = time.Second
 	}

@@ -200,15 +200,15 @@ func printIdentity(w io.Writer, id *graph.Identity) error {
 func printDevice(w io.Writer, dv *graph.DeviceView) error {
 	t := newTable(w, "DEVICE", dv.ID)
 	t.row("ref", dv.Ref)
-	if dv.Host != "" {
+	switch {
+	case dv.HostOffline:
+		t.row("host", dv.Host+" (offline: its lease expired; shown as it last recorded it, not unplugged)")
+	case dv.Host != "":
 		t.row("host", dv.Host)
 	}
 	t.row("name", dv.Name)
 	t.row("sources", joinOr(dv.Sources, dv.Source))
 	t.row("present", yesNo(dv.Present))
-	if dv.HostOffline {
-		t.row("host", "offline (a fleet host whose lease expired: shown as it last recorded it, not unplugged)")
-	}
 	if dv.Infra {
 		t.row("infrastructure", "yes (hubs are shown, never bound)")
 	}

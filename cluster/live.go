@@ -285,12 +285,19 @@ func (fe *FrontEnd) publishLoop() {
 		cancel()
 		last = time.Now()
 		if err != nil {
+			select {
+			case <-fe.lost: // the lease is gone, and with it this host's place in the fleet
+				return
+			default:
+			}
 			if fe.ctx.Err() != nil {
 				return
 			}
 			fe.log.Warn("cluster: publishing this host's live state failed; retrying", "err", short(err))
 			attempt++
+			fe.wg.Add(1) // (publishLoop still counts: Close's Wait cannot have ended)
 			go func(d time.Duration) { // try again later, with what is newest then
+				defer fe.wg.Done()
 				select {
 				case <-time.After(d):
 				case <-fe.ctx.Done():

@@ -151,7 +151,8 @@ type RobotService interface {
 // RobotStore keeps what the robot fleet saves between runs. It is plumbing for the fleet
 // only: edges and the socket reach robots through RobotService.
 type RobotStore interface {
-	// FindRobotRecords returns every saved robot record (none: empty).
+	// FindRobotRecords returns every saved robot record (none: empty); on a fleet store,
+	// only this host's, their refs without the host (as this host's sources name them).
 	FindRobotRecords(ctx context.Context) ([]*RobotRecord, error)
 	// SaveRobot persists a robot's record and, when action is not "", records one event
 	// with that action (robot.*) targeting the robot's device.

@@ -130,6 +130,16 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			return nil, graph.FieldErrorf(graph.EINVALID, "key", "an observed device has an empty or invalid key")
 		}
 	}
+	if db.opts.Fleet {
+		// A host records only its own devices, under its own name (the identity service
+		// hands them over qualified already; qualifying again changes nothing).
+		snap = graph.QualifySnapshot(db.host, snap)
+		for _, od := range snap.Devices {
+			if h, _ := graph.SplitHost(od.Key); h != db.host {
+				return nil, graph.FieldErrorf(graph.EINVALID, "key", "observed device %s is host %s's; host %s records only its own devices", od.Key, h, db.host)
+			}
+		}
+	}
 	if quiet, err := db.observeQuiet(ctx, snap); err != nil || quiet {
 		return nil, err
 	}

@@ -4,6 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/devgraph/devgraph/graph"
 )
 
 // --host-name (else $DEVGRAPH_HOST_NAME, else the OS host name as a slug) names the host
@@ -47,5 +50,28 @@ func TestHostName_Shown(t *testing.T) {
 	c.jsonOf(&dev, "--demo", "show", "usb:3-3.2", "--json")
 	if dev.Host != "studio" {
 		t.Errorf("device JSON host %q, want studio", dev.Host)
+	}
+}
+
+// Devices on more than one host (a fleet) get the HOST column in the narrow table too.
+func TestDeviceTable_ManyHosts(t *testing.T) {
+	devs := []*graph.DeviceView{
+		{Device: graph.Device{Ref: "studio-a/usb:3-3.2", Host: "studio-a", Name: "JD-Xi", Source: "usb", Present: true}},
+		{Device: graph.Device{Ref: "studio-b/usb:1-2", Host: "studio-b", Name: "KeyStep", Source: "usb", Present: true}},
+	}
+	var b strings.Builder
+	if err := printDeviceTable(&b, devs, false, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	head, rest, _ := strings.Cut(b.String(), "\n")
+	if !strings.Contains(head, "HOST") || !strings.Contains(rest, "studio-b/usb:1-2    studio-b") {
+		t.Errorf("two hosts, no HOST column:\n%s", b.String())
+	}
+	b.Reset()
+	if err := printDeviceTable(&b, devs[:1], false, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "HOST") {
+		t.Errorf("one host, narrow table with a HOST column:\n%s", b.String())
 	}
 }

@@ -295,8 +295,10 @@ func (fe *FrontEnd) publishLoop() {
 			}
 			fe.log.Warn("cluster: publishing this host's live state failed; retrying", "err", short(err))
 			attempt++
-			fe.wg.Add(1) // (publishLoop still counts: Close's Wait cannot have ended)
-			go func(d time.Duration) { // try again later, with what is newest then
+			// Try again later, with what is newest then (publishLoop still counts in wg, so
+			// Close's Wait cannot have ended).
+			fe.wg.Add(1)
+			go func(d time.Duration) {
 				defer fe.wg.Done()
 				select {
 				case <-time.After(d):

@@ -42,14 +42,6 @@ type Options struct {
 	// a restore could not bind again); slog.Default() when nil.
 	Logger *slog.Logger
 
-	// ReplicaOf, when set, opens the file as the replica of that shared store (a cluster's
-	// name): a new file is marked as its replica, an existing one must be (see replica.go).
-	ReplicaOf string
-	// ReplicaURL is the --store URL the replica is served from, kept to name it in messages.
-	ReplicaURL string
-	// Committer, with ReplicaOf, ships every write's changes to the shared store before
-	// the replica keeps them (see Committer).
-	Committer Committer
 	// Host is this machine's host name (a slug, graph.ValidateHost): the host of the
 	// devices and robots discovery records here. A file holds the host name it was first
 	// written with (meta "host"); opening it for writing under another is refused. ""
@@ -59,6 +51,14 @@ type Options struct {
 	// carry their host ("studio-a/usb:3-3.2"), a bare ref resolves on Host, and actors are
 	// recorded with "@Host". A plain bbolt file leaves it false: ids and refs as they are.
 	Fleet bool
+	// ReplicaOf, when set, opens the file as the replica of that shared store (a cluster's
+	// name): a new file is marked as its replica, an existing one must be (see replica.go).
+	ReplicaOf string
+	// ReplicaURL is the --store URL the replica is served from, kept to name it in messages.
+	ReplicaURL string
+	// Committer, with ReplicaOf, ships every write's changes to the shared store before
+	// the replica keeps them (see Committer).
+	Committer Committer
 
 	// schemaVersion writes a new file at an old schema version (fixture generation).
 	schemaVersion int

@@ -61,13 +61,26 @@ func TestFleet_ObserveOwnHost(t *testing.T) {
 
 	b := open("studio-b")
 	defer b.Close()
-	// studio-b sees nothing of its own: studio-a's devices stay present
-	if _, err := b.ObserveDevices(ctx, &graph.Snapshot{Sources: usb}); err != nil {
+	before, err := b.FindDeviceByID(ctx, "studio-a/usb:1-2")
+	if err != nil {
 		t.Fatal(err)
 	}
+	// studio-b sees only its own device, an hour later, twice (the second a last-seen
+	// refresh): studio-a's devices stay present and their last seen stays as it was
+	later := clock.Add(time.Hour)
+	for i := range 2 {
+		_, err := b.ObserveDevices(ctx, &graph.Snapshot{Taken: later.Add(time.Duration(i) * 2 * time.Minute),
+			Devices: []*graph.ObservedDevice{dev("path:1c75:0263:3-1", "usb:3-1")}, Sources: usb})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	d, err = b.FindDeviceByID(ctx, "studio-a/usb:1-2")
-	if err != nil || !d.Present {
-		t.Fatalf("studio-a's device after studio-b's scan: %+v %v", d, err)
+	if err != nil || !d.Present || !d.LastSeen.Equal(before.LastSeen) {
+		t.Fatalf("studio-a's device after studio-b's scans: %+v (last seen before %v) %v", d, before.LastSeen, err)
+	}
+	if own, err := b.FindDeviceByID(ctx, "usb:3-1"); err != nil || own.Host != "studio-b" || !own.LastSeen.Equal(later.Add(2*time.Minute)) {
+		t.Fatalf("studio-b's own device: %+v %v", own, err)
 	}
 	if _, err := b.FindDeviceByID(ctx, "usb:1-2"); graph.ErrorCode(err) != graph.ENOTFOUND {
 		t.Fatalf("a bare ref on studio-b: %v", err)

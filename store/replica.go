@@ -69,10 +69,9 @@ var (
 	keyReplicaURL = []byte("replica.url") // the --store URL the replica was last served from
 )
 
-// localMeta reports whether meta key k is this file's own (not the shared store's): the
-// host name is each front end's own too (every host of a fleet shares one graph).
+// localMeta reports whether meta key k is this file's own (not the shared store's).
 func localMeta(k []byte) bool {
-	return bytes.Equal(k, keyReplicaOf) || bytes.Equal(k, keyReplicaRev) || bytes.Equal(k, keyReplicaURL) || bytes.Equal(k, m.KeyHost)
+	return bytes.Equal(k, keyReplicaOf) || bytes.Equal(k, keyReplicaRev) || bytes.Equal(k, keyReplicaURL)
 }
 
 // replicaState tracks the revision the replica holds, and wakes those waiting for one.

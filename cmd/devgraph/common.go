@@ -32,7 +32,8 @@ type common struct {
 	pwDump   string
 	usbIDs   string
 	devRoot  string
-	// hostName is --host-name: this machine's name in a fleet ("" for the OS host name).
+	// hostName is --host-name: this machine's name ("" for $DEVGRAPH_HOST_NAME, else the
+	// OS host name; see host).
 	hostName string
 
 	// json is --json; output is -o json|wide. asJSON and wide read them.

@@ -340,12 +340,19 @@ type toolDef struct {
 }
 
 func (t *toolDef) tool() mcp.Tool {
+	// The output schema goes to mcp-go encoded once: its result check would encode it
+	// again on every call (mcp-go's outputSchemaJSONFor), and tools/list writes the
+	// same bytes either way.
+	out, err := json.Marshal(t.out)
+	if err != nil {
+		panic(fmt.Sprintf("mcptools: %s's output schema: %v", t.name, err))
+	}
 	return mcp.Tool{
-		Name:         t.name,
-		Title:        t.title,
-		Description:  t.desc,
-		InputSchema:  inputSchema(t.params),
-		OutputSchema: t.out,
+		Name:            t.name,
+		Title:           t.title,
+		Description:     t.desc,
+		InputSchema:     inputSchema(t.params),
+		RawOutputSchema: out,
 		Annotations: mcp.ToolAnnotation{
 			Title:           t.title,
 			ReadOnlyHint:    mcp.ToBoolPtr(t.readOnly),
@@ -494,19 +501,16 @@ func cleanClientName(name string) string {
 	return b.String()
 }
 
-// result renders v as the structured result with text as its short rendering.
+// result renders v as the structured result with text as its short rendering. v is
+// encoded once, here: the output-schema check decodes these bytes and the response
+// carries them as they are (a map would be encoded twice more and decoded once), so
+// what is checked is exactly what the client reads.
 func result(v any, text string) (*mcp.CallToolResult, error) {
-	// Round-trip through JSON so the structured content is plain maps and slices,
-	// exactly what a client sees (and what output-schema validation checks).
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("decode result: %w", err)
-	}
-	return mcp.NewToolResultStructured(m, text), nil
+	return mcp.NewToolResultStructured(json.RawMessage(b), text), nil
 }
 
 // minLevel drops records below its level.

@@ -560,33 +560,50 @@ func (f *Finder) mark(i int, mask classSet, on bool) {
 }
 
 // having yields, in order, the positions of the entries whose masks hold all of q, level
-// by level: the AND of a few bitmaps instead of a look at every entry.
+// by level: the AND of a few bitmaps instead of a look at every entry. It works a block
+// of words at a time, sparsest bitmaps (the highest level) first, and leaves a block as
+// soon as nothing in it is left.
 func (f *Finder) having(q classSet) func(func(int) bool) {
-	n := len(f.masks)
-	acc := make([]uint64, (n+63)/64)
-	for w := range acc {
-		acc[w] = ^uint64(0)
-	}
-	if r := n % 64; r != 0 {
-		acc[len(acc)-1] = 1<<r - 1
-	}
-	for l := range q {
+	var maps [levels * 64][]uint64
+	k := 0
+	for l := levels - 1; l >= 0; l-- {
 		for m := q[l]; m != 0; m &= m - 1 {
-			c := f.classes[l][bits.TrailingZeros64(m)]
-			for w := range acc {
-				if w < len(c) {
-					acc[w] &= c[w]
-				} else {
-					acc[w] = 0
-				}
-			}
+			maps[k] = f.classes[l][bits.TrailingZeros64(m)]
+			k++
 		}
 	}
+	n := len(f.masks)
+	words := (n + 63) / 64
 	return func(yield func(int) bool) {
-		for w, x := range acc {
-			for ; x != 0; x &= x - 1 {
-				if !yield(w*64 + bits.TrailingZeros64(x)) {
-					return
+		const block = 16
+		var acc [block]uint64
+		for w0 := 0; w0 < words; w0 += block {
+			a := acc[:min(block, words-w0)]
+			for i := range a {
+				a[i] = ^uint64(0)
+			}
+			if w0+len(a) == words && n%64 != 0 {
+				a[len(a)-1] = 1<<(n%64) - 1
+			}
+			for _, c := range maps[:k] {
+				var left uint64
+				for i := range a {
+					if w := w0 + i; w < len(c) {
+						a[i] &= c[w]
+					} else {
+						a[i] = 0
+					}
+					left |= a[i]
+				}
+				if left == 0 {
+					break
+				}
+			}
+			for i, x := range a {
+				for ; x != 0; x &= x - 1 {
+					if !yield((w0+i)*64 + bits.TrailingZeros64(x)) {
+						return
+					}
 				}
 			}
 		}

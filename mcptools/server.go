@@ -327,9 +327,9 @@ type toolDef struct {
 	title       string
 	desc        string
 	params      []param
-	out         mcp.ToolOutputSchema
-	set         string // its toolset: graph, edit or robots
-	write       bool   // writes the graph or moves a robot: left out in read-only mode
+	out         func() json.RawMessage // the output schema, encoded (typedSchema)
+	set         string                 // its toolset: graph, edit or robots
+	write       bool                   // writes the graph or moves a robot: left out in read-only mode
 	readOnly    bool
 	destructive bool
 	idempotent  bool
@@ -340,19 +340,14 @@ type toolDef struct {
 }
 
 func (t *toolDef) tool() mcp.Tool {
-	// The output schema goes to mcp-go encoded once: its result check would encode it
-	// again on every call (mcp-go's outputSchemaJSONFor), and tools/list writes the
-	// same bytes either way.
-	out, err := json.Marshal(t.out)
-	if err != nil {
-		panic(fmt.Sprintf("mcptools: %s's output schema: %v", t.name, err))
-	}
 	return mcp.Tool{
-		Name:            t.name,
-		Title:           t.title,
-		Description:     t.desc,
-		InputSchema:     inputSchema(t.params),
-		RawOutputSchema: out,
+		Name:        t.name,
+		Title:       t.title,
+		Description: t.desc,
+		InputSchema: inputSchema(t.params),
+		// Encoded: mcp-go's result check would encode a structured schema again on every
+		// call (its outputSchemaJSONFor); tools/list writes the same bytes either way.
+		RawOutputSchema: t.out(),
 		Annotations: mcp.ToolAnnotation{
 			Title:           t.title,
 			ReadOnlyHint:    mcp.ToBoolPtr(t.readOnly),

@@ -71,22 +71,30 @@ type classSet [levels]uint64
 // classesOf is the classSet of a name: level 0 is charMask(name) (the name as written,
 // or lowercased), the higher levels count the lowercased name's bytes.
 func classesOf(name, lower string) classSet {
-	c := classSet{charMask(name)}
-	c[1], c[2] = repeatMasks(lower)
-	return c
+	if name == lower {
+		one, two, three := countMasks(lower)
+		return classSet{one, two, three}
+	}
+	_, two, three := countMasks(lower)
+	return classSet{charMask(name), two, three}
 }
 
 // repeatMasks are the character classes s holds at least twice and at least three
 // times.
 func repeatMasks(s string) (two, three uint64) {
-	var one uint64
+	_, two, three = countMasks(s)
+	return two, three
+}
+
+// countMasks are the character classes s holds at least once, twice and three times.
+func countMasks(s string) (one, two, three uint64) {
 	for i := 0; i < len(s); i++ {
-		b := charBit(s[i])
+		b := charBits[s[i]]
 		three |= two & b
 		two |= one & b
 		one |= b
 	}
-	return two, three
+	return one, two, three
 }
 
 const (
@@ -204,17 +212,21 @@ func (f *Finder) install(ents []finderEntry, keys []idKeys, head uint64, tagsRea
 	f.idx.Lock()
 	f.ent, f.pos, f.tagsReady = ents, nil, tagsReady
 	f.masks = make([]classSet, len(ents))
+	words := (len(ents) + 63) / 64
 	for l := range f.classes {
 		for b := range f.classes[l] {
-			f.classes[l][b] = nil
+			f.classes[l][b] = make([]uint64, words)
 		}
 	}
-	for b := range f.classes[0] {
-		f.classes[0][b] = make([]uint64, (len(ents)+63)/64)
-	}
 	for i := range ents {
-		f.masks[i] = ents[i].mask
-		f.mark(i, ents[i].mask, true)
+		m := ents[i].mask
+		f.masks[i] = m
+		w, bit := i/64, uint64(1)<<(i%64)
+		for l := range m {
+			for x := m[l]; x != 0; x &= x - 1 {
+				f.classes[l][bits.TrailingZeros64(x)][w] |= bit
+			}
+		}
 	}
 	f.gen++
 	f.ids.reset(keys)
@@ -615,10 +627,18 @@ func (f *Finder) having(q classSet) func(func(int) bool) {
 func charMask(s string) uint64 {
 	var m uint64
 	for i := 0; i < len(s); i++ {
-		m |= charBit(s[i])
+		m |= charBits[s[i]]
 	}
 	return m
 }
+
+// charBits is charBit of every byte.
+var charBits = func() (t [256]uint64) {
+	for c := range t {
+		t[c] = charBit(byte(c))
+	}
+	return t
+}()
 
 func charBit(c byte) uint64 {
 	switch {

@@ -41,6 +41,15 @@ type Options struct {
 	// a restore could not bind again); slog.Default() when nil.
 	Logger *slog.Logger
 
+	// ReplicaOf, when set, opens the file as the replica of that shared store (a cluster's
+	// name): a new file is marked as its replica, an existing one must be (see replica.go).
+	ReplicaOf string
+	// ReplicaURL is the --store URL the replica is served from, kept to name it in messages.
+	ReplicaURL string
+	// Committer, with ReplicaOf, ships every write's changes to the shared store before
+	// the replica keeps them (see Committer).
+	Committer Committer
+
 	// schemaVersion writes a new file at an old schema version (fixture generation).
 	schemaVersion int
 }
@@ -67,6 +76,10 @@ type DB struct {
 	subWG      sync.WaitGroup // one per subscription goroutine
 
 	migratedFrom int
+
+	replicaOf  string       // the shared store this file mirrors; "" for an ordinary database
+	replicaURL string       // the --store URL it was last served from
+	replica    replicaState // the revision of the shared store's last commit the replica holds
 
 	// failed is set when a read found the file damaged (a fault, or bbolt panicking on a
 	// page): every later call returns it instead of touching the memory map again.
@@ -169,6 +182,10 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		bdb.Close()
 		return nil, undecodable(path, openDiskFull(path, err))
+	}
+	if err := db.openReplica(hdr == nil); err != nil {
+		bdb.Close()
+		return nil, err
 	}
 	if !opts.ReadOnly {
 		writePID(path)
@@ -417,6 +434,10 @@ type writeReq struct {
 
 const maxBatch = 256
 
+// maxCommitAttempts bounds how often a write is made again after losing a race for the
+// shared store's next commit to another front end.
+const maxCommitAttempts = 50
+
 // update runs fn in a write transaction, possibly together with other callers' writes
 // (group commit). fn may run more than once (when a write grouped with it fails), so it
 // must derive everything from the transaction and set its results afresh each time.
@@ -438,6 +459,9 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	}
 	if err := db.writesRefused(); err != nil {
 		return nil, err
+	}
+	if db.replicaOf != "" && db.opts.Committer == nil {
+		return nil, db.errReplicaNoFrontEnd()
 	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
 	db.mu.RLock()
@@ -486,9 +510,12 @@ func (db *DB) runBatch(batch []*writeReq) {
 		}
 		return
 	}
+	committer := db.opts.Committer
+	attempt := 0
 	for len(batch) > 0 {
 		failed, txid, committing := -1, 0, false
 		var ferr error
+		var shipped int64
 		db.observeTx(true)
 		ran, returned := false, false // Update returned, rather than a fault escaping it
 		err := db.guard(func() error {
@@ -500,8 +527,11 @@ func (db *DB) runBatch(batch []*writeReq) {
 					return err
 				}
 				var changes []change
-				if db.beforeCommit != nil {
+				if db.beforeCommit != nil || committer != nil {
 					w.changes = &changes
+				}
+				if committer != nil {
+					w.floor = w.headTime()
 				}
 				for i, r := range batch {
 					if err := w.run(r); err != nil {
@@ -517,6 +547,19 @@ func (db *DB) runBatch(batch []*writeReq) {
 						return err
 					}
 				}
+				if committer != nil {
+					if ship := shipChanges(changes); len(ship) > 0 {
+						fence := int64(migrations.ReadU64(w.b(migrations.BucketMeta).Get(keyReplicaRev)))
+						rev, err := committer.Commit(context.Background(), fence, ship)
+						if err != nil {
+							return err
+						}
+						shipped = rev
+						if err := w.put(migrations.BucketMeta, keyReplicaRev, migrations.U64(uint64(rev))); err != nil {
+							return err
+						}
+					}
+				}
 				committing = true
 				return nil
 			})
@@ -527,6 +570,35 @@ func (db *DB) runBatch(batch []*writeReq) {
 			db.writerLost.Store(true)
 		}
 		db.observeTx(false)
+		if shipped > 0 && err == nil {
+			db.replica.set(shipped)
+		}
+		var conflict *ConflictError
+		var tooBig *TooBigError
+		switch {
+		case failed < 0 && errors.As(err, &conflict):
+			// Another front end committed first: wait until the replica holds that commit,
+			// then make the writes again on top of it.
+			if attempt++; attempt > maxCommitAttempts {
+				err = graph.Errorf(graph.EUNAVAILABLE, "the change lost %d races with other writers in a row; nothing was written, try again", maxCommitAttempts)
+				break
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			werr := db.WaitReplica(ctx, conflict.Rev)
+			cancel()
+			if werr != nil {
+				err = graph.Errorf(graph.EUNAVAILABLE, "the replica did not catch up with the cluster (revision %d) within 10s; nothing was written, try again", conflict.Rev)
+				break
+			}
+			pauseBeforeRetry(attempt)
+			continue
+		case failed < 0 && errors.As(err, &tooBig) && len(batch) > 1:
+			// Writes grouped together are too big for one commit: each goes on its own.
+			for _, r := range batch {
+				db.runBatch([]*writeReq{r})
+			}
+			return
+		}
 		if err == nil {
 			for _, r := range batch {
 				db.notify(r.events)
@@ -535,7 +607,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 			return
 		}
 		if failed < 0 {
-			if committing {
+			if committing && committer == nil {
 				err = db.commitErr(txid, err)
 			}
 			for _, r := range batch {
@@ -623,6 +695,9 @@ type wtx struct {
 	reqID string
 	actor string
 	msg   string
+	// floor is the newest event's time on a shared store, which no new event's time
+	// goes below (the hosts' clocks differ; the chain's times never go back).
+	floor time.Time
 }
 
 func newWtx(db *DB, tx *bolt.Tx) (*wtx, error) {
@@ -644,6 +719,9 @@ func (w *wtx) run(r *writeReq) (err error) {
 	w.r = r
 	r.events = nil
 	w.now = w.db.now().UTC()
+	if w.now.Before(w.floor) {
+		w.now = w.floor
+	}
 	w.reqID = graph.RequestIDFrom(r.ctx)
 	if w.reqID == "" {
 		w.reqID = graph.NewRequestID()

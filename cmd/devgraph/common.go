@@ -31,6 +31,8 @@ type common struct {
 	pwDump   string
 	usbIDs   string
 	devRoot  string
+	// hostName is --host-name: this machine's name in a fleet ("" for the OS host name).
+	hostName string
 
 	// json is --json; output is -o json|wide. asJSON and wide read them.
 	json   bool
@@ -51,6 +53,7 @@ func (c *common) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.pwDump, "pw-dump-file", "", "read pw-dump JSON from this file instead of running pw-dump")
 	fs.StringVar(&c.usbIDs, "usb-ids", "", "name USB devices from this usb.ids (default /usr/share/hwdata/usb.ids, else /usr/share/misc/usb.ids)")
 	fs.StringVar(&c.devRoot, "dev-root", "", "read the stable /dev links (serial/by-id …) from this root instead of /dev")
+	fs.StringVar(&c.hostName, "host-name", "", "this machine's name in a fleet, a slug (default the OS host name's first label, lowercased)")
 }
 
 // asJSON reports whether the verb prints JSON (--json or -o json: the same bytes).

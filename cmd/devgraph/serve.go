@@ -25,6 +25,9 @@ func runServe(ctx context.Context, f *serveFlags, logs io.Writer) error {
 // serve opens the database and serves it; when another server holds the database it
 // relays to that one instead.
 func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
+	if f.store != "" {
+		return e.serveCluster(ctx, f, log)
+	}
 	db := e.dbPath(f.common)
 	// The holder may be starting up (locked, socket not yet listening): retry briefly.
 	deadline := time.Now().Add(5 * time.Second)

@@ -1,0 +1,719 @@
+// Package cluster keeps devgraph's graph on an etcd cluster, for a fleet of hosts: each
+// host runs a front end (devgraph serve --store etcd://…) that reads a local bbolt replica
+// of the whole graph, kept current by etcd Watch, and writes by shipping the store's own
+// write sets to etcd as one Txn fenced on the shared store's last commit. etcd's client is
+// used here and nowhere else.
+//
+// Keys, under the target's prefix P:
+//
+//	P/schema            the schema version of the records (written once, when the cluster is seeded)
+//	P/txn               the id of the newest commit; every commit writes it, so its ModRevision is the fence
+//	P/req/<id>          one per commit, so a retried Txn whose first try committed is known (leased, 1 h)
+//	P/d/<bucket>/<key>  the records: exactly the keys and values of one bbolt file's buckets
+//	P/hosts/<name>      a live host's claim of its name (leased, 10 s)
+//	P/live/<name>       a live host's published state (leased)
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/migrations"
+	"github.com/devgraph/devgraph/store"
+
+	"github.com/google/uuid"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// What devgraph needs of a cluster: with the store's per-node caps every change fits one
+// Txn of this many operations and bytes (etcd's --max-txn-ops and --max-request-bytes).
+const (
+	NeedTxnOps       = 16384
+	NeedRequestBytes = 10 << 20
+)
+
+// HostTTL is how long a host that stopped renewing its lease still shows as live.
+const HostTTL = 10
+
+// Config opens a front end.
+type Config struct {
+	Store     string // the --store URL
+	Replica   string // the replica's path; "" for the default cache file
+	Host      string // this host's name (a slug)
+	MachineID string // this machine's id (/etc/machine-id), so a restarted host takes its name back
+	Version   string // devgraph's version, published with the host's claim
+	Logger    *slog.Logger
+	Store0    store.Options // options for the replica (clock, logger); ReplicaOf and Committer are set here
+
+	// ConnectTimeout bounds how long Open tries to reach the cluster; 10 s when zero.
+	ConnectTimeout time.Duration
+}
+
+// FrontEnd is one host's connection to the fleet's graph.
+type FrontEnd struct {
+	cfg    Config
+	target *Target
+	cli    *clientv3.Client
+	db     *store.DB
+	log    *slog.Logger
+	name   string // the cluster's name: "etcd:<cluster id><prefix>"
+
+	hostLease clientv3.LeaseID
+	reqLease  clientv3.LeaseID
+	lost      chan struct{} // closed when the host's lease is lost
+	lostOnce  sync.Once
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	watchRev atomic.Int64 // the newest revision the feed has seen
+	headRev  atomic.Int64 // the cluster's revision when last asked
+
+	stats Stats
+}
+
+// Stats counts what the committer did, for the load command and doctor.
+type Stats struct {
+	Commits, Conflicts, Retries, Ambiguous, Rebuilds atomic.Int64
+}
+
+// Open connects to the cluster, checks its limits and schema, claims the host name, and
+// opens (filling or catching up) the local replica. The returned front end's DB is the
+// store every edge reads and writes, exactly as a single file's.
+func Open(ctx context.Context, cfg Config) (*FrontEnd, error) {
+	t, err := ParseStore(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if err := validHost(cfg.Host); err != nil {
+		return nil, err
+	}
+	fe := &FrontEnd{cfg: cfg, target: t, log: cfg.Logger, lost: make(chan struct{})}
+	fe.ctx, fe.cancel = context.WithCancel(context.Background())
+	ok := false
+	defer func() {
+		if !ok {
+			fe.Close()
+		}
+	}()
+	if err := fe.connect(ctx); err != nil {
+		return nil, err
+	}
+	if err := fe.probeLimits(ctx); err != nil {
+		return nil, err
+	}
+	if err := fe.claimHost(ctx); err != nil {
+		return nil, err
+	}
+	if err := fe.openReplica(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	return fe, nil
+}
+
+// DB returns the store on the replica.
+func (fe *FrontEnd) DB() *store.DB { return fe.db }
+
+// Name returns the cluster's name, as the replica records it.
+func (fe *FrontEnd) Name() string { return fe.name }
+
+// Host returns this front end's host name.
+func (fe *FrontEnd) Host() string { return fe.cfg.Host }
+
+// Stats returns the committer's counters.
+func (fe *FrontEnd) Stats() *Stats { return &fe.stats }
+
+// Lost is closed when the host's lease is lost (the cluster unreachable past its TTL).
+func (fe *FrontEnd) Lost() <-chan struct{} { return fe.lost }
+
+// Close stops the feed, gives up the host's lease and closes the replica.
+func (fe *FrontEnd) Close() error {
+	fe.cancel()
+	fe.wg.Wait()
+	var err error
+	if fe.db != nil {
+		err = fe.db.Close()
+	}
+	if fe.cli != nil {
+		if fe.hostLease != 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			fe.cli.Revoke(ctx, fe.hostLease)
+			cancel()
+		}
+		fe.cli.Close()
+	}
+	return err
+}
+
+func (fe *FrontEnd) connect(ctx context.Context) error {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:          fe.target.Endpoints,
+		DialTimeout:        2 * time.Second,
+		TLS:                fe.target.TLS,
+		MaxCallSendMsgSize: NeedRequestBytes + 1<<20,
+		MaxCallRecvMsgSize: 256 << 20,
+		Logger:             zap.NewNop(),
+		// Keep the connection honest: a dead member is noticed in seconds.
+		DialKeepAliveTime:    5 * time.Second,
+		DialKeepAliveTimeout: 2 * time.Second,
+	})
+	if err != nil {
+		return graph.Errorf(graph.EUNAVAILABLE, "cannot use etcd at %s: %v", fe.target.endpointList(), err)
+	}
+	fe.cli = cli
+	deadline := time.Now().Add(fe.cfg.ConnectTimeout)
+	var last error
+	for attempt := 0; ; attempt++ {
+		for _, ep := range fe.target.Endpoints {
+			actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			st, err := cli.Status(actx, ep)
+			cancel()
+			if err == nil {
+				fe.name = fmt.Sprintf("etcd:%x%s", st.Header.ClusterId, fe.target.Prefix)
+				return nil
+			}
+			last = err
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-time.After(backoff(attempt, 200*time.Millisecond, 2*time.Second)):
+		case <-ctx.Done():
+		}
+	}
+	hint := "check --store and that etcd runs there"
+	if fe.target.TLS != nil {
+		hint = "check --store, that etcd runs there, and its TLS (cacert, cert, key)"
+	} else if last != nil && strings.Contains(last.Error(), "tls") {
+		hint = "the cluster speaks TLS: use etcds://…?cacert=&cert=&key="
+	}
+	return graph.Errorf(graph.EUNAVAILABLE, "cannot reach etcd at %s within %s (%v); %s", fe.target.endpointList(), fe.cfg.ConnectTimeout, short(last), hint)
+}
+
+func short(err error) string {
+	if err == nil {
+		return "no answer"
+	}
+	if s, ok := status.FromError(err); ok {
+		return s.Message()
+	}
+	return err.Error()
+}
+
+// probeLimits asks the cluster to take a Txn of NeedTxnOps operations and one of
+// NeedRequestBytes, each guarded by a comparison that is never true, so nothing is
+// written: etcd checks both limits before it looks at the comparison.
+func (fe *FrontEnd) probeLimits(ctx context.Context) error {
+	never := clientv3.Compare(clientv3.CreateRevision(fe.target.key("probe")), "<", 0)
+	ops := make([]clientv3.Op, NeedTxnOps)
+	for i := range ops {
+		ops[i] = clientv3.OpPut(fe.target.key("probe", strconv.Itoa(i)), "")
+	}
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := fe.cli.Txn(actx).If(never).Then(ops...).Commit()
+	cancel()
+	if err != nil {
+		if errors.Is(err, rpctypes.ErrTooManyOps) || strings.Contains(err.Error(), "too many operations") {
+			return graph.Errorf(graph.ELIMIT, "the etcd cluster at %s allows fewer than %d operations in one transaction; devgraph needs every member started with --max-txn-ops=%d --max-request-bytes=%d", fe.target.endpointList(), NeedTxnOps, NeedTxnOps, NeedRequestBytes)
+		}
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer the limits probe: %v", fe.target.endpointList(), short(err))
+	}
+	big := make([]byte, NeedRequestBytes-64<<10)
+	actx, cancel = context.WithTimeout(ctx, 10*time.Second)
+	_, err = fe.cli.Txn(actx).If(never).Then(clientv3.OpPut(fe.target.key("probe"), string(big))).Commit()
+	cancel()
+	if err != nil {
+		if isTooBig(err) {
+			return graph.Errorf(graph.ELIMIT, "the etcd cluster at %s refuses requests of %d bytes; devgraph needs every member started with --max-request-bytes=%d --max-txn-ops=%d", fe.target.endpointList(), NeedRequestBytes, NeedRequestBytes, NeedTxnOps)
+		}
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer the limits probe: %v", fe.target.endpointList(), short(err))
+	}
+	return nil
+}
+
+func isTooBig(err error) bool {
+	if errors.Is(err, rpctypes.ErrRequestTooLarge) || errors.Is(err, rpctypes.ErrTooManyOps) {
+		return true
+	}
+	if s, ok := status.FromError(err); ok && s.Code() == codes.ResourceExhausted {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "request is too large") || strings.Contains(msg, "too many operations") || strings.Contains(msg, "larger than max")
+}
+
+// hostClaim is the value of P/hosts/<name>.
+type hostClaim struct {
+	MachineID string    `json:"machine_id"`
+	Version   string    `json:"version"`
+	Schema    int       `json:"schema"`
+	Since     time.Time `json:"since"`
+}
+
+// claimHost takes the host's name in the cluster under a lease of HostTTL seconds: a name
+// no live host holds, or one this machine held before (a restart), is taken; one another
+// live machine holds is refused.
+func (fe *FrontEnd) claimHost(ctx context.Context) error {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	lease, err := fe.cli.Grant(lctx, HostTTL)
+	if err != nil {
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not grant a lease: %v", fe.target.endpointList(), short(err))
+	}
+	fe.hostLease = lease.ID
+	req, err := fe.cli.Grant(lctx, 3600)
+	if err != nil {
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not grant a lease: %v", fe.target.endpointList(), short(err))
+	}
+	fe.reqLease = req.ID
+	key := fe.target.key("hosts", fe.cfg.Host)
+	claim, _ := json.Marshal(hostClaim{MachineID: fe.cfg.MachineID, Version: fe.cfg.Version, Schema: migrations.CurrentVersion, Since: time.Now().UTC()})
+	resp, err := fe.cli.Txn(lctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(claim), clientv3.WithLease(lease.ID))).
+		Else(clientv3.OpGet(key)).Commit()
+	if err != nil {
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
+	}
+	if !resp.Succeeded {
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		var held hostClaim
+		if len(kvs) > 0 {
+			json.Unmarshal(kvs[0].Value, &held)
+		}
+		if held.MachineID == "" || held.MachineID != fe.cfg.MachineID {
+			return graph.FieldErrorf(graph.ECONFLICT, "host-name", "host name %q is held by another live host (machine %s, since %s); pick another --host-name, or stop that host", fe.cfg.Host, shortID(held.MachineID), held.Since.Format(time.RFC3339))
+		}
+		// This machine, restarted before its old lease ran out: take the name back.
+		if _, err := fe.cli.Put(lctx, key, string(claim), clientv3.WithLease(lease.ID)); err != nil {
+			return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
+		}
+	}
+	for _, id := range []clientv3.LeaseID{lease.ID, req.ID} {
+		ch, err := fe.cli.KeepAlive(fe.ctx, id)
+		if err != nil {
+			return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not keep the lease alive: %v", fe.target.endpointList(), short(err))
+		}
+		isHost := id == lease.ID
+		fe.wg.Add(1)
+		go func() {
+			defer fe.wg.Done()
+			for range ch {
+			}
+			if isHost && fe.ctx.Err() == nil {
+				fe.log.Error("cluster: this host's lease is lost; its robots stop and it shows offline until it is back", "host", fe.cfg.Host)
+				fe.lostOnce.Do(func() { close(fe.lost) })
+			}
+		}()
+	}
+	return nil
+}
+
+// validHost checks a host name: a slug of lowercase letters, digits and inner dashes.
+func validHost(h string) error {
+	ok := h != "" && len(h) <= 63 && h[0] != '-' && h[len(h)-1] != '-'
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			ok = false
+		}
+	}
+	if !ok {
+		return graph.FieldErrorf(graph.EINVALID, "host-name", "host name %q is not a slug (lowercase letters, digits and inner dashes, at most 63); pass --host-name", h)
+	}
+	return nil
+}
+
+func shortID(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// DefaultReplica is where a front end keeps its replica when --db names none.
+func DefaultReplica(name string) string {
+	dir := os.Getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache")
+	}
+	sum := sha256.Sum256([]byte(name))
+	return filepath.Join(dir, "devgraph", "replica-"+hex.EncodeToString(sum[:6])+".db")
+}
+
+// openReplica opens the replica (creating it), seeds an empty cluster from it, fills or
+// catches it up, and starts the feed.
+func (fe *FrontEnd) openReplica(ctx context.Context) error {
+	path := fe.cfg.Replica
+	if path == "" {
+		path = DefaultReplica(fe.name)
+	}
+	schemaKey := fe.target.key("schema")
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	resp, err := fe.cli.Get(gctx, schemaKey)
+	cancel()
+	if err != nil {
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
+	}
+	fe.headRev.Store(resp.Header.Revision)
+	seeded := len(resp.Kvs) > 0
+	if seeded {
+		v, err := strconv.Atoi(string(resp.Kvs[0].Value))
+		switch {
+		case err != nil:
+			return graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", schemaKey, fe.target.endpointList(), resp.Kvs[0].Value)
+		case v > migrations.CurrentVersion:
+			return graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, newer than this devgraph's %d: upgrade devgraph on this host", v, migrations.CurrentVersion)
+		case v < migrations.CurrentVersion:
+			return graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, older than this devgraph's %d: the fleet is mid-upgrade; run the older devgraph here until the cluster is migrated", v, migrations.CurrentVersion)
+		}
+	} else {
+		// No schema: the prefix must hold nothing at all (a wrong prefix, or another tool's keys, is not ours to write into).
+		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		any, err := fe.cli.Get(gctx, fe.target.Prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		cancel()
+		if err != nil {
+			return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
+		}
+		if n := any.Count - 1; n > 0 { // our own host claim is there already
+			return graph.Errorf(graph.EINVALID, "the prefix %s on etcd at %s holds %d keys but no devgraph graph: is --store's prefix right?", fe.target.Prefix, fe.target.endpointList(), n)
+		}
+	}
+	opts := fe.cfg.Store0
+	opts.ReplicaOf = fe.name
+	opts.ReplicaURL = fe.target.String()
+	opts.Committer = (*committer)(fe)
+	// A replica is a cache of what etcd holds: it skips fsync (a crash of the process loses
+	// nothing; after a power cut a damaged replica is refilled from the cluster).
+	opts.NoSync = true
+	sidecar := path + ".replica"
+	db, err := store.Open(path, opts)
+	if err != nil && graph.ErrorCode(err) != graph.ELOCKED && graph.ErrorField(err) != "db" {
+		if b, rerr := os.ReadFile(sidecar); rerr == nil && string(b) == fe.name {
+			fe.log.Warn("cluster: the replica cannot be opened; refilling it from the cluster", "path", path, "err", err)
+			os.Remove(path)
+			os.Remove(path + ".pid")
+			db, err = store.Open(path, opts)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fe.db = db
+	if err := os.WriteFile(sidecar, []byte(fe.name), 0o600); err != nil {
+		return graph.Errorf(graph.EINVALID, "cannot write %s beside the replica: %v", sidecar, err)
+	}
+	if !seeded {
+		if err := fe.seed(ctx); err != nil {
+			return err
+		}
+	}
+	from, err := fe.catchUp(ctx)
+	if err != nil {
+		return err
+	}
+	fe.wg.Add(1)
+	go fe.feed(from)
+	return nil
+}
+
+// seed writes a fresh replica's records (format, version, counters) as the cluster's
+// first commit, unless another front end seeded it first.
+func (fe *FrontEnd) seed(ctx context.Context) error {
+	var ops []clientv3.Op
+	err := fe.db.Records(ctx, func(bucket, key, value []byte) error {
+		ops = append(ops, clientv3.OpPut(fe.target.dataKey(bucket, key), string(value)))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	id := uuid.NewString()
+	ops = append(ops, clientv3.OpPut(fe.target.key("schema"), strconv.Itoa(migrations.CurrentVersion)), clientv3.OpPut(fe.target.key("txn"), id))
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := fe.cli.Txn(sctx).If(clientv3.Compare(clientv3.CreateRevision(fe.target.key("schema")), "=", 0)).Then(ops...).Commit()
+	if err != nil {
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
+	}
+	if resp.Succeeded {
+		fe.log.Info("cluster: seeded an empty cluster", "cluster", fe.name)
+	}
+	return nil
+}
+
+// catchUp makes the replica hold the cluster as of now: a replica that holds a revision
+// etcd still has history for is left for the feed to catch up; any other is refilled from
+// a snapshot. It returns the revision the feed starts watching from.
+func (fe *FrontEnd) catchUp(ctx context.Context) (int64, error) {
+	have := fe.db.ReplicaRev()
+	if have > 0 {
+		// Is the history after `have` still there? Ask for one revision of it.
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		resp, err := fe.cli.Get(wctx, fe.target.key("txn"), clientv3.WithRev(have))
+		cancel()
+		if err == nil && len(resp.Kvs) == 1 && resp.Kvs[0].ModRevision == have {
+			return have + 1, nil
+		}
+	}
+	return fe.rebuild(ctx)
+}
+
+// rebuild refills the replica from a consistent snapshot of the cluster, read page by
+// page at one revision; it returns the revision to watch from.
+func (fe *FrontEnd) rebuild(ctx context.Context) (int64, error) {
+	fe.stats.Rebuilds.Add(1)
+	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	resp, err := fe.cli.Get(gctx, fe.target.key("txn"))
+	cancel()
+	if err != nil {
+		return 0, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, graph.Errorf(graph.EINVALID, "the cluster at %s has no devgraph graph under %s", fe.target.endpointList(), fe.target.Prefix)
+	}
+	rev, txnRev := resp.Header.Revision, resp.Kvs[0].ModRevision
+	err = fe.db.ResetReplica(txnRev, func(put func(bucket, key, value []byte) error) error {
+		return fe.scan(ctx, rev, func(k, v []byte) error {
+			b, key, err := fe.target.splitDataKey(k)
+			if err != nil {
+				return err
+			}
+			return put(b, key, v)
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	fe.log.Info("cluster: replica filled from a snapshot", "cluster", fe.name, "revision", rev, "path", fe.db.Path())
+	return rev + 1, nil
+}
+
+// scan reads every record at revision rev, a page at a time.
+func (fe *FrontEnd) scan(ctx context.Context, rev int64, fn func(k, v []byte) error) error {
+	start, end := fe.target.dataPrefix(), clientv3.GetPrefixRangeEnd(fe.target.dataPrefix())
+	for {
+		gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		resp, err := fe.cli.Get(gctx, start, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(10000), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+		cancel()
+		if err != nil {
+			return graph.Errorf(graph.EUNAVAILABLE, "reading the cluster's records at revision %d: %v", rev, short(err))
+		}
+		for _, kv := range resp.Kvs {
+			if err := fn(kv.Key, kv.Value); err != nil {
+				return err
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return nil
+		}
+		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// feed applies the cluster's commits to the replica as etcd's Watch delivers them, one
+// revision per transaction, and rebuilds the replica when it missed one.
+func (fe *FrontEnd) feed(from int64) {
+	defer fe.wg.Done()
+	for attempt := 0; fe.ctx.Err() == nil; attempt++ {
+		next, ok := fe.watch(from)
+		from = next
+		if ok {
+			attempt = 0
+		}
+		select {
+		case <-time.After(backoff(attempt, 50*time.Millisecond, 2*time.Second)):
+		case <-fe.ctx.Done():
+			return
+		}
+	}
+}
+
+// watch applies what one Watch delivers until it ends; it returns the revision to watch
+// from next and whether it applied anything.
+func (fe *FrontEnd) watch(from int64) (int64, bool) {
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(fe.ctx))
+	defer cancel()
+	progressed := false
+	wch := fe.cli.Watch(ctx, fe.target.dataPrefix(), clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithProgressNotify())
+	for resp := range wch {
+		if resp.CompactRevision != 0 || errors.Is(resp.Err(), rpctypes.ErrCompacted) {
+			fe.log.Warn("cluster: the replica's history was compacted away; refilling it", "from", from)
+			if next, err := fe.rebuild(fe.ctx); err == nil {
+				return next, true
+			}
+			return from, false
+		}
+		if err := resp.Err(); err != nil {
+			fe.log.Warn("cluster: watch interrupted", "err", short(err))
+			return from, progressed
+		}
+		if resp.Header.Revision > 0 {
+			fe.watchRev.Store(resp.Header.Revision)
+		}
+		evs := resp.Events
+		for len(evs) > 0 {
+			rev := evs[0].Kv.ModRevision
+			n := 1
+			for n < len(evs) && evs[n].Kv.ModRevision == rev {
+				n++
+			}
+			if err := fe.apply(rev, evs[:n]); err != nil {
+				if fe.ctx.Err() != nil || graph.ErrorCode(err) == graph.EUNAVAILABLE {
+					return from, false // shutting down: the replica is closed
+				}
+				fe.log.Warn("cluster: the replica missed a commit; refilling it", "revision", rev, "err", err)
+				if next, err := fe.rebuild(fe.ctx); err == nil {
+					return next, true
+				}
+				return from, false
+			}
+			progressed = true
+			from = rev + 1
+			evs = evs[n:]
+		}
+	}
+	return from, progressed
+}
+
+func (fe *FrontEnd) apply(rev int64, evs []*clientv3.Event) error {
+	changes := make([]store.Change, 0, len(evs))
+	for _, ev := range evs {
+		b, k, err := fe.target.splitDataKey(ev.Kv.Key)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, store.Change{Bucket: b, Key: k, Value: ev.Kv.Value, Deleted: ev.Type == clientv3.EventTypeDelete})
+	}
+	return fe.db.ApplyReplicated(rev, changes)
+}
+
+func backoff(attempt int, base, max time.Duration) time.Duration {
+	d := base << min(attempt, 10)
+	if d > max || d <= 0 {
+		d = max
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// committer is the FrontEnd seen as the store's Committer.
+type committer FrontEnd
+
+// Commit ships changes as one Txn: if no commit came after fence (P/txn's ModRevision)
+// and this commit's request key is not there, make every change, write P/txn and the
+// request key. A Txn that timed out may have committed: it is sent again, identical, and
+// the request key (or P/txn still naming it) says whether the first one did, so a commit
+// is never made twice nor reported lost.
+func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Change) (int64, error) {
+	fe := (*FrontEnd)(c)
+	type op struct {
+		key string
+		ch  store.Change
+	}
+	order := make([]string, 0, len(changes))
+	last := make(map[string]store.Change, len(changes))
+	for _, ch := range changes {
+		k := fe.target.dataKey(ch.Bucket, ch.Key)
+		if _, ok := last[k]; !ok {
+			order = append(order, k)
+		}
+		last[k] = ch
+	}
+	id := uuid.NewString()
+	txnKey, reqKey := fe.target.key("txn"), fe.target.key("req", id)
+	ops := make([]clientv3.Op, 0, len(order)+2)
+	size := 0
+	for _, k := range order {
+		ch := last[k]
+		size += len(k) + len(ch.Value) + 16
+		if ch.Deleted {
+			ops = append(ops, clientv3.OpDelete(k))
+		} else {
+			ops = append(ops, clientv3.OpPut(k, string(ch.Value)))
+		}
+	}
+	ops = append(ops, clientv3.OpPut(txnKey, id), clientv3.OpPut(reqKey, strconv.FormatInt(fence, 10), clientv3.WithLease(fe.reqLease)))
+	if len(ops) > NeedTxnOps || size > NeedRequestBytes-64<<10 {
+		return 0, &store.TooBigError{Err: graph.Errorf(graph.ELIMIT, "this change is too big for one etcd transaction (%d operations, %d bytes; the cluster takes %d and %d): nothing was written; make it in smaller steps", len(ops), size, NeedTxnOps, NeedRequestBytes)}
+	}
+	schemaKey, schema := fe.target.key("schema"), strconv.Itoa(migrations.CurrentVersion)
+	cmp := []clientv3.Cmp{
+		clientv3.Compare(clientv3.ModRevision(txnKey), "=", fence),
+		clientv3.Compare(clientv3.CreateRevision(reqKey), "=", 0),
+		clientv3.Compare(clientv3.Value(schemaKey), "=", schema),
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(fe.ctx, 2*time.Second)
+		resp, err := fe.cli.Txn(actx).If(cmp...).Then(ops...).Else(clientv3.OpGet(reqKey), clientv3.OpGet(txnKey), clientv3.OpGet(schemaKey)).Commit()
+		cancel()
+		if err == nil {
+			if resp.Succeeded {
+				fe.stats.Commits.Add(1)
+				if attempt > 0 {
+					fe.stats.Ambiguous.Add(1)
+				}
+				return resp.Header.Revision, nil
+			}
+			if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+				// An earlier try of this very Txn committed.
+				fe.stats.Commits.Add(1)
+				fe.stats.Ambiguous.Add(1)
+				return kvs[0].CreateRevision, nil
+			}
+			if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) == 0 || string(kvs[0].Value) != schema {
+				got := "none"
+				if len(kvs) > 0 {
+					got = string(kvs[0].Value)
+				}
+				return 0, graph.Errorf(graph.EINVALID, "this front end is read-only: the cluster's graph is now at schema version %s and this devgraph writes version %s (the fleet is mid-upgrade); upgrade devgraph on host %s", got, schema, fe.cfg.Host)
+			}
+			var head int64
+			if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+				head = kvs[0].ModRevision
+			}
+			fe.stats.Conflicts.Add(1)
+			return 0, &store.ConflictError{Rev: head}
+		}
+		if isTooBig(err) {
+			return 0, &store.TooBigError{Err: graph.Errorf(graph.ELIMIT, "the etcd cluster refused this change as too big (%v): nothing was written; make it in smaller steps", short(err))}
+		}
+		if fe.ctx.Err() != nil {
+			return 0, graph.Errorf(graph.EUNAVAILABLE, "the front end is shutting down; the change may have been made: look for it in the changelog")
+		}
+		if time.Now().After(deadline) {
+			return 0, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s has not answered for 30s (%v); the change may have been made: look for it in the changelog once the cluster is back", fe.target.endpointList(), short(err))
+		}
+		fe.stats.Retries.Add(1)
+		time.Sleep(backoff(attempt, 20*time.Millisecond, 500*time.Millisecond))
+	}
+}

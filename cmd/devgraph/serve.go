@@ -14,7 +14,6 @@ import (
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
-	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/store"
 )
 
@@ -51,12 +50,6 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	defer parts.close()
 	parts.add("store", st.Close) // last: releases the lock
 
-	// The name index builds while the rest starts: a client's first graph_find, sent
-	// right behind initialize, waits for it.
-	rt := &runtime{log: log, names: search.NewFinder(st)}
-	rt.warmFind()
-	parts.add("find index", rt.stopFind)
-
 	fleet, err := e.fleet(f, st, log)
 	if err != nil {
 		return err
@@ -81,11 +74,13 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	parts.add("sources", svc.Close)
 
+	rt := &runtime{log: log}
 	if err := rt.build(svc, svc, st, fleet, f); err != nil {
 		return err
 	}
 	st.SetSuggester(rt.names) // "did you mean" from the name index
 	parts.add("graphql+mcp", rt.close)
+	rt.warmFind()
 
 	// The socket: the CLI's verbs, `devgraph query` and relayed stdio sessions.
 	sock := &remote.SocketServer{

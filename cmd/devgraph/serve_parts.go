@@ -59,12 +59,9 @@ type runtime struct {
 }
 
 // build makes the executor and the MCP server over svc, with the one name index (find,
-// graph_find, "did you mean") over names: the store where this process holds it (or
-// rt.names when it is made already).
+// graph_find, "did you mean") over names: the store where this process holds it.
 func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph.NameSource, fleet *robot.Fleet, f *serveFlags) error {
-	if rt.names == nil {
-		rt.names = search.NewFinder(names)
-	}
+	rt.names = search.NewFinder(names)
 	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: rt.names})
 	if err != nil {
 		return err
@@ -104,8 +101,8 @@ func (rt *runtime) session(readOnly bool) (remote.StdioServer, error) {
 }
 
 // warmFind builds the name index for find now rather than on the first find, then reads
-// the tags, so an agent's first search does not pay for either; stopFind (or close)
-// stops and waits for it.
+// the tags, so an agent's first search does not pay for either; close stops and waits
+// for it.
 func (rt *runtime) warmFind() {
 	ctx, stop := context.WithCancel(context.Background())
 	rt.stopWarm, rt.warmed = stop, make(chan struct{})
@@ -117,17 +114,11 @@ func (rt *runtime) warmFind() {
 	}()
 }
 
-// stopFind stops warmFind's goroutine and waits for it; safe twice.
-func (rt *runtime) stopFind() error {
+func (rt *runtime) close() error {
 	if rt.stopWarm != nil {
 		rt.stopWarm()
 		<-rt.warmed
 	}
-	return nil
-}
-
-func (rt *runtime) close() error {
-	rt.stopFind()
 	rt.roOnce.Do(func() {}) // no read-only server is built after this
 	if rt.mcpRO != nil {
 		rt.mcpRO.Close()

@@ -4,9 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/devgraph/devgraph/cluster"
+	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/store"
 )
 
@@ -18,13 +20,14 @@ func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger)
 		replica = e.dbPath(f.common)
 	}
 	fe, err := cluster.Open(ctx, cluster.Config{
-		Store:     f.store,
-		Replica:   replica,
-		Host:      e.hostName(f.common),
-		MachineID: e.machineID(),
-		Version:   Version,
-		Logger:    log,
-		Store0:    store.Options{Logger: log, Timeout: lockWait},
+		Store:          f.store,
+		ConnectTimeout: f.connectTimeout,
+		Replica:        replica,
+		Host:           e.hostName(f.common),
+		MachineID:      e.machineID(),
+		Version:        Version,
+		Logger:         log,
+		Store0:         store.Options{Logger: log, Timeout: lockWait},
 	})
 	if err != nil {
 		return err
@@ -59,4 +62,98 @@ func (e *env) machineID() string {
 	}
 	h, _ := os.Hostname()
 	return "host:" + h
+}
+
+// openStore opens the service for a verb given --store. A front end serving the cluster
+// beside --db (or beside the cluster's default replica) answers as it does without
+// --store. With none running, a verb that only reads gets a consistent snapshot of the
+// cluster, read straight from etcd at one revision into a temporary replica; a verb that
+// writes needs a front end.
+func (e *env) openStore(ctx context.Context, c *common, mode openMode) (*session, error) {
+	if mode == openLocalOnly {
+		return nil, usagef("--store names a cluster; this command works on a database file (--db): drop --store")
+	}
+	t, err := cluster.ParseStore(c.store)
+	if err != nil {
+		return nil, err
+	}
+	if c.db != "" || e.getenv("DEVGRAPH_DB") != "" {
+		if s, err := e.frontEnd(ctx, t, e.dbPath(c)); s != nil || err != nil {
+			return s, err
+		}
+	}
+	cc, err := cluster.Dial(ctx, c.store, c.connectTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer cc.Close()
+	replica := e.dbPath(c)
+	if c.db == "" && e.getenv("DEVGRAPH_DB") == "" {
+		replica = cluster.DefaultReplica(cc.Name())
+		if s, err := e.frontEnd(ctx, t, replica); s != nil || err != nil {
+			return s, err
+		}
+	}
+	if mode != openRead {
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "no front end serves the cluster %s on this host (none answers beside %s): changes go through one; start `devgraph serve --store %s --db %s`, or pass the --db of a running one", c.store, replica, c.store, replica)
+	}
+	return e.openSnapshot(ctx, c, cc)
+}
+
+// frontEnd returns a session through the front end serving db when one answers (nil
+// when none does), after checking that it serves the cluster --store names.
+func (e *env) frontEnd(ctx context.Context, t *cluster.Target, db string) (*session, error) {
+	cl := dialServer(ctx, db)
+	if cl == nil {
+		return nil, nil
+	}
+	st, err := cl.Stats(ctx)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if !t.Names(st.ReplicaOf) {
+		cl.Close()
+		what := "an ordinary database"
+		if st.ReplicaOf != "" {
+			what = "a replica of " + st.ReplicaOf
+		}
+		return nil, graph.FieldErrorf(graph.EINVALID, "store", "the server beside %s serves %s, not the cluster --store %s names: pass the --db of that cluster's front end, or drop --store", db, what, t)
+	}
+	return &session{svc: cl, db: db, client: cl, closer: cl.Close}, nil
+}
+
+// openSnapshot reads the cluster's graph at one revision into a temporary replica and
+// opens it as a verb opens a file (read-only: a replica refuses writes); the file goes
+// when the session closes.
+func (e *env) openSnapshot(ctx context.Context, c *common, cc *cluster.Client) (*session, error) {
+	dir, err := os.MkdirTemp("", "devgraph-snapshot-")
+	if err != nil {
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "cannot make a temporary snapshot of the cluster: %v", err)
+	}
+	path := filepath.Join(dir, "snapshot.db")
+	if _, err := cc.Snapshot(ctx, path, store.Options{Timeout: lockWait, Logger: storeLog()}); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s, err := e.openLocal(ctx, c, path)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	closeDB := s.closer
+	s.closer = func() error {
+		err := closeDB()
+		os.RemoveAll(dir)
+		return err
+	}
+	return s, nil
+}
+
+// graphName names the graph a verb works on, for its messages: the cluster, or the file.
+func (e *env) graphName(c *common) string {
+	if c.store != "" {
+		return c.store
+	}
+	return e.dbPath(c)
 }

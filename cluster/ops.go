@@ -322,7 +322,11 @@ func (c *Client) CheckImportable(ctx context.Context, o ImportOptions) error {
 		for i, h := range hosts {
 			names[i] = h.Name
 		}
-		return graph.Errorf(graph.ECONFLICT, "hosts %s are live on the cluster at %s: an import goes only into a cluster no front end serves; stop them (devgraph serve --store …) and import again", strings.Join(names, ", "), c.target.endpointList())
+		which := "host " + names[0] + " is"
+		if len(names) > 1 {
+			which = "hosts " + strings.Join(names, ", ") + " are"
+		}
+		return graph.Errorf(graph.ECONFLICT, "%s live on the cluster at %s: an import goes only into a cluster no front end serves; stop %s (devgraph serve --store …) and import again", which, c.target.endpointList(), okIf(len(names) > 1, "them", "it"))
 	}
 	seeded, _, err := checkGraph(ctx, c.cli, c.target, 0)
 	if err != nil {
@@ -425,4 +429,11 @@ func (c *Client) Load(ctx context.Context, src *store.DB, o ImportOptions) (*Imp
 		return nil, err
 	}
 	return st, nil
+}
+
+func okIf(ok bool, yes, no string) string {
+	if ok {
+		return yes
+	}
+	return no
 }

@@ -176,6 +176,7 @@ func (rep *doctorReport) checkGraph(ctx context.Context, svc graph.Service) erro
 	rep.Sources, err = svc.Sources(ctx)
 	return err
 }
+
 // graphRows prints the graph checks' rows: schema, contents, relations, changelog, sources.
 func (rep *doctorReport) graphRows(t *table) {
 	if rep.Stats != nil {

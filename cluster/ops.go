@@ -292,6 +292,14 @@ func (m *importMarker) unfinished(t *Target) error {
 	return graph.Errorf(graph.ECONFLICT, "an import into %s on etcd at %s, started %s on %s, has not finished (it is still running, or it stopped and left part of a graph no front end will use): wait for it, or clear it and import again with `devgraph --store %s import --force FILE`", t.Prefix, t.endpointList(), m.Started.Format(time.RFC3339), host, t)
 }
 
+// loadBatch is the most records Load writes in one Txn (tests make it small); stopLoad,
+// when set, is called after each of its Txns and stops the import with its error (tests
+// stop one halfway).
+var (
+	loadBatch = NeedTxnOps
+	stopLoad  func(txns int) error
+)
+
 // ImportOptions say who imports and whether a stopped import's leftovers are cleared.
 type ImportOptions struct {
 	Force     bool   // clear what an import that did not finish left (its marker names it)
@@ -368,6 +376,9 @@ func (c *Client) Load(ctx context.Context, src *store.DB, o ImportOptions) (*Imp
 			return graph.Errorf(graph.ECONFLICT, "import: the cluster at %s changed while importing (a front end started, or another import ran) before %s; no graph is visible; stop the others and import again with --force", t.endpointList(), what)
 		}
 		st.Txns++
+		if stopLoad != nil {
+			return stopLoad(st.Txns)
+		}
 		return nil
 	}
 	old, err := readImportMarker(ctx, c.cli, t)
@@ -404,7 +415,7 @@ func (c *Client) Load(ctx context.Context, src *store.DB, o ImportOptions) (*Imp
 	err = src.Records(ctx, func(bucket, key, value []byte) error {
 		k := t.dataKey(bucket, key)
 		n := len(k) + len(value) + 16
-		if len(ops) == NeedTxnOps || size+n > NeedRequestBytes-64<<10 {
+		if len(ops) == loadBatch || size+n > NeedRequestBytes-64<<10 {
 			if err := flush(); err != nil {
 				return err
 			}

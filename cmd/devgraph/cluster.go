@@ -73,7 +73,7 @@ func (e *env) machineID() string {
 // writes needs a front end.
 func (e *env) openStore(ctx context.Context, c *common, mode openMode) (*session, error) {
 	if mode == openLocalOnly {
-		return nil, usagef("--store names a cluster; this command works on a database file (--db): drop --store")
+		return nil, usagef("--store names a cluster; this verb works on a database file (--db): drop --store")
 	}
 	t, err := cluster.ParseStore(c.store)
 	if err != nil {

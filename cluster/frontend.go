@@ -17,12 +17,15 @@ package cluster
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -223,13 +226,43 @@ func dial(ctx context.Context, t *Target, timeout time.Duration) (*clientv3.Clie
 		}
 	}
 	cli.Close()
-	hint := "check --store and that etcd runs there"
-	if t.TLS != nil {
-		hint = "check --store, that etcd runs there, and its TLS (cacert, cert, key)"
-	} else if last != nil && strings.Contains(last.Error(), "tls") {
-		hint = "the cluster speaks TLS: use etcds://…?cacert=&cert=&key="
+	return nil, "", graph.Errorf(graph.EUNAVAILABLE, "cannot reach etcd at %s within %s (%v); %s", t.endpointList(), timeout, short(last), tlsHint(t))
+}
+
+// tlsHint says what to check when no endpoint answered: a TLS handshake with the first
+// endpoint tells a plain etcd:// aimed at a TLS member, and a certificate that cacert
+// does not trust, from a member that is not there.
+func tlsHint(t *Target) string {
+	d := &net.Dialer{Timeout: time.Second}
+	if t.TLS == nil {
+		conn, err := tls.DialWithDialer(d, "tcp", t.Endpoints[0], &tls.Config{InsecureSkipVerify: true})
+		if err == nil {
+			conn.Close()
+			return "the cluster speaks TLS: use etcds://…?cacert=&cert=&key="
+		}
+		return "check --store and that etcd runs there"
 	}
-	return nil, "", graph.Errorf(graph.EUNAVAILABLE, "cannot reach etcd at %s within %s (%v); %s", t.endpointList(), timeout, short(last), hint)
+	cfg := t.TLS.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(t.Endpoints[0])
+	}
+	conn, err := tls.DialWithDialer(d, "tcp", t.Endpoints[0], cfg)
+	switch {
+	case err == nil:
+		conn.Close()
+	case strings.Contains(err.Error(), "certificate"):
+		return fmt.Sprintf("its TLS: %v; check cacert, cert and key", err)
+	default:
+		// A plain member answers etcd's /version over HTTP.
+		hc := &http.Client{Timeout: time.Second}
+		if resp, err := hc.Get("http://" + t.Endpoints[0] + "/version"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return "the cluster does not speak TLS there: use etcd://"
+			}
+		}
+	}
+	return "check --store, that etcd runs there, and its TLS (cacert, cert, key)"
 }
 
 func short(err error) string {

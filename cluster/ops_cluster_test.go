@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/internal/etcdtest"
+	"github.com/devgraph/devgraph/internal/testcert"
 	"github.com/devgraph/devgraph/migrations"
 	"github.com/devgraph/devgraph/store"
 
@@ -478,4 +481,63 @@ func TestOps_Unreachable(t *testing.T) {
 	c.Kill(0)
 	_, err := Dial(context.Background(), url, 500*time.Millisecond)
 	wantErr(t, "dial a dead cluster", err, graph.EUNAVAILABLE, "cannot reach etcd at "+strings.TrimPrefix(c.Endpoint(0), "http://")+" within 500ms")
+}
+
+// TLS misconfiguration, on a member serving its clients over TLS (a certificate from
+// internal/testcert): etcds:// with its CA works; etcd:// (plain) against it, and
+// etcds:// with a CA that does not trust it, are refused within the connect timeout with
+// the endpoint named and what to check.
+func TestOps_TLS(t *testing.T) {
+	cert, key, _ := testcert.Write(t)
+	other, _, _ := testcert.Write(t)
+	client, peer := freePort(t), freePort(t)
+	dir := t.TempDir()
+	cmd := exec.Command(etcdtest.Binary(t), "--name", "tls", "--data-dir", filepath.Join(dir, "data"),
+		"--listen-client-urls", "https://"+client, "--advertise-client-urls", "https://"+client,
+		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
+		"--initial-cluster", "tls=http://"+peer, "--cert-file", cert, "--key-file", key,
+		"--max-txn-ops", "16384", "--max-request-bytes", "10485760", "--log-level", "error")
+	logf, err := os.Create(filepath.Join(dir, "etcd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		logf.Close()
+	})
+	ctx := context.Background()
+	good := "etcds://" + client + "/tls?cacert=" + cert
+	cc, err := Dial(ctx, good, 30*time.Second)
+	if err != nil {
+		b, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
+		t.Fatalf("etcds:// with the member's CA: %v\n%s", err, b)
+	}
+	defer cc.Close()
+	if h, err := cc.Health(ctx); err != nil || len(h.Problems) > 0 || h.Limits != "ok" {
+		t.Fatalf("health over TLS: %+v %v", h, err)
+	}
+	_, err = Dial(ctx, "etcd://"+client+"/tls", time.Second)
+	wantErr(t, "etcd:// against a TLS member", err, graph.EUNAVAILABLE, "cannot reach etcd at "+client+" within 1s")
+	wantErr(t, "etcd:// against a TLS member", err, graph.EUNAVAILABLE, "the cluster speaks TLS: use etcds://")
+	_, err = Dial(ctx, "etcds://"+client+"/tls?cacert="+other, time.Second)
+	wantErr(t, "etcds:// with a CA that does not trust the member", err, graph.EUNAVAILABLE, "its TLS: tls: failed to verify certificate: x509: certificate signed by unknown authority")
+	// etcds:// against a plain member.
+	plain := etcdtest.Start(t, 1)
+	_, err = Dial(ctx, "etcds://"+strings.TrimPrefix(plain.Endpoint(0), "http://")+"/tls?cacert="+cert, time.Second)
+	wantErr(t, "etcds:// against a plain member", err, graph.EUNAVAILABLE, "the cluster does not speak TLS there: use etcd://")
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }

@@ -81,6 +81,13 @@ func TestClusterCLI_Verbs(t *testing.T) {
 		}
 		c.ok("--db", b, "tag", "roland-jd-xi", "+restored:yes") // an ordinary file takes writes
 	}
+	// Writes and streams go through a front end: --store with the front end's --db, and
+	// without one the verb says how to start it.
+	c.ok("--store", s, "--db", replica, "identity", "create", "Desk Mixer")
+	for _, v := range [][]string{{"identity", "create", "Nobody"}, {"changelog", "--follow"}} {
+		c.fail(1, "no front end serves the cluster "+s+" on this host", append([]string{"--store", s}, v...)...)
+	}
+	want = verified(t, c, "--db", replica)
 	export := filepath.Join(dir, "fleet.jsonl")
 	c.ok("--store", s, "export", export)
 

@@ -305,6 +305,7 @@ type ImportOptions struct {
 	Force     bool   // clear what an import that did not finish left (its marker names it)
 	Host      string // who imports, for the marker
 	MachineID string
+	Progress  func(keys int) // when set, called after each Txn of records with how many are written
 }
 
 // ImportStats says what Load wrote.
@@ -410,6 +411,9 @@ func (c *Client) Load(ctx context.Context, src *store.DB, o ImportOptions) (*Imp
 		}
 		err := txn(fmt.Sprintf("records %d..%d", st.Keys-len(ops)+1, st.Keys), ours, ops)
 		ops, size = ops[:0], 0
+		if err == nil && o.Progress != nil {
+			o.Progress(st.Keys)
+		}
 		return err
 	}
 	err = src.Records(ctx, func(bucket, key, value []byte) error {

@@ -163,7 +163,7 @@ func (e *env) graphName(c *common) string {
 // importCluster imports an export into an empty cluster no host serves (offline): the
 // store's own import builds the graph in a temporary file, which is then loaded into
 // etcd (cluster.Client.Load), so the cluster holds the export's changelog byte for byte.
-func (e *env) importCluster(ctx context.Context, o *importOptions, r io.Reader, out io.Writer) error {
+func (e *env) importCluster(ctx context.Context, o *importOptions, r io.Reader, out io.Writer) (err error) {
 	cc, err := cluster.Dial(ctx, o.store, o.connectTimeout)
 	if err != nil {
 		return err
@@ -199,6 +199,13 @@ func (e *env) importCluster(ctx context.Context, o *importOptions, r io.Reader, 
 			return errImportInterrupted
 		}
 		return err
+	}
+	if !o.quiet {
+		keys := 0
+		db.Records(ctx, func(_, _, _ []byte) error { keys++; return nil })
+		load := newProgressLine(e.stderr, "import into etcd")
+		imp.Progress = func(done int) { load.update(done, keys) }
+		defer func() { load.finish(err == nil) }()
 	}
 	ls, err := cc.Load(ctx, db, imp)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/devgraph/devgraph/internal/etcdtest"
@@ -161,6 +162,18 @@ func TestClusterCLI_Verbs(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, `host name "a" is held by another live host`) {
 		t.Fatalf("a second machine as host a: exit %d, %q", code, errs)
 	}
+
+	// With the front end stopped, its replica still reads (the last state it held), and
+	// its backup is an ordinary database.
+	fe.cmd.Process.Signal(syscall.SIGTERM)
+	fe.wait()
+	if got := verified(t, c, "--db", replica); got != want {
+		t.Fatalf("the stopped front end's replica verifies as %q, want %q", got, want)
+	}
+	b3 := filepath.Join(dir, "backup-of-replica.db")
+	c.ok("--db", replica, "backup", b3)
+	c.ok("--db", b3, "tag", "roland-jd-xi", "+restored:yes")
+	c.fail(1, "changes go through a front end", "--db", replica, "tag", "roland-jd-xi", "+x:y")
 
 	ec.Kill(2)
 	errs = c.fail(1, "the cluster is not healthy: etcd member m2", "--store", s, "doctor")

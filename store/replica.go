@@ -394,11 +394,14 @@ func (db *DB) backupReplica(ctx context.Context, w io.Writer) (int64, error) {
 		return 0, internal("backup", err)
 	}
 	err = bdb.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(m.BucketMeta)
-		if err := meta.Delete(keyReplicaOf); err != nil {
+		t, err := newTxw(tx)
+		if err != nil {
 			return err
 		}
-		return meta.Delete(keyReplicaRev)
+		if err := t.delete(m.BucketMeta, keyReplicaOf); err != nil {
+			return err
+		}
+		return t.delete(m.BucketMeta, keyReplicaRev)
 	})
 	if cerr := bdb.Close(); err == nil {
 		err = cerr

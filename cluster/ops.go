@@ -55,7 +55,9 @@ func (c *Client) Serves(replicaOf string) bool { return replicaOf == c.name }
 // whole graph without a front end. It returns the revision of the cluster's last
 // commit the copy holds. opts are the store's (logger, timeout); ReplicaOf is set here.
 func (c *Client) Snapshot(ctx context.Context, path string, opts store.Options) (int64, error) {
-	seeded, _, err := checkGraph(ctx, c.cli, c.target, 0)
+	// A first front end claims its host before it seeds the graph: its claim is not
+	// someone else's keys.
+	seeded, _, err := checkGraph(ctx, c.cli, c.target, c.liveHostKeys(ctx))
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/devgraph/devgraph/internal/etcdtest"
 	"github.com/devgraph/devgraph/store"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func storeOf(c *etcdtest.Cluster, prefix string) string {
@@ -161,6 +164,28 @@ func TestClusterCLI_Verbs(t *testing.T) {
 	_, errs, code := runBin(t, append(procEnv(t), "DEVGRAPH_MACHINE_ID=machine-z"), "serve", "--store", s, "--db", filepath.Join(dir, "z.db"), "--host-name", "a", "--poll", "0")
 	if code != 1 || !strings.Contains(errs, `host name "a" is held by another live host`) {
 		t.Fatalf("a second machine as host a: exit %d, %q", code, errs)
+	}
+
+	// A prefix holding another tool's keys, and a graph at a newer schema: every verb
+	// refuses with one line, and writes nothing.
+	cli := ec.Client(t)
+	if _, err := cli.Put(context.Background(), "/foreign/config", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(context.Background(), "/newer/schema", "99"); err != nil {
+		t.Fatal(err)
+	}
+	for prefix, want := range map[string]string{
+		"/foreign": "holds 1 keys but no devgraph graph: is --store's prefix right?",
+		"/newer":   "the cluster's graph is at schema version 99, newer than this devgraph's",
+	} {
+		for _, v := range [][]string{{"changelog", "verify"}, {"backup", filepath.Join(dir, "never.db")}, {"import", export}, {"doctor"}} {
+			c.fail(1, want, append([]string{"--store", storeOf(ec, prefix)}, v...)...)
+		}
+		resp, err := cli.Get(context.Background(), prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil || resp.Count != 1 {
+			t.Fatalf("the refusals under %s wrote: %d keys (%v)", prefix, resp.Count, err)
+		}
 	}
 
 	// With the front end stopped, its replica still reads (the last state it held), and

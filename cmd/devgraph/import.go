@@ -24,7 +24,7 @@ func newImportCmd(c *common) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import [FILE]",
 		Short: "read an export from FILE or stdin (-, or no FILE with stdin not a terminal)",
-		Long:  "read an export from FILE, or from stdin when FILE is - or left out (stdin must then not be a terminal); progress shows records done/total and percent on stderr, redrawn on a terminal, one line at the end elsewhere",
+		Long:  "read an export from FILE, or from stdin when FILE is - or left out (stdin must then not be a terminal); progress shows records done/total and percent on stderr, redrawn on a terminal, one line at the end elsewhere. With --store it goes into an empty etcd cluster no host serves (offline), the changelog kept byte for byte",
 		Example: `  devgraph --db new.db import backup.jsonl
   devgraph export | devgraph --db copy.db import
   ssh studio devgraph export | devgraph --db copy.db import - --max-size 1G

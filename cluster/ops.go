@@ -267,7 +267,6 @@ type importMarker struct {
 	MachineID string    `json:"machine_id"`
 	Started   time.Time `json:"started"`
 	rev       int64
-	raw       string
 }
 
 func readImportMarker(ctx context.Context, cli *clientv3.Client, t *Target) (*importMarker, error) {
@@ -280,7 +279,7 @@ func readImportMarker(ctx context.Context, cli *clientv3.Client, t *Target) (*im
 	if len(resp.Kvs) == 0 {
 		return nil, nil
 	}
-	m := &importMarker{rev: resp.Kvs[0].ModRevision, raw: string(resp.Kvs[0].Value)}
+	m := &importMarker{rev: resp.Kvs[0].ModRevision}
 	json.Unmarshal(resp.Kvs[0].Value, m)
 	return m, nil
 }
@@ -443,7 +442,15 @@ func (c *Client) Load(ctx context.Context, src *store.DB, o ImportOptions) (*Imp
 		clientv3.OpDelete(markerKey),
 	}
 	if err := txn("the schema key that makes the graph visible", ours, last); err != nil {
-		return nil, err
+		// An answer lost on the way may hide a commit: the marker gone with the schema
+		// there says the last Txn was made.
+		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		resp, gerr := c.cli.Txn(gctx).Then(clientv3.OpGet(schemaKey), clientv3.OpGet(markerKey)).Commit()
+		cancel()
+		if gerr != nil || len(resp.Responses[0].GetResponseRange().Kvs) == 0 || len(resp.Responses[1].GetResponseRange().Kvs) != 0 {
+			return nil, err
+		}
+		st.Txns++
 	}
 	return st, nil
 }

@@ -178,11 +178,14 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 		if err != nil {
 			mem.Error = short(err)
 		} else {
-			mem.Healthy = len(st.Errors) == 0
+			mem.Healthy = len(st.Errors) == 0 && st.Leader != 0
 			mem.Leader = st.Leader == m.ID
 			mem.Version, mem.DBSize, mem.RaftIndex = st.Version, st.DbSize, st.RaftIndex
-			if len(st.Errors) > 0 {
+			switch {
+			case len(st.Errors) > 0:
 				mem.Error = strings.Join(st.Errors, "; ")
+			case st.Leader == 0:
+				mem.Error = "it knows no leader (no quorum, or cut off from the others)"
 			}
 		}
 		if !mem.Healthy {

@@ -53,7 +53,8 @@ func (c *Client) Serves(replicaOf string) bool { return replicaOf == c.name }
 // Snapshot writes the cluster's graph as of one revision into a new replica file at
 // path: a consistent copy the store reads like any file, for the verbs that read the
 // whole graph without a front end. It returns the revision of the cluster's last
-// commit the copy holds. opts are the store's (logger, timeout); ReplicaOf is set here.
+// commit the copy holds. opts are the store's (logger, timeout, the caller's host);
+// ReplicaOf and Fleet are set here.
 func (c *Client) Snapshot(ctx context.Context, path string, opts store.Options) (int64, error) {
 	// A first front end claims its host before it seeds the graph: its claim is not
 	// someone else's keys.
@@ -74,7 +75,7 @@ func (c *Client) Snapshot(ctx context.Context, path string, opts store.Options) 
 		return 0, c.noGraph()
 	}
 	rev, txnRev := resp.Header.Revision, resp.Kvs[0].ModRevision
-	opts.ReplicaOf, opts.Committer = c.name, nil
+	opts.ReplicaOf, opts.Committer, opts.Fleet = c.name, nil, true
 	db, err := store.Open(path, opts)
 	if err != nil {
 		return 0, err

@@ -97,15 +97,16 @@ func observe(t *testing.T, db *store.DB, key, ref string) {
 	}
 }
 
-// built imports an export into a new ordinary file, as `devgraph --store … import` does.
+// built imports a single-host export into a new fleet file as host studio-a's, as
+// `devgraph --store … --host-name studio-a import` does.
 func built(t *testing.T, export []byte) *store.DB {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "import.db"), store.Options{Logger: quiet})
+	db, err := store.Open(filepath.Join(t.TempDir(), "import.db"), store.Options{Logger: quiet, Host: "studio-a", Fleet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(context.Background(), bytes.NewReader(export), nil); err != nil {
+	if _, err := db.ImportWith(context.Background(), bytes.NewReader(export), nil, store.ImportOptions{QualifyHost: "studio-a"}); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -155,6 +156,10 @@ func TestOps_ImportSnapshot(t *testing.T) {
 	if n, _, _, err := fe.DB().FindNotes(ctx, graph.NoteFilter{Target: "roland-jd-xi"}); err != nil || len(n) != 1 {
 		t.Fatalf("the note did not come through: %v %v", n, err)
 	}
+	// The single-host export's device is studio-a's in the fleet.
+	if d, err := fe.DB().FindDeviceByID(ctx, "studio-a/usb:3-3.2"); err != nil || d.Host != "studio-a" {
+		t.Fatalf("the imported device by its qualified ref: %+v %v", d, err)
+	}
 
 	// Not empty, and a host is live: refused, naming it, nothing written.
 	before, _ := clusterRecords(t, c.Client(t), "/imp")
@@ -171,11 +176,11 @@ func TestOps_ImportSnapshot(t *testing.T) {
 
 	// A snapshot is an ordinary read of the cluster at one revision.
 	path := filepath.Join(t.TempDir(), "snap.db")
-	rev, err := cc.Snapshot(ctx, path, store.Options{Logger: quiet})
+	rev, err := cc.Snapshot(ctx, path, store.Options{Logger: quiet, Host: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := store.Open(path, store.Options{Logger: quiet})
+	snap, err := store.Open(path, store.Options{Logger: quiet, Host: "b", Fleet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,6 +371,7 @@ func TestOps_RacingBinds(t *testing.T) {
 	b := openFront(t, c, "/race", "b")
 	observe(t, a.DB(), "sn:0582:01a9:R1", "usb:1-1")
 	observe(t, a.DB(), "sn:0582:01a9:R2", "usb:1-2")
+	// On a fleet, a's devices are "a/…" from anywhere.
 	for _, n := range []string{"Synth One", "Synth Two"} {
 		if _, err := a.DB().CreateIdentity(ctx, graph.IdentityCreate{Name: n}); err != nil {
 			t.Fatal(err)
@@ -402,7 +408,7 @@ func TestOps_RacingBinds(t *testing.T) {
 		return len(evs)
 	}
 
-	res, errs := race("usb:1-1", [2]string{"synth-one", "synth-one"})
+	res, errs := race("a/usb:1-1", [2]string{"synth-one", "synth-one"})
 	if errs[0] != nil || errs[1] != nil {
 		t.Fatalf("the same bind from two hosts: %v / %v", errs[0], errs[1])
 	}
@@ -410,11 +416,11 @@ func TestOps_RacingBinds(t *testing.T) {
 		t.Fatalf("the same bind from two hosts: already_bound %v and %v, want exactly one", res[0].AlreadyBound, res[1].AlreadyBound)
 	}
 	waitRev(t, a.DB(), b.DB().ReplicaRev())
-	if n := binds("usb:1-1"); n != 1 {
+	if n := binds("a/usb:1-1"); n != 1 {
 		t.Fatalf("the same bind from two hosts wrote %d device.bind events, want 1", n)
 	}
 
-	res, errs = race("usb:1-2", [2]string{"synth-one", "synth-two"})
+	res, errs = race("a/usb:1-2", [2]string{"synth-one", "synth-two"})
 	won := 0
 	for i := range errs {
 		if errs[i] == nil && !res[i].AlreadyBound {
@@ -427,7 +433,7 @@ func TestOps_RacingBinds(t *testing.T) {
 		t.Fatalf("binding one device to two identities at once: %d won (%v / %v), want exactly one", won, errs[0], errs[1])
 	}
 	waitRev(t, a.DB(), b.DB().ReplicaRev())
-	if n := binds("usb:1-2"); n != 1 {
+	if n := binds("a/usb:1-2"); n != 1 {
 		t.Fatalf("racing binds to two identities wrote %d device.bind events, want 1", n)
 	}
 	for _, fe := range []*FrontEnd{a, b} {

@@ -398,10 +398,12 @@ func (db *DB) backupReplica(ctx context.Context, w io.Writer) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if err := t.delete(m.BucketMeta, keyReplicaOf); err != nil {
-			return err
+		for _, k := range [][]byte{keyReplicaOf, keyReplicaRev, keyReplicaURL} {
+			if err := t.delete(m.BucketMeta, k); err != nil {
+				return err
+			}
 		}
-		return t.delete(m.BucketMeta, keyReplicaRev)
+		return nil
 	})
 	if cerr := bdb.Close(); err == nil {
 		err = cerr

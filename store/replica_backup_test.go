@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/devgraph/devgraph/graph"
@@ -67,5 +68,35 @@ func TestBackup_OfAReplicaIsOrdinary(t *testing.T) {
 	}
 	if st, _ := rep.Stats(ctx); st.ReplicaOf != "etcd:abc/lab" || st.ReplicaRev != 7 {
 		t.Fatalf("a replica's stats: of %q at %d", st.ReplicaOf, st.ReplicaRev)
+	}
+}
+
+// A fleet's export (its devices qualified already) imported into an empty fleet store
+// with QualifyHost keeps each device's own host: only a single-host export's devices
+// become QualifyHost's.
+func TestImportWith_FleetExportKeepsItsHosts(t *testing.T) {
+	t.Parallel()
+	ctx := graph.WithActor(context.Background(), "cli:alice")
+	src := storetest.MustOpen(t, store.Options{Host: "studio-a", Fleet: true})
+	d := &graph.ObservedDevice{Key: "sn:0582:01a9:F1", Ref: "usb:3-3.2", Source: "usb", Sources: []string{"usb"}, Name: "JD-Xi",
+		Fingerprints: []graph.Fingerprint{{Kind: "usb_serial", Value: "0582:01a9:F1"}}}
+	snap := &graph.Snapshot{Devices: []*graph.ObservedDevice{d}, Sources: []graph.SourceStatus{{Name: "usb", OK: true}}}
+	if _, err := src.ObserveDevices(graph.WithActor(ctx, "discovery:usb"), snap); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := src.Export(ctx, &buf); err != nil {
+		t.Fatal(err)
+	}
+	dst := storetest.MustOpen(t, store.Options{Host: "admin", Fleet: true})
+	if _, err := dst.ImportWith(ctx, bytes.NewReader(buf.Bytes()), nil, store.ImportOptions{QualifyHost: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dst.FindDeviceByID(ctx, "studio-a/usb:3-3.2")
+	if err != nil || got.Host != "studio-a" {
+		t.Fatalf("the fleet export's device after import: %+v %v", got, err)
+	}
+	if got.Ref != "studio-a/usb:3-3.2" || strings.Contains(got.ID, "admin") {
+		t.Fatalf("the device was qualified twice: ref %s, id %s", got.Ref, got.ID)
 	}
 }

@@ -21,11 +21,15 @@ func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger)
 	if f.db != "" || e.getenv("DEVGRAPH_DB") != "" {
 		replica = e.dbPath(f.common)
 	}
+	host, err := f.host()
+	if err != nil {
+		return err
+	}
 	fe, err := cluster.Open(ctx, cluster.Config{
 		Store:          f.store,
 		ConnectTimeout: f.connectTimeout,
 		Replica:        replica,
-		Host:           e.hostName(f.common),
+		Host:           host,
 		MachineID:      e.machineID(),
 		Version:        Version,
 		Logger:         log,
@@ -36,19 +40,6 @@ func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger)
 	}
 	defer fe.Close()
 	return e.serveDB(ctx, f, fe.DB(), fe.DB().Path(), log)
-}
-
-// hostName is --host-name, else the OS host name's first label, lowercased.
-func (e *env) hostName(c *common) string {
-	if c.hostName != "" {
-		return c.hostName
-	}
-	if h := e.getenv("DEVGRAPH_HOST_NAME"); h != "" {
-		return h
-	}
-	h, _ := os.Hostname()
-	h, _, _ = strings.Cut(strings.ToLower(h), ".")
-	return h
 }
 
 // machineID identifies this machine to the cluster's host-name claims: the same machine
@@ -134,11 +125,18 @@ func (e *env) openSnapshot(ctx context.Context, c *common, cc *cluster.Client) (
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "cannot make a temporary snapshot of the cluster: %v", err)
 	}
 	path := filepath.Join(dir, "snapshot.db")
-	if _, err := cc.Snapshot(ctx, path, store.Options{Timeout: lockWait, Logger: storeLog()}); err != nil {
+	// A fleet store: refs carry their host, a bare one is this host's.
+	so, err := c.storeOptions(store.Options{Timeout: lockWait, Logger: storeLog()})
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s, err := e.openLocal(ctx, c, path)
+	so.Fleet = true
+	if _, err := cc.Snapshot(ctx, path, so); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s, err := e.openLocalWith(ctx, c, path, so)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -169,7 +167,11 @@ func (e *env) importCluster(ctx context.Context, o *importOptions, r io.Reader, 
 		return err
 	}
 	defer cc.Close()
-	imp := cluster.ImportOptions{Force: o.force, Host: e.hostName(o.common), MachineID: e.machineID()}
+	host, err := o.host()
+	if err != nil {
+		return err
+	}
+	imp := cluster.ImportOptions{Force: o.force, Host: host, MachineID: e.machineID()}
 	// Refuse before reading the input; Load checks again inside its transactions.
 	if err := cc.CheckImportable(ctx, imp); err != nil {
 		return err
@@ -179,20 +181,21 @@ func (e *env) importCluster(ctx context.Context, o *importOptions, r io.Reader, 
 		return graph.Errorf(graph.EUNAVAILABLE, "import: cannot make a temporary database: %v", err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := store.Open(filepath.Join(dir, "import.db"), store.Options{Timeout: lockWait, Logger: storeLog(), NoSync: true})
+	// A fleet store, as a front end's replica is: the export's refs take the host form.
+	db, err := store.Open(filepath.Join(dir, "import.db"), store.Options{Timeout: lockWait, Logger: storeLog(), NoSync: true, Host: host, Fleet: true})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	bar := newProgressLine(e.stderr, "import")
-	// SEAM(hosts): when store.ImportOptions.QualifyHost lands (the "hosts" helper),
-	// import with QualifyHost: imp.Host here, so the single-host export's refs (relations,
-	// notes, tags, hints, event targets) take the qualified form a fleet uses.
-	st, err := db.Import(ctx, r, func(done, total int) {
+	// A single-host export (a file's) becomes the devices of this host (--host-name):
+	// its refs, keys, usb_path hints, relation ends, note and tag targets take the
+	// qualified form; a fleet's export keeps the hosts it names.
+	st, err := db.ImportWith(ctx, r, func(done, total int) {
 		if !o.quiet {
 			bar.update(done, total)
 		}
-	})
+	}, store.ImportOptions{QualifyHost: host})
 	bar.finish(err == nil)
 	if err != nil {
 		if ctx.Err() != nil {

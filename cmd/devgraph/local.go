@@ -18,7 +18,17 @@ const lockWait = time.Second
 // polling; a request reads its own snapshot) and the identity service over them.
 // Robots live only in a running server.
 func (e *env) openLocal(ctx context.Context, c *common, db string) (*session, error) {
-	st, err := store.Open(db, store.Options{Timeout: lockWait, Logger: storeLog()})
+	so, err := c.storeOptions(store.Options{Timeout: lockWait, Logger: storeLog()})
+	if err != nil {
+		return nil, err
+	}
+	return e.openLocalWith(ctx, c, db, so)
+}
+
+// openLocalWith is openLocal with the store's options given (a cluster's snapshot is a
+// fleet store).
+func (e *env) openLocalWith(ctx context.Context, c *common, db string, so store.Options) (*session, error) {
+	st, err := store.Open(db, so)
 	if err != nil {
 		return nil, err
 	}

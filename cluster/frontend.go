@@ -711,10 +711,6 @@ type committer FrontEnd
 // is never made twice nor reported lost.
 func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Change) (int64, error) {
 	fe := (*FrontEnd)(c)
-	type op struct {
-		key string
-		ch  store.Change
-	}
 	order := make([]string, 0, len(changes))
 	last := make(map[string]store.Change, len(changes))
 	for _, ch := range changes {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/devgraph/devgraph/cluster"
 	"github.com/devgraph/devgraph/graph"
 	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/identity"
@@ -41,7 +42,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 		}
 		st, err := store.Open(db, so)
 		if err == nil {
-			return e.serveDB(ctx, f, st, db, log)
+			return e.serveDB(ctx, f, st, db, log, nil)
 		}
 		if graph.ErrorCode(err) != graph.ELOCKED || time.Now().After(deadline) || ctx.Err() != nil {
 			return lockedBy(err, db)
@@ -49,7 +50,8 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 	}
 }
 
-func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger) error {
+// fe is the cluster front end st is the replica of (serve --store), nil for a file.
+func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger, fe *cluster.FrontEnd) error {
 	parts := &closers{log: log}
 	defer parts.close()
 	parts.add("store", st.Close) // last: releases the lock
@@ -69,7 +71,14 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	live.Extra = append(live.Extra, fleet)
 	parts.add("live", live.Close) // after the poll loop stops, before the robots
-	svc := identity.New(st, live, fleet)
+	var hw graph.Live = live
+	if fe != nil {
+		hw = fe.Live(live) // this host's readings as the fleet names them, published to the others
+	}
+	svc := identity.New(st, hw, fleet)
+	if fe != nil {
+		svc.Hosts = fe // other hosts' liveness and live state
+	}
 	svc.PollInterval = f.poll
 	svc.AutoBind = f.autoBind
 	svc.Logger = log
@@ -79,7 +88,11 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	parts.add("sources", svc.Close)
 
 	rt := &runtime{log: log}
-	if err := rt.build(svc, svc, st, fleet, f); err != nil {
+	var hosts graph.HostStatus
+	if fe != nil {
+		hosts = fe
+	}
+	if err := rt.build(svc, svc, st, fleet, hosts, f); err != nil {
 		return err
 	}
 	st.SetSuggester(rt.names) // "did you mean" from the name index

@@ -605,7 +605,7 @@ func (fe *FrontEnd) rebuild(ctx context.Context) (int64, error) {
 // the range to answer each page (the response's Count), so a scan costs pages × keys left:
 // scan reads bucket by bucket, in pages of 100,000, which keeps that count to the bucket.
 // (One range of pages of 10,000 over a graph of 100,000 identities, some 2.7 million
-// records, had etcd count through tens of millions of keys, and took over a minute.)
+// records, had etcd count through hundreds of millions of keys, and took over a minute.)
 const scanPage = 100_000
 
 // scan reads every record at revision rev, bucket by bucket, a page at a time.

@@ -30,7 +30,7 @@ func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger)
 		return err
 	}
 	defer fe.Close()
-	return e.serveDB(ctx, f, fe.DB(), fe.DB().Path(), log)
+	return e.serveDB(ctx, f, fe.DB(), fe.DB().Path(), fe, log)
 }
 
 // hostName is --host-name, else the OS host name's first label, lowercased.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/devgraph/devgraph/cluster"
 	"github.com/devgraph/devgraph/graph"
 	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/identity"
@@ -37,7 +38,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 		}
 		st, err := store.Open(db, store.Options{Timeout: 500 * time.Millisecond, Logger: log})
 		if err == nil {
-			return e.serveDB(ctx, f, st, db, log)
+			return e.serveDB(ctx, f, st, db, nil, log)
 		}
 		if graph.ErrorCode(err) != graph.ELOCKED || time.Now().After(deadline) || ctx.Err() != nil {
 			return lockedBy(err, db)
@@ -45,12 +46,23 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 	}
 }
 
-func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger) error {
+// serveDB serves st; fe is the cluster front end st is the replica of (serve --store), nil
+// for a file.
+func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, fe *cluster.FrontEnd, log *slog.Logger) error {
 	parts := &closers{log: log}
 	defer parts.close()
 	parts.add("store", st.Close) // last: releases the lock
 
-	fleet, err := e.fleet(f, st, log)
+	// On a cluster the edges reach every host's robots through the router, and this
+	// host's fleet records through it (kept across an outage); on a file, the fleet.
+	var router *cluster.Robots
+	var robotStore graph.RobotStore = st
+	if fe != nil {
+		router = cluster.NewRobots(fe)
+		robotStore = router.Store(st)
+		parts.add("robot router", router.Close) // after the robots stop: records their stops
+	}
+	fleet, err := e.fleet(f, robotStore, log)
 	if err != nil {
 		return err
 	}
@@ -58,6 +70,13 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 		return err
 	}
 	parts.add("robots", fleet.Close) // robots stopped before the store closes
+	var robots graph.Fleet = fleet
+	if router != nil {
+		if err := router.Open(fleet); err != nil {
+			return err
+		}
+		robots = router
+	}
 
 	live, err := e.live(f.common, db)
 	if err != nil {
@@ -65,7 +84,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	live.Extra = append(live.Extra, fleet)
 	parts.add("live", live.Close) // after the poll loop stops, before the robots
-	svc := identity.New(st, live, fleet)
+	svc := identity.New(st, live, robots)
 	svc.PollInterval = f.poll
 	svc.AutoBind = f.autoBind
 	svc.Logger = log

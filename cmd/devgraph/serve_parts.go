@@ -133,7 +133,7 @@ func (rt *runtime) close() error {
 }
 
 // fleet builds the robots: the demo world with --demo, plus every --sim-robot.
-func (e *env) fleet(f *serveFlags, st graph.Store, log *slog.Logger) (*robot.Fleet, error) {
+func (e *env) fleet(f *serveFlags, st graph.RobotStore, log *slog.Logger) (*robot.Fleet, error) {
 	opts := robot.Options{Store: st, Logger: log}
 	var fleet *robot.Fleet
 	var err error

@@ -473,7 +473,15 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 	}
 	id := uuid.NewString()
 	cmdKey, outKey, hostKey := r.cmdKey(host, id), r.outKey(host, id), r.hostKey(host)
-	b, _ := json.Marshal(c)
+	b, err := json.Marshal(c)
+	if err != nil { // a non-finite number: refused as a local fleet refuses it
+		if c.Goal != nil {
+			if verr := graph.ValidateGoal(*c.Goal); verr != nil {
+				return nil, verr
+			}
+		}
+		return nil, graph.Errorf(graph.EINVALID, "%s: %v; give finite numbers", what, err)
+	}
 
 	pctx, pcancel := context.WithTimeout(r.ctx, 5*time.Second)
 	resp, err := r.fe.cli.Txn(pctx).If(clientv3.Compare(clientv3.CreateRevision(hostKey), ">", 0)).

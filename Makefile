@@ -7,6 +7,9 @@ RACE_PKGS ?= ./store/... ./identity/ ./remote/ ./mcptools/ ./query/ ./search/ ./
 # "context deadline exceeded" although nothing was found).
 FUZZTIME ?= 30s
 FUZZMINIMIZETIME ?= 3s
+# The packages with cluster tests (build tag `cluster`) on real etcd members: `make test-cluster`
+# runs those of them that exist.
+CLUSTER_PKGS ?= ./internal/etcdtest/ ./cluster/
 # chaos: SIGKILL rounds of each crash test.
 CHAOS_ROUNDS ?= 100
 
@@ -17,7 +20,7 @@ ADDR ?= 127.0.0.1:8080
 BUILD_DATE := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDFLAGS := -buildvcs=auto -trimpath -ldflags "-X main.buildDate=$(BUILD_DATE)"
 
-.PHONY: run test bench build install man vet fmt load lint race chaos fuzz staticcheck tidy-check
+.PHONY: run test test-cluster bench build install man vet fmt load lint race chaos fuzz staticcheck tidy-check
 
 # run: the demo server on ADDR. The recipe execs the binary, so the process make starts
 # is the server: its pid is the server's, and Ctrl-C or SIGTERM stops it.
@@ -42,6 +45,11 @@ man: build
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+
+# test-cluster: the tests tagged `cluster`, on real etcd 3.7 members (child processes on
+# loopback, built once from the pinned etcd module by internal/etcdtest; no download).
+test-cluster:
+	$(GO) test -count=1 -tags cluster -timeout 10m $(wildcard $(CLUSTER_PKGS))
 
 # lint: formatting, vet, staticcheck and a tidy module.
 lint: tidy-check staticcheck

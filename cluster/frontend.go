@@ -410,16 +410,28 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 	}
 	opts := fe.cfg.Store0
 	opts.ReplicaOf = fe.name
+	opts.ReplicaURL = fe.target.String()
 	opts.Committer = (*committer)(fe)
+	// A replica is a cache of what etcd holds: it skips fsync (a crash of the process loses
+	// nothing; after a power cut a damaged replica is refilled from the cluster).
+	opts.NoSync = true
+	sidecar := path + ".replica"
 	db, err := store.Open(path, opts)
-	if err != nil {
-		var ge *graph.Error
-		if errors.As(err, &ge) && ge.Field == "db" {
-			return err
+	if err != nil && graph.ErrorCode(err) != graph.ELOCKED && graph.ErrorField(err) != "db" {
+		if b, rerr := os.ReadFile(sidecar); rerr == nil && string(b) == fe.name {
+			fe.log.Warn("cluster: the replica cannot be opened; refilling it from the cluster", "path", path, "err", err)
+			os.Remove(path)
+			os.Remove(path + ".pid")
+			db, err = store.Open(path, opts)
 		}
+	}
+	if err != nil {
 		return err
 	}
 	fe.db = db
+	if err := os.WriteFile(sidecar, []byte(fe.name), 0o600); err != nil {
+		return graph.Errorf(graph.EINVALID, "cannot write %s beside the replica: %v", sidecar, err)
+	}
 	if !seeded {
 		if err := fe.seed(ctx); err != nil {
 			return err
@@ -576,6 +588,9 @@ func (fe *FrontEnd) watch(from int64) (int64, bool) {
 				n++
 			}
 			if err := fe.apply(rev, evs[:n]); err != nil {
+				if fe.ctx.Err() != nil || graph.ErrorCode(err) == graph.EUNAVAILABLE {
+					return from, false // shutting down: the replica is closed
+				}
 				fe.log.Warn("cluster: the replica missed a commit; refilling it", "revision", rev, "err", err)
 				if next, err := fe.rebuild(fe.ctx); err == nil {
 					return next, true
@@ -650,14 +665,16 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 	if len(ops) > NeedTxnOps || size > NeedRequestBytes-64<<10 {
 		return 0, &store.TooBigError{Err: graph.Errorf(graph.ELIMIT, "this change is too big for one etcd transaction (%d operations, %d bytes; the cluster takes %d and %d): nothing was written; make it in smaller steps", len(ops), size, NeedTxnOps, NeedRequestBytes)}
 	}
+	schemaKey, schema := fe.target.key("schema"), strconv.Itoa(migrations.CurrentVersion)
 	cmp := []clientv3.Cmp{
 		clientv3.Compare(clientv3.ModRevision(txnKey), "=", fence),
 		clientv3.Compare(clientv3.CreateRevision(reqKey), "=", 0),
+		clientv3.Compare(clientv3.Value(schemaKey), "=", schema),
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for attempt := 0; ; attempt++ {
 		actx, cancel := context.WithTimeout(fe.ctx, 2*time.Second)
-		resp, err := fe.cli.Txn(actx).If(cmp...).Then(ops...).Else(clientv3.OpGet(reqKey), clientv3.OpGet(txnKey)).Commit()
+		resp, err := fe.cli.Txn(actx).If(cmp...).Then(ops...).Else(clientv3.OpGet(reqKey), clientv3.OpGet(txnKey), clientv3.OpGet(schemaKey)).Commit()
 		cancel()
 		if err == nil {
 			if resp.Succeeded {
@@ -672,6 +689,13 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 				fe.stats.Commits.Add(1)
 				fe.stats.Ambiguous.Add(1)
 				return kvs[0].CreateRevision, nil
+			}
+			if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) == 0 || string(kvs[0].Value) != schema {
+				got := "none"
+				if len(kvs) > 0 {
+					got = string(kvs[0].Value)
+				}
+				return 0, graph.Errorf(graph.EINVALID, "this front end is read-only: the cluster's graph is now at schema version %s and this devgraph writes version %s (the fleet is mid-upgrade); upgrade devgraph on host %s", got, schema, fe.cfg.Host)
 			}
 			var head int64
 			if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {

@@ -44,6 +44,8 @@ type Options struct {
 	// ReplicaOf, when set, opens the file as the replica of that shared store (a cluster's
 	// name): a new file is marked as its replica, an existing one must be (see replica.go).
 	ReplicaOf string
+	// ReplicaURL is the --store URL the replica is served from, kept to name it in messages.
+	ReplicaURL string
 	// Committer, with ReplicaOf, ships every write's changes to the shared store before
 	// the replica keeps them (see Committer).
 	Committer Committer
@@ -75,8 +77,9 @@ type DB struct {
 
 	migratedFrom int
 
-	replicaOf string       // the shared store this file mirrors; "" for an ordinary database
-	replica   replicaState // the revision of the shared store's last commit the replica holds
+	replicaOf  string       // the shared store this file mirrors; "" for an ordinary database
+	replicaURL string       // the --store URL it was last served from
+	replica    replicaState // the revision of the shared store's last commit the replica holds
 
 	// failed is set when a read found the file damaged (a fault, or bbolt panicking on a
 	// page): every later call returns it instead of touching the memory map again.

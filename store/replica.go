@@ -66,11 +66,12 @@ var ErrReplicaGap = errors.New("the replica's changelog does not join the commit
 var (
 	keyReplicaOf  = []byte("replica.of")
 	keyReplicaRev = []byte("replica.rev")
+	keyReplicaURL = []byte("replica.url") // the --store URL the replica was last served from
 )
 
 // localMeta reports whether meta key k is this file's own (not the shared store's).
 func localMeta(k []byte) bool {
-	return bytes.Equal(k, keyReplicaOf) || bytes.Equal(k, keyReplicaRev)
+	return bytes.Equal(k, keyReplicaOf) || bytes.Equal(k, keyReplicaRev) || bytes.Equal(k, keyReplicaURL)
 }
 
 // replicaState tracks the revision the replica holds, and wakes those waiting for one.
@@ -129,6 +130,7 @@ func (db *DB) openReplica(created bool) error {
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(m.BucketMeta)
 		of = bytes.Clone(meta.Get(keyReplicaOf))
+		db.replicaURL = string(meta.Get(keyReplicaURL))
 		rev = int64(m.ReadU64(meta.Get(keyReplicaRev)))
 		return nil
 	})
@@ -158,6 +160,19 @@ func (db *DB) openReplica(created bool) error {
 	default:
 		db.replicaOf = want
 	}
+	if u := db.opts.ReplicaURL; want != "" && u != "" && u != db.replicaURL && !db.opts.ReadOnly {
+		err := db.bolt.Update(func(tx *bolt.Tx) error {
+			t, err := newTxw(tx)
+			if err != nil {
+				return err
+			}
+			return t.put(m.BucketMeta, keyReplicaURL, []byte(u))
+		})
+		if err != nil {
+			return err
+		}
+		db.replicaURL = u
+	}
 	db.replica.changed = make(chan struct{})
 	db.replica.rev = rev
 	return nil
@@ -165,7 +180,11 @@ func (db *DB) openReplica(created bool) error {
 
 // errReplicaNoFrontEnd refuses a write to a replica opened without its cluster.
 func (db *DB) errReplicaNoFrontEnd() error {
-	return graph.Errorf(graph.EINVALID, "%s is a replica of the cluster %s: changes go through a front end; start one with `devgraph serve --store %s --db %s`", db.path, db.replicaOf, db.replicaOf, db.path)
+	url := db.replicaURL
+	if url == "" {
+		url = "etcd://HOST:2379"
+	}
+	return graph.Errorf(graph.EINVALID, "%s is a replica of the cluster %s: changes go through a front end; start one with `devgraph serve --store %s --db %s`", db.path, db.replicaOf, url, db.path)
 }
 
 // ApplyReplicated applies one commit of the shared store, made at revision rev, to the

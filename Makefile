@@ -50,6 +50,7 @@ test:
 # loopback, built once from the pinned etcd module by internal/etcdtest; no download).
 test-cluster:
 	$(GO) test -count=1 -tags cluster -timeout 10m $(wildcard $(CLUSTER_PKGS))
+	$(GO) test -count=1 -tags cluster -timeout 10m -run '^TestCluster_' ./cmd/devgraph/
 
 # lint: formatting, vet, staticcheck and a tidy module.
 lint: tidy-check staticcheck

@@ -483,6 +483,11 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 		return nil, graph.Errorf(graph.EINVALID, "%s: %v; give finite numbers", what, err)
 	}
 
+	select {
+	case <-r.fe.Lost():
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "this host is cut off from the cluster (its lease was lost), so it cannot reach host %s, which drives %s; restart devgraph serve here once the cluster is reachable", host, c.Robot)
+	default:
+	}
 	pctx, pcancel := context.WithTimeout(r.ctx, 5*time.Second)
 	resp, err := r.fe.cli.Txn(pctx).If(clientv3.Compare(clientv3.CreateRevision(hostKey), ">", 0)).
 		Then(clientv3.OpPut(cmdKey, string(b), clientv3.WithLease(r.fe.hostLease))).Commit()
@@ -836,7 +841,8 @@ type robotSave struct {
 	before, after any
 	kept          bool       // kept across an outage
 	result        chan error // buffered 1
-	abandoned     bool       // under robotWriter.mu: the caller stopped waiting
+	abandoned     bool       // under robotWriter.mu: the caller stopped waiting, or was answered
+	running       bool       // under robotWriter.mu: being written now
 }
 
 func newRobotWriter(st graph.RobotStore, log *slog.Logger) *robotWriter {
@@ -858,6 +864,11 @@ func (w *robotWriter) FindRobotRecords(ctx context.Context) ([]*graph.RobotRecor
 // SaveRobot queues the save and waits for it: a kept one at most robotSafetyWait (none
 // while degraded), another until it is made or ctx ends.
 func (w *robotWriter) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action string, before, after any) error {
+	select {
+	case <-w.done: // the router has closed: straight to the store
+		return w.st.SaveRobot(ctx, rec, action, before, after)
+	default:
+	}
 	cp := *rec
 	s := &robotSave{ctx: context.WithoutCancel(ctx), rec: &cp, action: action, before: before, after: after, kept: kept(action), result: make(chan error, 1)}
 	w.mu.Lock()
@@ -867,7 +878,7 @@ func (w *robotWriter) SaveRobot(ctx context.Context, rec *graph.RobotRecord, act
 	}
 	if w.degraded && !s.kept {
 		w.mu.Unlock()
-		return graph.Errorf(graph.EUNAVAILABLE, "this host is cut off from the cluster (robot changes are refused, and its robots were stopped); try again when it is back")
+		return errCutOff()
 	}
 	w.queue = append(w.queue, s)
 	degraded := w.degraded
@@ -901,11 +912,21 @@ func (w *robotWriter) SaveRobot(ctx context.Context, rec *graph.RobotRecord, act
 }
 
 // degrade makes kept saves return at once and refuses the others until the queue is
-// written.
+// written, those already waiting in it included.
 func (w *robotWriter) degrade() {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.degraded = true
-	w.mu.Unlock()
+	for _, s := range w.queue {
+		if !s.kept && !s.abandoned && !s.running {
+			s.abandoned = true
+			s.result <- errCutOff()
+		}
+	}
+}
+
+func errCutOff() error {
+	return graph.Errorf(graph.EUNAVAILABLE, "this host is cut off from the cluster (robot changes are refused, and its robots were stopped); try again when it is back")
 }
 
 // settle ends a degradation that queued nothing (a lost lease with every robot at rest).
@@ -950,6 +971,7 @@ func (w *robotWriter) run(ctx context.Context) {
 		}
 		s := w.queue[0]
 		skip := s.abandoned
+		s.running = true
 		if w.closing && w.degraded {
 			w.logDropped()
 			w.mu.Unlock()
@@ -974,6 +996,7 @@ func (w *robotWriter) run(ctx context.Context) {
 			}
 		}
 		w.mu.Lock()
+		s.running = false
 		w.queue = w.queue[1:]
 		if len(w.queue) == 0 && w.degraded {
 			w.degraded = false
@@ -983,7 +1006,10 @@ func (w *robotWriter) run(ctx context.Context) {
 		}
 		w.mu.Unlock()
 		attempt = 0
-		if err != nil && !skip && s.kept {
+		if skip {
+			continue // its caller has its answer, or stopped waiting
+		}
+		if err != nil && s.kept {
 			w.log.Warn("cluster: robot event not recorded", "robot", s.rec.Ref, "action", s.action, "err", err)
 		}
 		s.result <- err

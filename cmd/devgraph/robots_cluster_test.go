@@ -18,6 +18,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // mcpAgent is a real MCP client over streamable HTTP, keeping the progress it hears.
@@ -135,14 +136,16 @@ func storeURL(t *testing.T, c *etcdtest.Cluster, prefix string) string {
 }
 
 // serveHost starts `devgraph serve --store` as host name with its own fixture rig, serving
-// HTTP; it returns the child and its base URL.
-func serveHost(t *testing.T, store, name string, extra ...string) (*child, string) {
+// HTTP; it returns the child, its base URL, and the environment and --db flag a CLI
+// command on that host uses.
+func serveHost(t *testing.T, store, name string, extra ...string) (*child, string, []string, []string) {
 	t.Helper()
 	env := append(procEnv(t), "DEVGRAPH_MACHINE_ID=machine-"+name)
-	args := append([]string{"--store", store, "--db", filepath.Join(t.TempDir(), name+".db"), "--host-name", name, "--http", "127.0.0.1:0"}, newTestRig(t).flags()...)
+	db := []string{"--db", filepath.Join(t.TempDir(), name+".db")}
+	args := append(append([]string{"--store", store, "--host-name", name, "--http", "127.0.0.1:0"}, db...), newTestRig(t).flags()...)
 	srv := startServe(t, env, append(args, extra...)...)
 	line := srv.waitLine("MCP: ")
-	return srv, strings.TrimSuffix(strings.TrimPrefix(line, "MCP: "), "/mcp")
+	return srv, strings.TrimSuffix(strings.TrimPrefix(line, "MCP: "), "/mcp"), env, db
 }
 
 // TestCluster_RobotsAcrossHosts: two `devgraph serve --store` front ends on a real
@@ -153,8 +156,8 @@ func serveHost(t *testing.T, store, name string, extra ...string) (*child, strin
 func TestCluster_RobotsAcrossHosts(t *testing.T) {
 	c := etcdtest.Start(t, 3)
 	store := storeURL(t, c, "/robots")
-	srvA, baseA := serveHost(t, store, "a", "--sim-robot", "scout@1,1")
-	_, baseB := serveHost(t, store, "b")
+	srvA, baseA, _, _ := serveHost(t, store, "a", "--sim-robot", "scout@1,1")
+	_, baseB, envB, dbB := serveHost(t, store, "b")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	onA := newMCPAgent(t, ctx, baseA, "agent-on-a")
@@ -227,6 +230,28 @@ func TestCluster_RobotsAcrossHosts(t *testing.T) {
 		onB.ok(ctx, "robot_arm", scout)
 		if st := onB.ok(ctx, "robot_disarm", scout); robotField(st, "armed") != false {
 			t.Fatalf("robot_disarm from b: %v", st)
+		}
+	})
+
+	t.Run("CLI", func(t *testing.T) {
+		// The CLI on host b, through b's socket, reaches a's robot too.
+		if out := binOK(t, envB, append([]string{"robot", "status", "scout"}, dbB...)...); !strings.Contains(out, "robot:scout") {
+			t.Fatalf("devgraph robot status scout on b:\n%s", out)
+		}
+	})
+
+	t.Run("NothingLeftBehind", func(t *testing.T) {
+		cli := c.Client(t)
+		resp, err := cli.Get(ctx, "/robots/robot/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, kv := range resp.Kvs {
+			keys = append(keys, string(kv.Key))
+		}
+		if strings.Join(keys, " ") != "/robots/robot/a/list" {
+			t.Fatalf("robot keys after the commands: %v; want only host a's list", keys)
 		}
 	})
 

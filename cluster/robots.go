@@ -242,7 +242,8 @@ func (r *Robots) driverOf(ctx context.Context, robot string) (string, string, er
 		}
 	}
 	if len(refs) == 0 {
-		return "", "", lerr
+		return "", "", &graph.Error{Code: graph.ENOTFOUND, Field: "robot",
+			Message: fmt.Sprintf("no robot %q; no live host of the fleet drives a robot (start devgraph serve with --demo or --sim-robot NAME on the host that drives it)", robot)}
 	}
 	sort.Strings(refs)
 	return "", "", &graph.Error{Code: graph.ENOTFOUND, Field: "robot",

@@ -12,6 +12,7 @@
 //	P/d/<bucket>/<key>  the records: exactly the keys and values of one bbolt file's buckets
 //	P/hosts/<name>      a live host's claim of its name (leased, 10 s)
 //	P/live/<name>       a live host's published state (leased)
+//	P/robot/<name>/...  the robots a host drives, and commands for them from other hosts (robots.go)
 package cluster
 
 import (

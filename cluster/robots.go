@@ -525,6 +525,7 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 					return nil, graph.Errorf(graph.EUNAVAILABLE, "devgraph is shutting down; %s on host %s was left running: call robot_stop if it must stop", what, host)
 				}
 				// The watch broke (a member lost its leader): watch again from where it was.
+				time.Sleep(50 * time.Millisecond)
 				outCh = r.fe.cli.Watch(wctx, outKey, clientv3.WithRev(from))
 				continue
 			}
@@ -549,9 +550,12 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 			}
 		case wr, ok := <-hostCh:
 			if !ok || wr.Err() != nil {
-				if r.ctx.Err() == nil {
-					hostCh = r.fe.cli.Watch(wctx, hostKey, clientv3.WithRev(hostFrom))
+				if r.ctx.Err() != nil {
+					hostCh = nil // the out watch ends the call
+					continue
 				}
+				time.Sleep(50 * time.Millisecond)
+				hostCh = r.fe.cli.Watch(wctx, hostKey, clientv3.WithRev(hostFrom))
 				continue
 			}
 			for _, ev := range wr.Events {

@@ -50,6 +50,8 @@ type Robots struct {
 	mu       sync.Mutex
 	inflight map[string]*driven // commands this host is running for callers, by id
 	opened   bool
+	subs     map[int]func(ref string)
+	nextSub  int
 }
 
 // driven is a command this host runs for a caller on another host.
@@ -75,7 +77,7 @@ const (
 // NewRobots returns the router for this front end. Wrap the local fleet's store with
 // Store before building the fleet, then Open with the fleet.
 func NewRobots(fe *FrontEnd) *Robots {
-	r := &Robots{fe: fe, log: fe.log, inflight: map[string]*driven{}}
+	r := &Robots{fe: fe, log: fe.log, inflight: map[string]*driven{}, subs: map[int]func(string){}}
 	r.ctx, r.cancel = context.WithCancel(fe.ctx)
 	return r
 }
@@ -390,6 +392,70 @@ func (r *Robots) stateCall(ctx context.Context, ref string, c command, local fun
 	return o.State, nil
 }
 
+// Subscribe calls fn with a robot's ref when its state changes: on every change of this
+// host's robots (when the local fleet tells of them), and for another host's robot on each
+// robot event the changelog brings, each answer to a command from this host and each
+// progress of a navigation this host asked for. Nothing is written to etcd for it. cancel
+// stops the calls.
+func (r *Robots) Subscribe(fn func(ref string)) (cancel func()) {
+	r.mu.Lock()
+	id := r.nextSub
+	r.nextSub++
+	r.subs[id] = fn
+	r.mu.Unlock()
+	var stops []func()
+	if f, ok := r.local.(interface {
+		Subscribe(func(ref string, st graph.RobotState)) func()
+	}); ok {
+		stops = append(stops, f.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) }))
+	}
+	stops = append(stops, r.fe.DB().Subscribe(func(evs []*graph.Event) {
+		targets := map[string]bool{}
+		for _, ev := range evs {
+			if strings.HasPrefix(ev.Action, "robot.") {
+				targets[ev.Target] = true
+			}
+		}
+		if len(targets) == 0 {
+			return
+		}
+		// A robot event targets the robot's device; the other hosts' lists name it (the
+		// local fleet tells of its own robots itself).
+		lists, err := r.lists(r.ctx)
+		if err != nil {
+			return
+		}
+		for _, host := range sortedHosts(lists) {
+			for _, e := range lists[host] {
+				if targets[e.Device] {
+					fn(e.Ref)
+				}
+			}
+		}
+	}))
+	return func() {
+		r.mu.Lock()
+		delete(r.subs, id)
+		r.mu.Unlock()
+		for _, stop := range stops {
+			stop()
+		}
+	}
+}
+
+// notify tells the subscribers that a robot of another host changed.
+func (r *Robots) notify(ref string) {
+	r.mu.Lock()
+	fns := make([]func(string), 0, len(r.subs))
+	for _, fn := range r.subs {
+		fns = append(fns, fn)
+	}
+	r.mu.Unlock()
+	for _, fn := range fns {
+		fn(ref)
+	}
+}
+
 // The verbs of a command.
 const (
 	verbRobots     = "robots"
@@ -423,6 +489,7 @@ type command struct {
 // outcome is the value of P/robot/<host>/out/<id>: a navigation's progress, then (Done)
 // what the command returned.
 type outcome struct {
+	Ref      string                 `json:"ref,omitempty"` // the robot's ref, with progress
 	Progress *graph.NavProgress     `json:"progress,omitempty"`
 	Done     bool                   `json:"done,omitempty"`
 	State    *graph.RobotState      `json:"state,omitempty"`
@@ -542,7 +609,13 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 					if o.Err != nil {
 						return nil, o.Err.err()
 					}
+					if o.State != nil {
+						r.notify(o.State.Ref)
+					}
 					return &o, nil
+				}
+				if o.Ref != "" {
+					r.notify(o.Ref)
 				}
 				if o.Progress != nil && progress != nil {
 					progress(*o.Progress)
@@ -750,8 +823,12 @@ func (r *Robots) exec(ctx context.Context, id string, c command) *outcome {
 			err = graph.FieldErrorf(graph.EINVALID, "goal", "no goal given; give x and y in metres")
 			break
 		}
+		ref := c.Robot
+		if st, err := r.local.Status(ctx, c.Robot); err == nil {
+			ref = st.Ref
+		}
 		o.Nav, err = r.local.Navigate(ctx, c.Robot, *c.Goal, func(p graph.NavProgress) {
-			r.answer(id, &outcome{Progress: &p})
+			r.answer(id, &outcome{Ref: ref, Progress: &p})
 		})
 	default:
 		err = graph.Errorf(graph.EINVALID, "host %s does not know the robot command %q; is it running an older devgraph?", r.fe.cfg.Host, c.Verb)

@@ -202,6 +202,37 @@ func TestRobots_AcrossHosts(t *testing.T) {
 		}
 	})
 
+	t.Run("Subscribe", func(t *testing.T) {
+		// b's subscribers hear of a's robot: from the changelog when a drives it for
+		// itself, and from the progress of a navigation b asked for.
+		var mu sync.Mutex
+		heard := 0
+		stop := b.robots.Subscribe(func(ref string) {
+			if ref == "robot:scout" {
+				mu.Lock()
+				heard++
+				mu.Unlock()
+			}
+		})
+		defer stop()
+		count := func() int { mu.Lock(); defer mu.Unlock(); return heard }
+		if _, err := a.robots.Disarm(ctx, "robot:scout"); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, "b hearing of a disarm made on a", 10*time.Second, func() bool { return count() > 0 })
+		if _, err := a.robots.Arm(ctx, "robot:scout"); err != nil {
+			t.Fatal(err)
+		}
+		before := count()
+		prog := newProgressLog()
+		if res, err := b.robots.Navigate(ctx, "robot:scout", graph.Goal{X: 1, Y: 1}, prog.add); err != nil || res.Status != graph.NavArrived {
+			t.Fatalf("navigate from b: %+v %v", res, err)
+		}
+		if count() < before+prog.len() {
+			t.Fatalf("b's subscribers heard %d changes over %d progress reports", count()-before, prog.len())
+		}
+	})
+
 	t.Run("Cancel", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()

@@ -71,11 +71,12 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	parts.add("robots", fleet.Close) // robots stopped before the store closes
 	var robots graph.Fleet = fleet
+	robotEvents := fleetEvents(fleet)
 	if router != nil {
 		if err := router.Open(fleet); err != nil {
 			return err
 		}
-		robots = router
+		robots, robotEvents = router, router.Subscribe
 	}
 
 	live, err := e.live(f.common, db)
@@ -94,7 +95,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	parts.add("sources", svc.Close)
 
 	rt := &runtime{log: log}
-	if err := rt.build(svc, svc, st, fleet, f); err != nil {
+	if err := rt.build(svc, svc, st, robotEvents, f); err != nil {
 		return err
 	}
 	st.SetSuggester(rt.names) // "did you mean" from the name index

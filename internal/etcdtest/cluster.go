@@ -383,9 +383,9 @@ func (c *Cluster) spawn(i int) error {
 	cmd := exec.Command(c.bin, m.args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Its own process group, so a signal reaches everything it started; and SIGKILL when the
-	// test process dies without running its cleanups (a go test timeout).
+	// test process dies without running its cleanups (a go test timeout; see spawn.go).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startChild(cmd); err != nil {
 		log.Close()
 		return fmt.Errorf("start %s: %w", m.name, err)
 	}
@@ -393,6 +393,7 @@ func (c *Cluster) spawn(i int) error {
 	go func() {
 		cmd.Wait()
 		log.Close()
+		childExited()
 		close(exited)
 	}()
 	m.cmd, m.exited, m.paused = cmd, exited, false

@@ -13,7 +13,8 @@
 // drops raft traffic both ways between the cut member and each peer.
 //
 // A member's log goes to a file beside its data directory, and its tail is shown when the test
-// fails or a member does not become healthy in time.
+// fails or a member does not become healthy in time. A load command passes a Standalone where
+// a test passes its *testing.T.
 package etcdtest
 
 import "testing"

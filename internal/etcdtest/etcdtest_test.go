@@ -3,9 +3,13 @@ package etcdtest_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/devgraph/devgraph/internal/etcdtest"
 )
@@ -92,4 +96,32 @@ func (f *fakeTB) run(fn func()) (msg string) {
 	}()
 	fn()
 	return ""
+}
+
+// TestStandalone_StopsMembersOnClose: a program's harness stops its members on Close and
+// removes their data, and leaves no goroutine behind (the spawner ends with its last child).
+func TestStandalone_StopsMembersOnClose(t *testing.T) {
+	s, err := etcdtest.NewStandalone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := etcdtest.Start(s, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cli := etcdtest.Client(s, c.Endpoint(0))
+	if _, err := cli.Put(ctx, "k", "v"); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	log := c.LogPath(0)
+	s.Close()
+	if _, err := os.Stat(log); !os.IsNotExist(err) {
+		t.Fatalf("member log %s still there after Close: %v", log, err)
+	}
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(c.Endpoint(0), "http://"), time.Second)
+	if err == nil {
+		conn.Close()
+		t.Fatalf("member still listens on %s after Close", c.Endpoint(0))
+	}
+	s.Close()
+	goleak.VerifyNone(t)
 }

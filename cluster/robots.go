@@ -410,10 +410,10 @@ func (r *Robots) Subscribe(fn func(ref string)) (cancel func()) {
 		stops = append(stops, f.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) }))
 	}
 	stops = append(stops, r.fe.DB().Subscribe(func(evs []*graph.Event) {
-		targets := map[string]bool{}
+		targets := map[string]bool{} // device keys, qualified with their host or not
 		for _, ev := range evs {
 			if strings.HasPrefix(ev.Action, "robot.") {
-				targets[ev.Target] = true
+				targets[strings.TrimPrefix(ev.Target, "device:")] = true
 			}
 		}
 		if len(targets) == 0 {
@@ -427,7 +427,8 @@ func (r *Robots) Subscribe(fn func(ref string)) (cancel func()) {
 		}
 		for _, host := range sortedHosts(lists) {
 			for _, e := range lists[host] {
-				if targets[e.Device] {
+				key := strings.TrimPrefix(e.Device, "device:")
+				if targets[key] || targets[host+"/"+key] {
 					fn(e.Ref)
 				}
 			}

@@ -205,11 +205,17 @@ func (r *Robots) lists(ctx context.Context) (map[string][]robotEntry, error) {
 // their host, it can read the record instead of the published lists.
 func (r *Robots) driverOf(ctx context.Context, robot string) (string, string, error) {
 	name := strings.TrimSpace(robot)
-	if host, rest, ok := strings.Cut(name, "/"); ok && validHost(host) == nil {
+	// Qualified with its host: a ref ("studio-a/robot:scout") or a device id
+	// ("device:studio-a/robot:SIM-SCOUT-0001"); the host's fleet takes it without the host.
+	kind, local := "", name
+	if rest, ok := strings.CutPrefix(name, "device:"); ok {
+		kind, local = "device:", rest
+	}
+	if host, rest, ok := strings.Cut(local, "/"); ok && validHost(host) == nil {
 		if host == r.fe.cfg.Host {
-			return "", rest, nil
+			return "", kind + rest, nil
 		}
-		return host, rest, nil
+		return host, kind + rest, nil
 	}
 	_, lerr := r.local.Status(ctx, name)
 	if lerr == nil {

@@ -137,7 +137,8 @@ func TestRobots_AcrossHosts(t *testing.T) {
 		}
 		// Named by ref, bare name or device id: the driving host's state.
 		want, _ := a.fleet.Status(ctx, "robot:scout")
-		for _, name := range []string{"robot:scout", "scout", want.DeviceID, "a/robot:scout"} {
+		qualified := "device:a/" + strings.TrimPrefix(want.DeviceID, "device:")
+		for _, name := range []string{"robot:scout", "scout", want.DeviceID, "a/robot:scout", qualified} {
 			got, err := b.robots.Status(ctx, name)
 			if err != nil {
 				t.Fatalf("status %q from b: %v", name, err)

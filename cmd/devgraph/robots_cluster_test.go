@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -285,4 +286,57 @@ func waitUntil(t *testing.T, what string, limit time.Duration, ok func() bool) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestCluster_RobotsStopOnLeaseLoss: a host cut off from the cluster past its lease (the
+// only member paused) stops its robot by itself — the navigation a CLI asked for ends
+// disarmed — and records the stop once the cluster is back.
+func TestCluster_RobotsStopOnLeaseLoss(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	srv, _, env, db := serveHost(t, storeURL(t, c, "/lease"), "a", "--sim-robot", "scout@1,1")
+	binOK(t, env, append([]string{"robot", "arm", "scout"}, db...)...)
+	type run struct {
+		out  string
+		code int
+	}
+	done := make(chan run, 1)
+	go func() {
+		cmd := exec.Command(binary, append([]string{"robot", "navigate", "scout", "-8", "-8", "--timeout", "120s"}, db...)...)
+		cmd.Env = env
+		out, _ := cmd.CombinedOutput()
+		done <- run{string(out), cmd.ProcessState.ExitCode()}
+	}()
+	waitUntil(t, "the robot moving", 30*time.Second, func() bool {
+		out, _, _ := runBin(t, env, append([]string{"robot", "status", "scout"}, db...)...)
+		return strings.Contains(out, "navigating")
+	})
+	c.Pause(0)
+	resumed := false
+	defer func() {
+		if !resumed {
+			c.Resume(0)
+		}
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(srv.log(), "lease lost; robot stopped") {
+		if time.Now().After(deadline) {
+			t.Fatalf("host a did not stop its robot when its lease was lost:\n%s", srv.log())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	select {
+	case r := <-done:
+		if r.code != 1 || !strings.Contains(r.out, "did not arrive: disarmed") {
+			t.Fatalf("the navigation when the lease was lost: exit %d\n%s", r.code, r.out)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the navigation did not end when the lease was lost")
+	}
+	c.Resume(0)
+	resumed = true
+	waitUntil(t, "the stop recorded once the cluster is back", 90*time.Second, func() bool {
+		out, _, _ := runBin(t, env, append([]string{"changelog"}, db...)...)
+		return strings.Contains(out, "host a lost its cluster lease")
+	})
+	binOK(t, env, append([]string{"changelog", "verify"}, db...)...)
 }

@@ -69,9 +69,6 @@ const (
 	robotNavGrace   = 30 * time.Second
 	robotNavDefault = 30 * time.Second // a goal without timeout_s: the fleet's default
 	robotCancelWait = 10 * time.Second // after a cancel, for the driver's "cancelled" result
-	// robotSafetyWait bounds how long a stop or disarm waits for its event to be recorded
-	// before it is answered; the recording goes on in the background, in order.
-	robotSafetyWait = 2 * time.Second
 )
 
 // NewRobots returns the router for this front end. Wrap the local fleet's store with

@@ -10,6 +10,10 @@ import (
 	"github.com/devgraph/devgraph/graph"
 )
 
+// robotSafetyWait bounds how long a stop or disarm waits for its event to be recorded
+// before it is answered; the recording goes on in the background, in order.
+const robotSafetyWait = 2 * time.Second
+
 // robotWriter is the local fleet's store on a cluster: one goroutine makes every save in
 // order. The saves a fleet never refuses over (stop, disarm, the end of a navigation, a
 // robot coming to rest) are kept while the cluster does not answer and made once it does;

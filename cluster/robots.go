@@ -503,6 +503,35 @@ type outcome struct {
 	Err      *wireError             `json:"error,omitempty"`
 }
 
+// hostedState is a robot state as it leaves its driving host: it names that host, so the
+// caller's edges do not take it for one of their own (a state's host field, where the
+// graph has one, is read from "host"; the outer field wins over an inner one).
+type hostedState struct {
+	*graph.RobotState
+	Host string `json:"host"`
+}
+
+// sentOutcome is an outcome as the driving host writes it, its states hosted.
+type sentOutcome struct {
+	*outcome
+	State  *hostedState  `json:"state,omitempty"`
+	States []hostedState `json:"states"`
+}
+
+func hostedOutcome(o *outcome, host string) *sentOutcome {
+	s := &sentOutcome{outcome: o}
+	if o.State != nil {
+		s.State = &hostedState{o.State, host}
+	}
+	if o.States != nil {
+		s.States = make([]hostedState, len(o.States))
+		for i, st := range o.States {
+			s.States[i] = hostedState{st, host}
+		}
+	}
+	return s
+}
+
 // wireError is a *graph.Error as it crosses to the caller: code, field, message and
 // advice, so the caller's edge says exactly what a local call's would.
 type wireError struct {
@@ -849,8 +878,8 @@ func (r *Robots) exec(ctx context.Context, id string, c command) *outcome {
 // answer writes o to the command's out key, on this host's lease, if the command is
 // still there (its caller has not gone).
 func (r *Robots) answer(id string, o *outcome) {
-	b, _ := json.Marshal(o)
 	host := r.fe.cfg.Host
+	b, _ := json.Marshal(hostedOutcome(o, host))
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 5*time.Second)
 	defer cancel()
 	_, err := r.fe.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(r.cmdKey(host, id)), ">", 0)).

@@ -568,9 +568,9 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 	}
 	c.Actor, c.Request, c.Message, c.From = graph.ActorFrom(ctx), graph.RequestIDFrom(ctx), graph.MessageFrom(ctx), r.fe.cfg.Host
 	c.Deadline, c.WaitS = time.Now().Add(wait).UTC(), wait.Seconds()
-	what := c.Verb
+	what, robot := c.Verb, "its robots"
 	if c.Robot != "" {
-		what = c.Verb + " " + c.Robot
+		what, robot = c.Verb+" "+c.Robot, c.Robot
 	}
 	id := uuid.NewString()
 	cmdKey, outKey, hostKey := r.cmdKey(host, id), r.outKey(host, id), r.hostKey(host)
@@ -586,7 +586,7 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 
 	select {
 	case <-r.fe.Lost():
-		return nil, graph.Errorf(graph.EUNAVAILABLE, "this host is cut off from the cluster (its lease was lost), so it cannot reach host %s, which drives %s; restart devgraph serve here once the cluster is reachable", host, c.Robot)
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "this host is cut off from the cluster (its lease was lost), so it cannot reach host %s, which drives %s; restart devgraph serve here once the cluster is reachable", host, robot)
 	default:
 	}
 	pctx, pcancel := context.WithTimeout(r.ctx, 5*time.Second)
@@ -597,7 +597,7 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "cannot send %s to host %s: etcd at %s did not answer (%v); try again when the cluster is back", what, host, r.fe.target.endpointList(), short(err))
 	}
 	if !resp.Succeeded {
-		return nil, graph.Errorf(graph.EUNAVAILABLE, "host %s, which drives %s, is offline; start devgraph serve there, or try again when it is back", host, c.Robot)
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "host %s, which drives %s, is offline; start devgraph serve there, or try again when it is back", host, robot)
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 5*time.Second)
@@ -667,7 +667,7 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 			for _, ev := range wr.Events {
 				hostFrom = ev.Kv.ModRevision + 1
 				if ev.Type == clientv3.EventTypeDelete {
-					return nil, graph.Errorf(graph.EUNAVAILABLE, "host %s, which drives %s, went offline during %s (its lease expired): the robot's state is unknown until that host is back; check it with robot_status then", host, c.Robot, c.Verb)
+					return nil, graph.Errorf(graph.EUNAVAILABLE, "host %s, which drives %s, went offline during %s (its lease expired): the robot's state is unknown until that host is back; check it with robot_status then", host, robot, c.Verb)
 				}
 			}
 		case <-done:

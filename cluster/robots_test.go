@@ -84,6 +84,17 @@ func (p *progressLog) add(np graph.NavProgress) {
 	}
 }
 
+// started waits for the first progress; it fails the test if the navigation ends (its
+// result on ended) first.
+func started[T any](t *testing.T, p *progressLog, ended chan T) {
+	t.Helper()
+	select {
+	case <-p.first:
+	case v := <-ended:
+		t.Fatalf("the navigation ended before any progress: %+v", v)
+	}
+}
+
 func (p *progressLog) len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -114,7 +125,8 @@ func robotEvents(t *testing.T, h *robotHost, action string) []*graph.Event {
 // TestRobots_AcrossHosts: host b drives host a's robot through etcd exactly as a drives
 // it itself — the same results and the same errors with the same advice, navigate with
 // progress, cancel and a stop answered mid-drive — with the caller's actor on a's events,
-// and no key left behind.
+// and no key left behind. The subtests run in order, each from where the last left the
+// robot.
 func TestRobots_AcrossHosts(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	a := openRobotHost(t, c, "/rb", "a", "scout@1,1")
@@ -279,8 +291,10 @@ func TestRobots_AcrossHosts(t *testing.T) {
 			}
 			done <- res
 		}()
-		<-prog.first
+		started(t, prog, done)
+		start := time.Now()
 		st, err := b.robots.Stop(ctx, "robot:scout")
+		t.Logf("robot_stop from b answered in %s (the robot stopped on a, its event committed)", time.Since(start).Round(time.Microsecond))
 		if err != nil || st.State != graph.RobotStopped || st.Armed {
 			t.Fatalf("stop from b: %+v %v", st, err)
 		}
@@ -337,7 +351,7 @@ func TestRobots_DriverGone(t *testing.T) {
 		_, err := b.robots.Navigate(ctx, "robot:scout", graph.Goal{X: -8, Y: -8}, prog.add)
 		done <- err
 	}()
-	<-prog.first
+	started(t, prog, done)
 	// Host a vanishes without a word: its watch and lease keep-alives stop (a process
 	// killed), and etcd expires its claim after HostTTL.
 	a.robots.cancel()
@@ -377,7 +391,7 @@ func TestRobots_LeaseLost(t *testing.T) {
 		}
 		done <- res
 	}()
-	<-prog.first
+	started(t, prog, done)
 	c.Pause(0)
 	paused := true
 	defer func() {

@@ -413,6 +413,9 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 	opts.ReplicaOf = fe.name
 	opts.ReplicaURL = fe.target.String()
 	opts.Committer = (*committer)(fe)
+	// A fleet's refs, device keys, usb_path fingerprints and actors carry their host; a
+	// bare ref is this host's (store.Options.Fleet).
+	opts.Host, opts.Fleet = fe.cfg.Host, true
 	// A replica is a cache of what etcd holds: it skips fsync (a crash of the process loses
 	// nothing; after a power cut a damaged replica is refilled from the cluster).
 	opts.NoSync = true

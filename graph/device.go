@@ -12,6 +12,7 @@ type Device struct {
 	Key          string            `json:"key"` // most stable evidence: sn:<vid>:<pid>:<serial>, path:<vid>:<pid>:<usbpath>, alsa:<card id>, pw:<device.name>, robot:<serial>
 	Ref          string            `json:"ref"` // current (or last) ref, e.g. usb:3-3.2
 	Aliases      []string          `json:"aliases,omitempty"`
+	Host         string            `json:"host,omitempty"`    // the machine it is attached to (see HostSlug); "" only in records older than hosts
 	Source       string            `json:"source"`            // most physical source that sees it
 	Sources      []string          `json:"sources,omitempty"` // every source that sees it
 	Name         string            `json:"name"`

@@ -134,8 +134,9 @@ func NormalizeFingerprint(kind FingerprintKind, value string) (Fingerprint, erro
 			return Fingerprint{}, bad("six hex pairs, e.g. 00:1b:44:11:3a:b7")
 		}
 	case FPUSBPath:
-		if !usbPathRe.MatchString(v) {
-			return Fingerprint{}, bad("a bus-port path such as 3-3.1.2")
+		// On a fleet store the path carries its host: studio-a/3-3.1.2 (graph.QualifyHost).
+		if _, path := SplitHost(v); !usbPathRe.MatchString(path) {
+			return Fingerprint{}, bad("a bus-port path such as 3-3.1.2 (on a fleet store, host/path such as studio-a/3-3.1.2)")
 		}
 	}
 	return Fingerprint{Kind: kind, Value: v}, nil

@@ -97,6 +97,7 @@ var RefSources = []string{"usb", "alsa", "pipewire", "robot"}
 
 // IsRef reports whether s looks like a device ref (<source>:<local-id>).
 func IsRef(s string) bool {
+	_, s = SplitHost(s) // a fleet's ref carries its host: studio-a/usb:3-3.2
 	i := strings.IndexByte(s, ':')
 	if i <= 0 || i == len(s)-1 {
 		return false

@@ -66,7 +66,8 @@ type RobotParamsUpdate struct {
 
 // RobotState is a robot as it is now.
 type RobotState struct {
-	Ref        string      `json:"ref"` // robot:<name>
+	Ref        string      `json:"ref"`            // robot:<name>
+	Host       string      `json:"host,omitempty"` // the machine that drives it
 	DeviceID   string      `json:"device_id,omitempty"`
 	IdentityID string      `json:"identity_id,omitempty"`
 	Name       string      `json:"name"`
@@ -150,7 +151,8 @@ type RobotService interface {
 // RobotStore keeps what the robot fleet saves between runs. It is plumbing for the fleet
 // only: edges and the socket reach robots through RobotService.
 type RobotStore interface {
-	// FindRobotRecords returns every saved robot record (none: empty).
+	// FindRobotRecords returns every saved robot record (none: empty); on a fleet store,
+	// only this host's, their refs without the host (as this host's sources name them).
 	FindRobotRecords(ctx context.Context) ([]*RobotRecord, error)
 	// SaveRobot persists a robot's record and, when action is not "", records one event
 	// with that action (robot.*) targeting the robot's device.
@@ -176,6 +178,7 @@ type Fleet interface {
 // RobotRecord is what the store keeps of a robot between runs.
 type RobotRecord struct {
 	Ref    string      `json:"ref"`
+	Host   string      `json:"host,omitempty"` // the machine that drives it (the store fills it in)
 	Serial string      `json:"serial"`
 	Name   string      `json:"name"`
 	Pose   Pose        `json:"pose"`

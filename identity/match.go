@@ -28,15 +28,20 @@ func NewScene(snap *graph.Snapshot) *Scene {
 		if d != nil && len(d.Nodes) > 0 {
 			s.nodes[d.Key] = d.Nodes
 		}
-		if d == nil || d.Infra {
-			continue
-		}
-		s.keys[d.Key] = true
-		for _, f := range dedupe(d.Fingerprints) {
-			s.shown[f]++
-		}
+		s.add(d)
 	}
 	return s
+}
+
+// add counts a present device in the scene (infrastructure is never counted).
+func (s *Scene) add(d *graph.ObservedDevice) {
+	if d == nil || d.Infra || s.keys[d.Key] {
+		return
+	}
+	s.keys[d.Key] = true
+	for _, f := range dedupe(d.Fingerprints) {
+		s.shown[f]++
+	}
 }
 
 // Nodes returns the /dev nodes the present device keyed key provides now (nil when none,
@@ -544,7 +549,12 @@ func scoreOne(id string, agree, fps []graph.Fingerprint, inScene bool, scene *Sc
 			}
 			port := devicePort(fps)
 			other := scene != nil && scene.shown[h] > 0
+			was, _ := graph.SplitHost(h.Value)
+			now, _ := graph.SplitHost(port)
 			switch {
+			case was != "" && now != "" && was != now:
+				// On a fleet a port names its host: the unit is on another machine now.
+				c.reasons = append(c.reasons, graph.MatchReason{Kind: h.Kind, Value: h.Value, Class: h.Class(), Note: fmt.Sprintf("%s was known on port %s; this device is on %s: it moved from host %s to host %s (a host and port are where a unit is, not which unit, so this does not count against it)", id, h.Value, port, was, now)})
 			case port != "" && other:
 				c.reasons = append(c.reasons, graph.MatchReason{Kind: h.Kind, Value: h.Value, Class: h.Class(), Note: fmt.Sprintf("%s was known on port %s, where another present device is now; this one is on %s", id, h.Value, port)})
 			case port != "" && c.rule == ruleNone:
@@ -626,7 +636,7 @@ func summary(m *graph.Match, top *scored, cands []*scored) string {
 				break
 			}
 		}
-		return s
+		return s + movedHosts(top)
 	case m.Ambiguous:
 		var ids []string
 		for _, c := range cands {
@@ -643,8 +653,23 @@ func summary(m *graph.Match, top *scored, cands []*scored) string {
 		}
 		return fmt.Sprintf("%s, ambiguous: the evidence fits %s and nothing tells them apart; bind the device to say which", m.Confidence, strings.Join(uniq(append([]string{top.id}, ids...)), " and "))
 	default:
-		return fmt.Sprintf("%s: best candidate %s, but the evidence is not enough to be sure; bind the device to confirm", m.Confidence, who)
+		return fmt.Sprintf("%s: best candidate %s, but the evidence is not enough to be sure; bind the device to confirm", m.Confidence, who) + movedHosts(top)
 	}
+}
+
+// movedHosts is "; it moved from host <was>" when the candidate was known on another
+// host's port, else "".
+func movedHosts(top *scored) string {
+	for _, r := range top.reasons {
+		if r.Weight != 0 || r.Kind != graph.FPUSBPath {
+			continue
+		}
+		if _, rest, ok := strings.Cut(r.Note, ": it moved from host "); ok {
+			was, _, _ := strings.Cut(rest, " ")
+			return "; it moved from host " + was
+		}
+	}
+	return ""
 }
 
 // devicePort returns the device's usb_path, or "".

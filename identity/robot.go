@@ -136,6 +136,9 @@ func (s *Service) annotate(ctx context.Context, states []*graph.RobotState, iden
 		if st == nil {
 			continue
 		}
+		if st.Host == "" {
+			st.Host = s.Host() // the robots this process drives are attached here
+		}
 		if st.IdentityID == "" && identity != "" && len(states) == 1 {
 			st.IdentityID = identity
 		}

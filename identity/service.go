@@ -16,6 +16,7 @@ import (
 var (
 	_ graph.Service  = (*Service)(nil)
 	_ graph.Notifier = (*Service)(nil)
+	_ graph.Hosted   = (*Service)(nil)
 )
 
 // Service is graph.Service over a local store: the store answers identities, hints, tags,
@@ -44,6 +45,9 @@ type Service struct {
 
 	syncMu   sync.Mutex
 	observed *graph.Snapshot // the last snapshot reconciled into the store
+
+	qualMu             sync.Mutex
+	qualRaw, qualified *graph.Snapshot // the last snapshot Live gave, as a fleet records it
 
 	store graph.Store
 
@@ -179,12 +183,14 @@ func (s *Service) sync(ctx context.Context) (*graph.Snapshot, error) {
 		if v.snap != nil {
 			return v.snap, nil
 		}
-		return s.Live.Snapshot(ctx)
+		snap, err := s.Live.Snapshot(ctx)
+		return s.onHost(snap), err
 	}
 	snap, err := s.Live.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
+	snap = s.onHost(snap)
 	if snap == nil {
 		return nil, nil
 	}
@@ -206,6 +212,37 @@ func (s *Service) sync(ctx context.Context) (*graph.Snapshot, error) {
 	}
 	s.observed = snap
 	return snap, nil
+}
+
+// Host is the host name of the store's machine ("" when the store does not say): the
+// devices this process observes and the robots it drives are attached to it.
+func (s *Service) Host() string {
+	if h, ok := s.store.(graph.Hosted); ok {
+		return h.Host()
+	}
+	return ""
+}
+
+// MultiHost reports whether the store is a fleet's (refs, keys and usb_path
+// fingerprints carry their host).
+func (s *Service) MultiHost() bool {
+	h, ok := s.store.(graph.Hosted)
+	return ok && h.MultiHost()
+}
+
+// onHost is snap as the store records it: on a fleet, qualified with this host
+// (graph.QualifySnapshot), so the store, the matcher and every read see one form. The
+// same snapshot from Live gives the same copy, so a shared snapshot is reconciled once.
+func (s *Service) onHost(snap *graph.Snapshot) *graph.Snapshot {
+	if snap == nil || !s.MultiHost() {
+		return snap
+	}
+	s.qualMu.Lock()
+	defer s.qualMu.Unlock()
+	if snap != s.qualRaw {
+		s.qualRaw, s.qualified = snap, graph.QualifySnapshot(s.Host(), snap)
+	}
+	return s.qualified
 }
 
 func (s *Service) observe(ctx context.Context, snap *graph.Snapshot) error {
@@ -358,12 +395,24 @@ func (s *Service) scene(ctx context.Context) (*Scene, error) {
 	if err != nil {
 		return nil, err
 	}
-	if snap != nil {
+	if snap != nil && !s.MultiHost() {
 		return NewScene(snap), nil
 	}
 	devs, err := s.allDevices(ctx, graph.DeviceFilter{})
 	if err != nil {
 		return nil, err
+	}
+	if snap != nil {
+		// On a fleet "shown only by this device" is fleet-wide: the other hosts' present
+		// devices count too (this host's are the snapshot's).
+		sc := NewScene(snap)
+		host := s.Host()
+		for _, d := range devs {
+			if d.Host != host {
+				sc.add(&graph.ObservedDevice{Key: d.Key, Ref: d.Ref, Source: d.Source, Fingerprints: d.Fingerprints, Infra: d.Infra})
+			}
+		}
+		return sc, nil
 	}
 	return sceneOf(nil, devs), nil
 }

@@ -359,7 +359,7 @@ type outProp struct {
 	required        bool
 }
 
-func outputSchema(props ...outProp) mcp.ToolOutputSchema {
+func outputSchema(props ...outProp) func() json.RawMessage {
 	m := make(map[string]any, len(props))
 	var req []string
 	for _, p := range props {
@@ -374,5 +374,9 @@ func outputSchema(props ...outProp) mcp.ToolOutputSchema {
 			req = append(req, p.name)
 		}
 	}
-	return mcp.ToolOutputSchema{Type: "object", Properties: m, Required: req}
+	b, err := json.Marshal(mcp.ToolOutputSchema{Type: "object", Properties: m, Required: req})
+	if err != nil {
+		panic(err)
+	}
+	return func() json.RawMessage { return b }
 }

@@ -327,9 +327,9 @@ type toolDef struct {
 	title       string
 	desc        string
 	params      []param
-	out         mcp.ToolOutputSchema
-	set         string // its toolset: graph, edit or robots
-	write       bool   // writes the graph or moves a robot: left out in read-only mode
+	out         func() json.RawMessage // the output schema, encoded (typedSchema)
+	set         string                 // its toolset: graph, edit or robots
+	write       bool                   // writes the graph or moves a robot: left out in read-only mode
 	readOnly    bool
 	destructive bool
 	idempotent  bool
@@ -341,11 +341,13 @@ type toolDef struct {
 
 func (t *toolDef) tool() mcp.Tool {
 	return mcp.Tool{
-		Name:         t.name,
-		Title:        t.title,
-		Description:  t.desc,
-		InputSchema:  inputSchema(t.params),
-		OutputSchema: t.out,
+		Name:        t.name,
+		Title:       t.title,
+		Description: t.desc,
+		InputSchema: inputSchema(t.params),
+		// Encoded: mcp-go's result check would encode a structured schema again on every
+		// call (its outputSchemaJSONFor); tools/list writes the same bytes either way.
+		RawOutputSchema: t.out(),
 		Annotations: mcp.ToolAnnotation{
 			Title:           t.title,
 			ReadOnlyHint:    mcp.ToBoolPtr(t.readOnly),
@@ -494,19 +496,16 @@ func cleanClientName(name string) string {
 	return b.String()
 }
 
-// result renders v as the structured result with text as its short rendering.
+// result renders v as the structured result with text as its short rendering. v is
+// encoded once, here: the output-schema check decodes these bytes and the response
+// carries them as they are (a map would be encoded twice more and decoded once), so
+// what is checked is exactly what the client reads.
 func result(v any, text string) (*mcp.CallToolResult, error) {
-	// Round-trip through JSON so the structured content is plain maps and slices,
-	// exactly what a client sees (and what output-schema validation checks).
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("decode result: %w", err)
-	}
-	return mcp.NewToolResultStructured(m, text), nil
+	return mcp.NewToolResultStructured(json.RawMessage(b), text), nil
 }
 
 // minLevel drops records below its level.

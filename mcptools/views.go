@@ -18,6 +18,7 @@ import (
 type deviceView struct {
 	ID           string        `json:"id"`
 	Ref          string        `json:"ref"`
+	Host         string        `json:"host,omitempty"`
 	Name         string        `json:"name"`
 	Present      bool          `json:"present"`
 	Identity     string        `json:"identity,omitempty" jsonschema:"the identity it is bound to"`
@@ -77,6 +78,10 @@ func viewDevice(d *graph.Device, m *graph.Match, fps, detail bool) deviceView {
 		Tags: d.Tags, Match: viewMatch(m)}
 	if d.IdentityID != "" {
 		v.BoundBy = "explicit"
+	}
+	if h, _ := graph.SplitHost(d.Ref); detail || h != "" {
+		// The machine it hangs on: asked for, or on a fleet (whose refs carry it anyway).
+		v.Host = d.Host
 	}
 	if fps || detail {
 		// The device is the subject (browsed, or listed as unbound): its /dev nodes too.

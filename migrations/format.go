@@ -18,7 +18,7 @@ import (
 )
 
 // CurrentVersion is the schema version this build writes.
-const CurrentVersion = 3
+const CurrentVersion = 4
 
 // FormatName marks a bbolt file as a devgraph database (meta "format").
 const FormatName = "devgraph"
@@ -74,6 +74,7 @@ var (
 	KeyHead       = []byte("head")       // seq (8) ‖ hash (32) of the newest event
 	KeyCheckpoint = []byte("checkpoint") // seq (8) ‖ hash (32) of the last pruned event
 	KeyCreated    = []byte("created")    // RFC 3339 time the file was made
+	KeyHost       = []byte("host")       // the host name the file belongs to (version 4)
 )
 
 // Counter keys in the meta bucket (uint64 big-endian).

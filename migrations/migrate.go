@@ -1,6 +1,7 @@
 package migrations
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -15,13 +16,14 @@ import (
 type Step struct {
 	From  int
 	Name  string
-	Apply func(tx *bolt.Tx) error
+	Apply func(tx *bolt.Tx, o Options) error
 }
 
 // Steps are every migration, in order. Steps[i].From == i+1.
 var Steps = []Step{
 	{From: 1, Name: "store changelog events in the compact binary record with deflated bodies", Apply: v1ToV2},
 	{From: 2, Name: "add the declared relation buckets (records, indexes both ways, types, tuples, counts)", Apply: v2ToV3},
+	{From: 3, Name: "give every device and robot record the host it belongs to, and fix the host name in the meta", Apply: v3ToV4},
 }
 
 // StatusReport describes a file's schema state.
@@ -41,6 +43,14 @@ type Options struct {
 	// Version stamps a brand-new file with this version instead of CurrentVersion
 	// (used only to write old-format fixtures).
 	Version int
+	// Host is this machine's host name (graph.HostSlug): a new file and the version 3→4
+	// step record it in the meta (KeyHost) and the step gives every device and robot
+	// record it. A file that holds another host name is refused unless ReadOnly; "" takes
+	// the file's (a file without one is then left without one).
+	Host string
+	// Fleet marks a fleet's replica: the cluster holds the host-name claims (with the
+	// machine id), so the file's meta holds no host and claims none.
+	Fleet bool
 }
 
 // Prepare makes db ready for this build: a new, empty file gets every bucket and the
@@ -55,6 +65,11 @@ func Prepare(db *bolt.DB, path string, o Options) (version int, backup string, e
 	if err != nil {
 		return 0, "", err
 	}
+	if !empty && !o.ReadOnly && !o.Fleet {
+		if err := checkHost(db, path, o.Host); err != nil {
+			return version, "", err
+		}
+	}
 	if empty {
 		if o.ReadOnly {
 			return 0, "", graph.Errorf(graph.EINVALID, "database %s is empty and was opened read-only; open it read-write once to create it", path)
@@ -63,7 +78,11 @@ func Prepare(db *bolt.DB, path string, o Options) (version int, backup string, e
 		if o.Version != 0 {
 			v = o.Version
 		}
-		err := db.Update(func(tx *bolt.Tx) error { return initFile(tx, v, o.Now()) })
+		host := o.Host
+		if o.Fleet {
+			host = ""
+		}
+		err := db.Update(func(tx *bolt.Tx) error { return initFile(tx, v, o.Now(), host) })
 		if err != nil {
 			return 0, "", fmt.Errorf("initialise %s: %w", path, err)
 		}
@@ -73,10 +92,13 @@ func Prepare(db *bolt.DB, path string, o Options) (version int, backup string, e
 		return version, "", graph.Errorf(graph.EINVALID, "database %s is at schema version %d, newer than this devgraph understands (%d); upgrade devgraph or open a backup", path, version, CurrentVersion)
 	}
 	if version == CurrentVersion {
-		return version, "", nil
+		return version, "", claimHost(db, o)
 	}
 	if o.ReadOnly {
 		return version, "", graph.Errorf(graph.EINVALID, "database %s is at schema version %d and needs migrating to %d; open it read-write (devgraph migrate)", path, version, CurrentVersion)
+	}
+	if version < 4 && o.Host == "" {
+		return version, "", graph.Errorf(graph.EINVALID, "database %s is at schema version %d and its devices need a host name to migrate to %d; pass --host-name", path, version, CurrentVersion)
 	}
 	if !o.NoBackup {
 		backup = fmt.Sprintf("%s.bak-v%d-%s", path, version, o.Now().UTC().Format("20060102T150405Z"))
@@ -90,7 +112,7 @@ func Prepare(db *bolt.DB, path string, o Options) (version int, backup string, e
 			continue
 		}
 		err := db.Update(func(tx *bolt.Tx) error {
-			if err := s.Apply(tx); err != nil {
+			if err := s.Apply(tx, o); err != nil {
 				return err
 			}
 			return tx.Bucket(BucketMeta).Put(KeyVersion, []byte(strconv.Itoa(s.From+1)))
@@ -133,7 +155,7 @@ func notDevgraph(path string) error {
 	return graph.Errorf(graph.EINVALID, "%s is a bbolt file but not a devgraph database: point --db at a devgraph database or a new path, or restore a backup; devgraph backup makes one", path)
 }
 
-func initFile(tx *bolt.Tx, version int, now time.Time) error {
+func initFile(tx *bolt.Tx, version int, now time.Time, host string) error {
 	for _, name := range AllBuckets {
 		if BucketSince[string(name)] > version {
 			continue // a fixture at an old version has that version's buckets only
@@ -145,7 +167,41 @@ func initFile(tx *bolt.Tx, version int, now time.Time) error {
 	meta := tx.Bucket(BucketMeta)
 	meta.Put(KeyFormat, []byte(FormatName))
 	meta.Put(KeyCreated, []byte(now.UTC().Format(time.RFC3339Nano)))
+	if host != "" && version >= 4 { // hosts came with version 4
+		meta.Put(KeyHost, []byte(host))
+	}
 	return meta.Put(KeyVersion, []byte(strconv.Itoa(version)))
+}
+
+// HostOf returns the host name fixed in the file's meta ("" when none is).
+func HostOf(db *bolt.DB) string {
+	var host string
+	db.View(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(BucketMeta); meta != nil {
+			host = string(meta.Get(KeyHost))
+		}
+		return nil
+	})
+	return host
+}
+
+// checkHost refuses to write a file whose meta holds a host name other than host: its
+// devices are another machine's.
+func checkHost(db *bolt.DB, path, host string) error {
+	held := HostOf(db)
+	if host == "" || held == "" || held == host {
+		return nil
+	}
+	return graph.FieldErrorf(graph.EINVALID, "host_name", "database %s belongs to host %q (fixed when it was first written), not %q: pass --host-name %s (or set DEVGRAPH_HOST_NAME=%s) to use it on this machine, or point --db at another file",
+		path, held, host, held, held)
+}
+
+// claimHost fixes o.Host in the meta of a current file that holds none yet.
+func claimHost(db *bolt.DB, o Options) error {
+	if o.Host == "" || o.ReadOnly || o.Fleet || HostOf(db) != "" {
+		return nil
+	}
+	return db.Update(func(tx *bolt.Tx) error { return tx.Bucket(BucketMeta).Put(KeyHost, []byte(o.Host)) })
 }
 
 // Status opens path read-only and reports its schema state without changing it.
@@ -183,7 +239,7 @@ func StatusOf(db *bolt.DB, path string) (*StatusReport, error) {
 
 // v1ToV2 re-encodes every changelog event from JSON to the binary record. The hashes cover
 // the canonical encoding, not the storage one, so the chain is unchanged.
-func v1ToV2(tx *bolt.Tx) error {
+func v1ToV2(tx *bolt.Tx, _ Options) error {
 	b := tx.Bucket(BucketEvents)
 	if b == nil {
 		return fmt.Errorf("events bucket missing")
@@ -233,7 +289,7 @@ func v1ToV2(tx *bolt.Tx) error {
 
 // v2ToV3 adds the buckets of declared relations. A version-2 file has no relations, so
 // they start empty (the counters read 0 when absent).
-func v2ToV3(tx *bolt.Tx) error {
+func v2ToV3(tx *bolt.Tx, _ Options) error {
 	for _, name := range AllBuckets {
 		if BucketSince[string(name)] == 3 {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -242,4 +298,50 @@ func v2ToV3(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// v3ToV4 gives every device record and every robot record the host it belongs to: in a
+// version-3 file every device was this machine's, so each gets o.Host, and the meta fixes
+// it. Ids, keys and refs stay as they are (a bbolt file never qualifies them). Records are
+// rewritten field by field, so nothing this build does not know is lost.
+func v3ToV4(tx *bolt.Tx, o Options) error {
+	if o.Host == "" {
+		return fmt.Errorf("no host name to give the devices (pass --host-name)")
+	}
+	for _, name := range [][]byte{BucketDevices, BucketRobots} {
+		b := tx.Bucket(name)
+		if b == nil {
+			return fmt.Errorf("%s bucket missing", name)
+		}
+		type kv struct{ k, v []byte }
+		var recs []kv
+		err := b.ForEach(func(k, v []byte) error {
+			var rec map[string]json.RawMessage
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("%s record %q: %w", name, k, err)
+			}
+			if _, ok := rec["host"]; ok {
+				return nil
+			}
+			rec["host"], _ = json.Marshal(o.Host)
+			nv, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, kv{append([]byte(nil), k...), nv})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := b.Put(r.k, r.v); err != nil {
+				return err
+			}
+		}
+	}
+	if o.Fleet {
+		return nil
+	}
+	return tx.Bucket(BucketMeta).Put(KeyHost, []byte(o.Host))
 }

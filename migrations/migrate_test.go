@@ -75,7 +75,7 @@ func TestPrepare(t *testing.T) {
 			tx.Bucket(BucketEvents).Put(U64(1), v1)
 			return tx.Bucket(BucketEvents).Put(U64(2), []byte("{broken"))
 		})
-		_, _, err := Prepare(db, path, Options{})
+		_, _, err := Prepare(db, path, Options{Host: "studio-a"})
 		if err == nil || !strings.Contains(err.Error(), "event 2") {
 			t.Fatalf("err=%v", err)
 		}
@@ -87,7 +87,7 @@ func TestPrepare(t *testing.T) {
 		})
 		db.Update(func(tx *bolt.Tx) error { return tx.Bucket(BucketEvents).Delete(U64(2)) })
 		now := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
-		v, backup, err := Prepare(db, path, Options{Now: func() time.Time { return now }})
+		v, backup, err := Prepare(db, path, Options{Now: func() time.Time { return now }, Host: "studio-a"})
 		if err != nil || v != CurrentVersion || backup != path+".bak-v1-20260203T040506Z" {
 			t.Fatalf("v=%d backup=%q err=%v", v, backup, err)
 		}
@@ -110,4 +110,48 @@ func TestPrepare(t *testing.T) {
 			t.Fatalf("err=%v", err)
 		}
 	})
+}
+
+// A version-3 file's devices and robots get the host, the meta fixes it, and another host
+// name is then refused for writing (read-only opens still read it).
+func TestPrepare_Host(t *testing.T) {
+	db, path := openRaw(t)
+	if _, _, err := Prepare(db, path, Options{Version: 3}); err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error {
+		tx.Bucket(BucketDevices).Put([]byte("path:0582:01a9:1-2"), []byte(`{"id":"device:path:0582:01a9:1-2","key":"path:0582:01a9:1-2","ref":"usb:1-2","future":{"kept":true}}`))
+		return tx.Bucket(BucketRobots).Put([]byte("robot:scout"), []byte(`{"ref":"robot:scout","serial":"S1"}`))
+	})
+	if _, _, err := Prepare(db, path, Options{NoBackup: true}); graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(err.Error(), "--host-name") {
+		t.Fatalf("migrating without a host: %v", err)
+	}
+	v, _, err := Prepare(db, path, Options{NoBackup: true, Host: "studio-a"})
+	if err != nil || v != CurrentVersion {
+		t.Fatalf("v=%d err=%v", v, err)
+	}
+	if got := HostOf(db); got != "studio-a" {
+		t.Fatalf("meta host %q", got)
+	}
+	db.View(func(tx *bolt.Tx) error {
+		for _, rec := range [][]byte{tx.Bucket(BucketDevices).Get([]byte("path:0582:01a9:1-2")), tx.Bucket(BucketRobots).Get([]byte("robot:scout"))} {
+			if !strings.Contains(string(rec), `"host":"studio-a"`) {
+				t.Errorf("record without its host: %s", rec)
+			}
+		}
+		if d := tx.Bucket(BucketDevices).Get([]byte("path:0582:01a9:1-2")); !strings.Contains(string(d), `"future":{"kept":true}`) || !strings.Contains(string(d), `"ref":"usb:1-2"`) {
+			t.Errorf("the migration lost a field: %s", d)
+		}
+		return nil
+	})
+	_, _, err = Prepare(db, path, Options{Host: "studio-b"})
+	if graph.ErrorCode(err) != graph.EINVALID || !strings.Contains(err.Error(), `belongs to host "studio-a"`) || !strings.Contains(err.Error(), "--host-name studio-a") {
+		t.Fatalf("another host name: %v", err)
+	}
+	if _, _, err := Prepare(db, path, Options{Host: "studio-b", ReadOnly: true}); err != nil {
+		t.Fatalf("read-only under another host name: %v", err)
+	}
+	if _, _, err := Prepare(db, path, Options{Host: "studio-a"}); err != nil {
+		t.Fatal(err)
+	}
 }

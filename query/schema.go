@@ -523,6 +523,7 @@ func (b *builder) buildTypes() {
 				"key":          field(nonNull(graphql.String), "Most stable evidence (serial; else vid:pid + path; …).", func(d *graph.DeviceView) any { return d.Key }),
 				"ref":          field(nonNull(graphql.String), "Where it is now (or was last), e.g. usb:3-3.2.", func(d *graph.DeviceView) any { return d.Ref }),
 				"aliases":      field(listOf(graphql.String), "Refs it has had.", func(d *graph.DeviceView) any { return nonNilStrings(d.Aliases) }),
+				"host":         field(graphql.String, "The machine it is attached to (--host-name); null for a record older than hosts.", func(d *graph.DeviceView) any { return nilIfEmpty(d.Host) }),
 				"source":       field(nonNull(graphql.String), "", func(d *graph.DeviceView) any { return d.Source }),
 				"sources":      field(listOf(graphql.String), "", func(d *graph.DeviceView) any { return nonNilStrings(d.Sources) }),
 				"name":         field(nonNull(graphql.String), "", func(d *graph.DeviceView) any { return d.Name }),
@@ -686,6 +687,7 @@ func (b *builder) buildTypes() {
 		Fields: graphql.FieldsThunk(func() graphql.Fields {
 			return withFields(graphql.Fields{
 				"ref":        field(nonNull(graphql.String), "robot:<name>", func(r *graph.RobotState) any { return r.Ref }),
+				"host":       field(graphql.String, "The machine that drives it (--host-name).", func(r *graph.RobotState) any { return nilIfEmpty(r.Host) }),
 				"deviceId":   field(graphql.ID, "", func(r *graph.RobotState) any { return nilIfEmpty(r.DeviceID) }),
 				"identityId": field(graphql.ID, "", func(r *graph.RobotState) any { return nilIfEmpty(r.IdentityID) }),
 				"name":       field(nonNull(graphql.String), "", func(r *graph.RobotState) any { return r.Name }),

@@ -80,6 +80,11 @@ func checkPeerActor(ctx context.Context, a string) error {
 		uid = os.Getuid()
 	}
 	peer := peerActor(ctx)
+	// On a fleet the store adds the host (cli:alice@studio-a); a caller naming it names
+	// the same user.
+	if who, _ := graph.SplitActorHost(a); who != a {
+		a, name = who, strings.TrimPrefix(who, "cli:")
+	}
 	if a == peer || name == strconv.Itoa(uid) {
 		return nil
 	}

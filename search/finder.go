@@ -15,9 +15,11 @@ import (
 
 // Finder is an in-memory index of identity and device names for fuzzy search. Running
 // sahilm/fuzzy over 100,000 names costs tens of milliseconds, so Finder keeps each name
-// lowercased with a 64-bit mask of the characters it holds: a name lacking any character
-// of the text is skipped with one AND, names that contain the text (as a prefix, then
-// anywhere) are preferred, and fuzzy scores at most maxFuzzy candidates.
+// lowercased with masks of the characters it holds (once, twice, three times or more):
+// a name lacking any character of the text, or holding one fewer times than the text
+// does, is ruled out by ANDing a few bitmaps before any string is looked at; names that
+// contain the text (as a prefix, then anywhere) are preferred, and fuzzy scores at most
+// maxFuzzy candidates.
 //
 // The index is built on first use and kept current from the changelog: every Find reads
 // the changelog head (one cheap read) and, when the log has grown, re-reads only the
@@ -42,12 +44,12 @@ type Finder struct {
 
 	idx       sync.RWMutex
 	ent       []finderEntry
-	masks     []uint64       // beside ent: each entry's mask
-	classes   [64][]uint64   // per mask bit, a bitmap of the entries whose names have it
-	ids       idIndex        // beside ent (same positions): what SuggestID compares typed ids with
-	pos       map[string]int // id → index in ent and ids; nil until needed (see ensurePos)
-	gen       uint64         // counts installs: a pos built from an older ent is dropped
-	tagsReady bool           // identities' tags are in ent (always, without the fast path)
+	masks     []classSet           // beside ent: each entry's masks
+	classes   [levels][64][]uint64 // per level and mask bit, a bitmap of the entries whose names have it
+	ids       idIndex              // beside ent (same positions): what SuggestID compares typed ids with
+	pos       map[string]int       // id → index in ent and ids; nil until needed (see ensurePos)
+	gen       uint64               // counts installs: a pos built from an older ent is dropped
+	tagsReady bool                 // identities' tags are in ent (always, without the fast path)
 }
 
 type finderEntry struct {
@@ -56,8 +58,43 @@ type finderEntry struct {
 	robot bool
 	name  string // "" while not read (an identity indexed from the store's name index)
 	lower string
-	mask  uint64
+	mask  classSet
 	tags  []string
+}
+
+// levels is how many times over a character class is counted: a classSet's level k
+// holds the classes a name has at least k+1 times.
+const levels = 3
+
+type classSet [levels]uint64
+
+// classesOf is the classSet of a name: level 0 is charMask(name) (the name as written,
+// or lowercased), the higher levels count the lowercased name's bytes.
+func classesOf(name, lower string) classSet {
+	if name == lower {
+		one, two, three := countMasks(lower)
+		return classSet{one, two, three}
+	}
+	_, two, three := countMasks(lower)
+	return classSet{charMask(name), two, three}
+}
+
+// repeatMasks are the character classes s holds at least twice and at least three
+// times.
+func repeatMasks(s string) (two, three uint64) {
+	_, two, three = countMasks(s)
+	return two, three
+}
+
+// countMasks are the character classes s holds at least once, twice and three times.
+func countMasks(s string) (one, two, three uint64) {
+	for i := 0; i < len(s); i++ {
+		b := charBits[s[i]]
+		three |= two & b
+		two |= one & b
+		one |= b
+	}
+	return one, two, three
 }
 
 const (
@@ -143,7 +180,7 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 	}
 	if f.fast != nil {
 		for _, n := range names {
-			ents = append(ents, finderEntry{id: n.ID, kind: "identity", robot: robots[n.ID], lower: n.Lower, mask: charMask(n.Lower)})
+			ents = append(ents, finderEntry{id: n.ID, kind: "identity", robot: robots[n.ID], lower: n.Lower, mask: classesOf(n.Lower, n.Lower)})
 			keys = append(keys, idKeys{key: n.ID[len("identity:"):]})
 		}
 		return f.install(ents, keys, head, false)
@@ -174,13 +211,22 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 func (f *Finder) install(ents []finderEntry, keys []idKeys, head uint64, tagsReady bool) error {
 	f.idx.Lock()
 	f.ent, f.pos, f.tagsReady = ents, nil, tagsReady
-	f.masks = make([]uint64, len(ents))
-	for b := range f.classes {
-		f.classes[b] = make([]uint64, (len(ents)+63)/64)
+	f.masks = make([]classSet, len(ents))
+	words := (len(ents) + 63) / 64
+	for l := range f.classes {
+		for b := range f.classes[l] {
+			f.classes[l][b] = make([]uint64, words)
+		}
 	}
 	for i := range ents {
-		f.masks[i] = ents[i].mask
-		f.mark(i, ents[i].mask, true)
+		m := ents[i].mask
+		f.masks[i] = m
+		w, bit := i/64, uint64(1)<<(i%64)
+		for l := range m {
+			for x := m[l]; x != 0; x &= x - 1 {
+				f.classes[l][bits.TrailingZeros64(x)][w] |= bit
+			}
+		}
 	}
 	f.gen++
 	f.ids.reset(keys)
@@ -230,11 +276,13 @@ func (f *Finder) warmPos() {
 }
 
 func identityEntry(id *graph.Identity) finderEntry {
-	return finderEntry{id: id.ID, kind: "identity", name: id.Name, lower: strings.ToLower(id.Name), mask: charMask(id.Name), tags: sortedCopy(id.Tags)}
+	lower := strings.ToLower(id.Name)
+	return finderEntry{id: id.ID, kind: "identity", name: id.Name, lower: lower, mask: classesOf(id.Name, lower), tags: sortedCopy(id.Tags)}
 }
 
 func deviceEntry(d *graph.Device) finderEntry {
-	return finderEntry{id: d.ID, kind: "device", robot: d.Source == "robot", name: d.Name, lower: strings.ToLower(d.Name), mask: charMask(d.Name), tags: sortedCopy(d.Tags)}
+	lower := strings.ToLower(d.Name)
+	return finderEntry{id: d.ID, kind: "device", robot: d.Source == "robot", name: d.Name, lower: lower, mask: classesOf(d.Name, lower), tags: sortedCopy(d.Tags)}
 }
 
 func sortedCopy(s []string) []string {
@@ -505,48 +553,69 @@ func (f *Finder) displayNames(ctx context.Context, es []unread) error {
 	return nil
 }
 
-// mark sets (or clears) entry i's bit in the bitmap of each class of mask.
-func (f *Finder) mark(i int, mask uint64, on bool) {
+// mark sets (or clears) entry i's bit in the bitmap of each class of each level of mask.
+func (f *Finder) mark(i int, mask classSet, on bool) {
 	w, bit := i/64, uint64(1)<<(i%64)
-	for m := mask; m != 0; m &= m - 1 {
-		c := &f.classes[bits.TrailingZeros64(m)]
-		for len(*c) <= w {
-			*c = append(*c, 0)
-		}
-		if on {
-			(*c)[w] |= bit
-		} else {
-			(*c)[w] &^= bit
+	for l := range mask {
+		for m := mask[l]; m != 0; m &= m - 1 {
+			c := &f.classes[l][bits.TrailingZeros64(m)]
+			for len(*c) <= w {
+				*c = append(*c, 0)
+			}
+			if on {
+				(*c)[w] |= bit
+			} else {
+				(*c)[w] &^= bit
+			}
 		}
 	}
 }
 
-// having yields, in order, the positions of the entries whose masks hold all of qmask:
-// the AND of a few bitmaps instead of a look at every entry.
-func (f *Finder) having(qmask uint64) func(func(int) bool) {
-	n := len(f.masks)
-	acc := make([]uint64, (n+63)/64)
-	for w := range acc {
-		acc[w] = ^uint64(0)
-	}
-	if r := n % 64; r != 0 {
-		acc[len(acc)-1] = 1<<r - 1
-	}
-	for m := qmask; m != 0; m &= m - 1 {
-		c := f.classes[bits.TrailingZeros64(m)]
-		for w := range acc {
-			if w < len(c) {
-				acc[w] &= c[w]
-			} else {
-				acc[w] = 0
-			}
+// having yields, in order, the positions of the entries whose masks hold all of q, level
+// by level: the AND of a few bitmaps instead of a look at every entry. It works a block
+// of words at a time, sparsest bitmaps (the highest level) first, and leaves a block as
+// soon as nothing in it is left.
+func (f *Finder) having(q classSet) func(func(int) bool) {
+	var maps [levels * 64][]uint64
+	k := 0
+	for l := levels - 1; l >= 0; l-- {
+		for m := q[l]; m != 0; m &= m - 1 {
+			maps[k] = f.classes[l][bits.TrailingZeros64(m)]
+			k++
 		}
 	}
+	n := len(f.masks)
+	words := (n + 63) / 64
 	return func(yield func(int) bool) {
-		for w, x := range acc {
-			for ; x != 0; x &= x - 1 {
-				if !yield(w*64 + bits.TrailingZeros64(x)) {
-					return
+		const block = 16
+		var acc [block]uint64
+		for w0 := 0; w0 < words; w0 += block {
+			a := acc[:min(block, words-w0)]
+			for i := range a {
+				a[i] = ^uint64(0)
+			}
+			if w0+len(a) == words && n%64 != 0 {
+				a[len(a)-1] = 1<<(n%64) - 1
+			}
+			for _, c := range maps[:k] {
+				var left uint64
+				for i := range a {
+					if w := w0 + i; w < len(c) {
+						a[i] &= c[w]
+					} else {
+						a[i] = 0
+					}
+					left |= a[i]
+				}
+				if left == 0 {
+					break
+				}
+			}
+			for i, x := range a {
+				for ; x != 0; x &= x - 1 {
+					if !yield((w0+i)*64 + bits.TrailingZeros64(x)) {
+						return
+					}
 				}
 			}
 		}
@@ -558,10 +627,18 @@ func (f *Finder) having(qmask uint64) func(func(int) bool) {
 func charMask(s string) uint64 {
 	var m uint64
 	for i := 0; i < len(s); i++ {
-		m |= charBit(s[i])
+		m |= charBits[s[i]]
 	}
 	return m
 }
+
+// charBits is charBit of every byte.
+var charBits = func() (t [256]uint64) {
+	for c := range t {
+		t[c] = charBit(byte(c))
+	}
+	return t
+}()
 
 func charBit(c byte) uint64 {
 	switch {
@@ -629,7 +706,12 @@ func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, 
 			break
 		}
 	}
-	qmask := charMask(lower)
+	qmask := classSet{charMask(lower)}
+	if ascii {
+		// An ASCII text matches only names holding it as a subsequence, so only names
+		// holding each of its characters at least as often as it does.
+		qmask[1], qmask[2] = repeatMasks(lower)
+	}
 	if len(tags) > 0 {
 		f.idx.RLock()
 		ready := f.tagsReady
@@ -659,7 +741,7 @@ func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, 
 type search struct {
 	text, lower string
 	ascii       bool
-	qmask       uint64
+	qmask       classSet
 	kind        string
 	tags        []string
 	first       int
@@ -704,6 +786,7 @@ func (f *Finder) search(ctx context.Context, s *search, final bool) ([]graph.Fin
 	}
 	var prefix, contains, subseq []int
 	lower, qmask := s.lower, s.qmask
+scan:
 	for i := range f.having(qmask) {
 		if i&4095 == 0 && ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -715,6 +798,9 @@ func (f *Finder) search(ctx context.Context, s *search, final bool) ([]graph.Fin
 				continue
 			}
 			prefix = append(prefix, i)
+			if len(prefix) == maxFuzzy {
+				break scan // the candidates are these: the prefix tier comes first
+			}
 		case strings.Contains(e.lower, lower):
 			if !s.keep(e) {
 				continue
@@ -738,7 +824,7 @@ func (f *Finder) search(ctx context.Context, s *search, final bool) ([]graph.Fin
 	for j, i := range picked {
 		cands[j] = &f.ent[i]
 	}
-	ms := fuzzy.FindFrom(s.text, cands)
+	ms := best(scoreAll(s.text, cands), s.first)
 	hits := make([]graph.FindHit, 0, min(s.first, len(ms)))
 	for _, m := range ms {
 		if len(hits) == s.first {
@@ -748,6 +834,116 @@ func (f *Finder) search(ctx context.Context, s *search, final bool) ([]graph.Fin
 		f.withTags(&hits[len(hits)-1], cands[m.Index])
 	}
 	return hits, nil, nil
+}
+
+// scoreAll is fuzzy.FindFromNoSort(pattern, cands), with each shape of name scored
+// once. sahilm/fuzzy sees a byte that matches no character of the pattern only as
+// lower case, upper case, separator or other (what comes before a match earns a
+// bonus or not), and the length; so two ASCII names that differ only in such bytes
+// within one class ("Korg Drum Machine 000025" and "… 004177" for "korg drum machine")
+// get the same score and matched indexes. The first name of each shape is scored; the
+// others take its match.
+func scoreAll(pattern string, cands candSource) fuzzy.Matches {
+	var inPattern [128]bool // the bytes equal to a pattern character, case folded
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		if c == 0 || c >= utf8.RuneSelf {
+			return fuzzy.FindFromNoSort(pattern, cands)
+		}
+		inPattern[c] = true
+		switch {
+		case c >= 'a' && c <= 'z':
+			inPattern[c-'a'+'A'] = true
+		case c >= 'A' && c <= 'Z':
+			inPattern[c-'A'+'a'] = true
+		}
+	}
+	shapes := make(map[string]int, 16) // shape → its first name's place in reps
+	of := make([]int, len(cands))      // each candidate's place in reps
+	var reps candSource
+	var buf []byte
+	for i, e := range cands {
+		var ok bool
+		buf, ok = shapeOf(buf[:0], e.display(), &inPattern)
+		if ok {
+			if r, seen := shapes[string(buf)]; seen {
+				of[i] = r
+				continue
+			}
+			shapes[string(buf)] = len(reps)
+		}
+		of[i] = len(reps)
+		reps = append(reps, e)
+	}
+	if len(reps) == len(cands) {
+		return fuzzy.FindFromNoSort(pattern, cands)
+	}
+	ms := fuzzy.FindFromNoSort(pattern, reps)
+	matchOf := make([]int, len(reps)) // reps' places in ms, -1 where no match
+	for j := range matchOf {
+		matchOf[j] = -1
+	}
+	for j, m := range ms {
+		matchOf[m.Index] = j
+	}
+	out := make(fuzzy.Matches, 0, len(cands))
+	for i, r := range of {
+		if j := matchOf[r]; j >= 0 {
+			m := ms[j] // its MatchedIndexes shared: hit copies them
+			m.Str, m.Index = cands[i].display(), i
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// shapeOf appends to dst the shape of name for scoreAll: the bytes in the pattern as
+// they are, every other byte as its class. ok is false for a name sahilm/fuzzy reads
+// otherwise (non-ASCII, which it decodes as runes and folds, or a NUL, where it stops).
+func shapeOf(dst []byte, name string, inPattern *[128]bool) (_ []byte, ok bool) {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == 0 || c >= utf8.RuneSelf:
+			return dst, false
+		case inPattern[c]:
+		case c >= 'a' && c <= 'z':
+			c = 1
+		case c >= 'A' && c <= 'Z':
+			c = 2
+		case strings.IndexByte("/-_ .\\", c) >= 0: // sahilm/fuzzy's separators
+			c = 3
+		default:
+			c = 4
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
+}
+
+// best returns the first n of ms in the order fuzzy.FindFrom gives them (by score,
+// highest first, ties in ms's order; sort.Stable) without sorting all of ms: a search
+// shows a page of at most MaxPageSize of up to maxFuzzy matches.
+func best(ms fuzzy.Matches, n int) fuzzy.Matches {
+	if n >= len(ms)/4 {
+		sort.Stable(ms)
+		return ms[:min(n, len(ms))]
+	}
+	top := make(fuzzy.Matches, 0, n+1)
+	for _, m := range ms {
+		if len(top) == n && m.Score <= top[n-1].Score {
+			continue
+		}
+		// After every match of a score at least m's: the order of arrival among ties.
+		j := sort.Search(len(top), func(k int) bool { return top[k].Score < m.Score })
+		top = append(top, fuzzy.Match{})
+		copy(top[j+1:], top[j:])
+		top[j] = m
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	return top
 }
 
 // withTags gives a hit its node's tags once the index holds every node's tags.

@@ -113,7 +113,12 @@ func (db *DB) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Eve
 				return true, nil
 			}
 			if f.Actor != "" {
-				if ok, _ := path.Match(f.Actor, h.Actor); !ok {
+				ok, _ := path.Match(f.Actor, h.Actor)
+				if !ok && db.opts.Fleet {
+					// On a fleet actors carry their host: cli:alice is cli:alice@ any host.
+					ok, _ = path.Match(f.Actor+"@*", h.Actor)
+				}
+				if !ok {
 					return true, nil
 				}
 			}
@@ -135,8 +140,13 @@ func (db *DB) FindEvents(ctx context.Context, f graph.EventFilter) ([]*graph.Eve
 		}
 		if f.Target != "" {
 			target := f.Target
+			if graph.KindOf(target) == graph.KindDevice && db.opts.Fleet {
+				if full, err := db.resolve(tx, target); err == nil {
+					target = full // a bare device id on a fleet: this host's
+				}
+			}
 			if graph.KindOf(target) == "" && target != graph.ChangelogTarget {
-				if full, err := resolve(tx, target); err == nil {
+				if full, err := db.resolve(tx, target); err == nil {
 					target = full
 				} else {
 					target = graph.IdentityID(target) // may be deleted: its events remain
@@ -407,6 +417,12 @@ func (w *wtx) appendEvent(e *graph.Event, related ...string) error {
 }
 
 func (w *wtx) putEvent(e *graph.Event, related ...string) error {
+	return w.putEventAt(e, append([]string{e.Target}, related...))
+}
+
+// putEventAt stores e, indexed under each of targets (e's own target among them, or in
+// its place: a qualifying import indexes an event under its targets' qualified ids).
+func (w *wtx) putEventAt(e *graph.Event, targets []string) error {
 	encode := m.EncodeEvent
 	if w.db.version == 1 {
 		encode = m.EncodeEventV1 // only fixture generation writes version-1 files
@@ -420,7 +436,7 @@ func (w *wtx) putEvent(e *graph.Event, related ...string) error {
 		return err
 	}
 	seen := map[string]bool{}
-	for _, t := range append([]string{e.Target}, related...) {
+	for _, t := range targets {
 		if t == "" || seen[t] {
 			continue
 		}

@@ -28,6 +28,7 @@ import (
 
 var _ graph.Store = (*DB)(nil)
 var _ graph.Notifier = (*DB)(nil)
+var _ graph.Hosted = (*DB)(nil)
 
 // Options configure Open.
 type Options struct {
@@ -41,6 +42,15 @@ type Options struct {
 	// a restore could not bind again); slog.Default() when nil.
 	Logger *slog.Logger
 
+	// Host is this machine's host name (a slug, graph.ValidateHost): the host of the
+	// devices and robots discovery records here. A file holds the host name it was first
+	// written with (meta "host"); opening it for writing under another is refused. ""
+	// takes the file's, or for a file without one graph.HostSlug(os.Hostname()).
+	Host string
+	// Fleet is set by the cluster front end: refs, device keys and usb_path fingerprints
+	// carry their host ("studio-a/usb:3-3.2"), a bare ref resolves on Host, and actors are
+	// recorded with "@Host". A plain bbolt file leaves it false: ids and refs as they are.
+	Fleet bool
 	// ReplicaOf, when set, opens the file as the replica of that shared store (a cluster's
 	// name): a new file is marked as its replica, an existing one must be (see replica.go).
 	ReplicaOf string
@@ -63,6 +73,7 @@ type DB struct {
 	bolt    *bolt.DB
 	version int
 	backup  string
+	host    string // the host name in force: Options.Host, else the file's
 
 	mu     sync.RWMutex // guards closed and sending on writes
 	closed bool
@@ -127,6 +138,11 @@ func Open(path string, opts Options) (*DB, error) {
 	if path == "" {
 		return nil, graph.FieldErrorf(graph.EINVALID, "db", "database path is empty; pass --db or set DEVGRAPH_DB")
 	}
+	if opts.Host != "" {
+		if err := graph.ValidateHost(opts.Host); err != nil {
+			return nil, err
+		}
+	}
 	hdr, err := checkHeader(path)
 	if err != nil {
 		return nil, err
@@ -173,10 +189,25 @@ func Open(path string, opts Options) (*DB, error) {
 		if st, err := migrations.StatusOf(bdb, path); err == nil && st.Version > 0 && st.Version < migrations.CurrentVersion {
 			db.migratedFrom = st.Version
 		}
+		host := opts.Host
+		if host == "" && !opts.Fleet {
+			host = migrations.HostOf(bdb)
+		}
+		if host == "" {
+			name, _ := os.Hostname()
+			host = graph.HostSlug(name)
+		}
 		var err error
 		db.version, db.backup, err = migrations.Prepare(bdb, path, migrations.Options{
-			Now: opts.Now, NoBackup: opts.NoBackup, ReadOnly: opts.ReadOnly, Version: opts.schemaVersion,
+			Now: opts.Now, NoBackup: opts.NoBackup, ReadOnly: opts.ReadOnly, Version: opts.schemaVersion, Host: host, Fleet: opts.Fleet,
 		})
+		db.host = host
+		if db.version < 4 {
+			db.host = "" // a fixture written at a version before hosts
+		}
+		if held := migrations.HostOf(bdb); held != "" && opts.ReadOnly && !opts.Fleet {
+			db.host = held // reading another machine's file: its devices are its host's
+		}
 		return err
 	})
 	if err != nil {
@@ -316,6 +347,22 @@ func (db *DB) Path() string { return db.path }
 
 // Version returns the schema version the file is at.
 func (db *DB) Version() int { return db.version }
+
+// Host is the host name in force: the devices discovery records here are its. See
+// graph.Hosted.
+func (db *DB) Host() string { return db.host }
+
+// actorAt is actor as this store records it: with "@host" on a fleet, as it is in a file.
+func (db *DB) actorAt(actor string) string {
+	if !db.opts.Fleet {
+		return actor
+	}
+	return graph.ActorAt(actor, db.host)
+}
+
+// MultiHost reports whether refs, keys and usb_path fingerprints carry their host
+// (Options.Fleet). See graph.Hosted.
+func (db *DB) MultiHost() bool { return db.opts.Fleet }
 
 // MigratedFrom returns the schema version Open migrated the file from (0 when it did not).
 func (db *DB) MigratedFrom() int { return db.migratedFrom }
@@ -726,7 +773,7 @@ func (w *wtx) run(r *writeReq) (err error) {
 	if w.reqID == "" {
 		w.reqID = graph.NewRequestID()
 	}
-	w.actor = graph.ActorFrom(r.ctx)
+	w.actor = w.db.actorAt(graph.ActorFrom(r.ctx))
 	w.msg = graph.MessageFrom(r.ctx)
 	if err := r.ctx.Err(); err != nil {
 		return err

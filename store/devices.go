@@ -130,6 +130,16 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			return nil, graph.FieldErrorf(graph.EINVALID, "key", "an observed device has an empty or invalid key")
 		}
 	}
+	if db.opts.Fleet {
+		// A host records only its own devices, under its own name (the identity service
+		// hands them over qualified already; qualifying again changes nothing).
+		snap = graph.QualifySnapshot(db.host, snap)
+		for _, od := range snap.Devices {
+			if h, _ := graph.SplitHost(od.Key); h != db.host {
+				return nil, graph.FieldErrorf(graph.EINVALID, "key", "observed device %s is host %s's; host %s records only its own devices", od.Key, h, db.host)
+			}
+		}
+	}
 	if quiet, err := db.observeQuiet(ctx, snap); err != nil || quiet {
 		return nil, err
 	}
@@ -143,11 +153,11 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 		perSource := snap.Actor == ""
 		saved := w.actor
 		if !perSource {
-			w.actor = snap.Actor
+			w.actor = w.db.actorAt(snap.Actor)
 		}
 		actorFor := func(d *graph.Device) {
 			if perSource {
-				w.actor = discoveryActorOf(d.Source)
+				w.actor = w.db.actorAt(discoveryActorOf(d.Source))
 			}
 		}
 		defer func() { w.actor = saved }()
@@ -177,7 +187,7 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			if len(d.Aliases) == 0 {
 				d.Aliases = nil
 			}
-			d.Ref, d.Source, d.Sources, d.Name = od.Ref, od.Source, od.Sources, od.Name
+			d.Ref, d.Source, d.Sources, d.Name, d.Host = od.Ref, od.Source, od.Sources, od.Name, w.db.host
 			d.Fingerprints, d.Attrs, d.Infra, d.LastSeen = od.Fingerprints, od.Attrs, od.Infra, taken
 			if od.Ref != "" {
 				if err := w.put(m.BucketRefs, []byte(od.Ref), []byte(od.Key)); err != nil {
@@ -209,8 +219,8 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			if err != nil {
 				return err
 			}
-			if d == nil {
-				continue
+			if d == nil || !w.db.ownDevice(d) {
+				continue // another host's device: only its own scans say it is gone
 			}
 			if !allAnswered(d, snap) {
 				continue // a source that saw it did not answer: it may still be there
@@ -229,6 +239,16 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 		}
 		return nil
 	})
+}
+
+// ownDevice reports whether d is attached to this store's host, so this host's scans
+// decide whether it is present. A record without a host predates hosts: in a bbolt file
+// it is this machine's; a fleet gives every device its host.
+func (db *DB) ownDevice(d *graph.Device) bool {
+	if d.Host == "" {
+		return !db.opts.Fleet
+	}
+	return d.Host == db.host
 }
 
 // discoveryActorOf is the actor for a device seen by source ("discovery:live" when the
@@ -291,7 +311,7 @@ func (db *DB) observeQuiet(ctx context.Context, snap *graph.Snapshot) (bool, err
 			if err != nil {
 				return err
 			}
-			if d != nil && allAnswered(d, snap) {
+			if d != nil && db.ownDevice(d) && allAnswered(d, snap) {
 				quiet = false // gone: the write records it
 				return nil
 			}
@@ -304,7 +324,7 @@ func (db *DB) observeQuiet(ctx context.Context, snap *graph.Snapshot) (bool, err
 func (db *DB) FindDeviceByID(ctx context.Context, idOrRef string) (*graph.Device, error) {
 	var out *graph.Device
 	err := db.view(ctx, func(tx *bolt.Tx) error {
-		full, err := resolve(tx, idOrRef, graph.KindDevice)
+		full, err := db.resolve(tx, idOrRef, graph.KindDevice)
 		if err != nil {
 			return err
 		}
@@ -330,7 +350,7 @@ func (db *DB) FindDevices(ctx context.Context, f graph.DeviceFilter) ([]*graph.D
 		counted := false
 		switch {
 		case f.IdentityID != "":
-			full, err := resolve(tx, f.IdentityID, graph.KindIdentity)
+			full, err := db.resolve(tx, f.IdentityID, graph.KindIdentity)
 			if err != nil {
 				return err
 			}
@@ -426,7 +446,7 @@ func (db *DB) BindDevice(ctx context.Context, r graph.BindRequest) (*graph.BindR
 	var res *graph.BindResult
 	fn := func(w *wtx) error {
 		res = &graph.BindResult{DryRun: r.DryRun, HintsAdded: []graph.Fingerprint{}}
-		full, err := resolve(w.tx, r.DeviceID, graph.KindDevice)
+		full, err := w.db.resolve(w.tx, r.DeviceID, graph.KindDevice)
 		if err != nil {
 			return err
 		}
@@ -550,7 +570,7 @@ func (w *wtx) boundAlready(d *graph.Device, r graph.BindRequest, hints []graph.F
 			return nil
 		}
 	case r.IdentityID != "":
-		full, err := resolve(w.tx, r.IdentityID, graph.KindIdentity)
+		full, err := w.db.resolve(w.tx, r.IdentityID, graph.KindIdentity)
 		if err != nil || full != cur.ID {
 			return nil
 		}
@@ -614,7 +634,7 @@ func dedupe(fps []graph.Fingerprint) []graph.Fingerprint {
 func (db *DB) UnbindDevice(ctx context.Context, deviceID string) (*graph.Device, error) {
 	var out *graph.Device
 	_, err := db.update(ctx, func(w *wtx) error {
-		full, err := resolve(w.tx, deviceID, graph.KindDevice)
+		full, err := w.db.resolve(w.tx, deviceID, graph.KindDevice)
 		if err != nil {
 			return err
 		}

@@ -52,7 +52,7 @@ func (w *wtx) putIdentity(id *graph.Identity) error {
 
 // mustIdentity resolves text to an existing identity inside the transaction.
 func (w *wtx) mustIdentity(text string) (*graph.Identity, error) {
-	full, err := resolve(w.tx, text, graph.KindIdentity)
+	full, err := w.db.resolve(w.tx, text, graph.KindIdentity)
 	if err != nil {
 		return nil, err
 	}
@@ -577,7 +577,7 @@ func (w *wtx) rebindDeleted(del *graph.Event) error {
 func (db *DB) FindIdentityByID(ctx context.Context, text string, with graph.IdentityParts) (*graph.Identity, error) {
 	var out *graph.Identity
 	err := db.view(ctx, func(tx *bolt.Tx) error {
-		full, err := resolve(tx, text, graph.KindIdentity)
+		full, err := db.resolve(tx, text, graph.KindIdentity)
 		if err != nil {
 			return err
 		}

@@ -352,7 +352,7 @@ func (o *offsetFile) Seek(off int64, whence int) (int64, error) {
 // database the changelog must chain from the header's checkpoint; into a non-empty one no
 // identity slug, unit-class hint or note id of the file may be taken here already. A slug
 // or note id given twice in the file is EINVALID.
-func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) (lines int, err error) {
+func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool, host string) (lines int, err error) {
 	type pending struct {
 		line int
 		what string // identity slug, "hint" fingerprint or note local id
@@ -379,6 +379,7 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) (lines i
 	var head m.Head
 	_, err = scanExport(ctx, r, empty, func(line int, l exportLine) error {
 		lines++
+		qualifyLine(host, &l)
 		bad := func(format string, args ...any) error {
 			return graph.Errorf(graph.EINVALID, "import line %d: "+format+"; nothing was imported", append([]any{line}, args...)...)
 		}
@@ -578,8 +579,36 @@ func (db *DB) importCheck(ctx context.Context, r io.Reader, empty bool) (lines i
 // write reads only the bytes the check read, and refuses them if they differ (a file
 // truncated or rewritten between the passes); what was appended meanwhile is not read.
 func (db *DB) Import(ctx context.Context, r io.Reader, progress func(done, total int)) (*graph.ImportStats, error) {
+	return db.ImportWith(ctx, r, progress, ImportOptions{})
+}
+
+// ImportOptions change how ImportWith reads an export.
+type ImportOptions struct {
+	// QualifyHost imports a single-host export (a bbolt file's, whose ids and refs carry
+	// no host) into an empty fleet store (Options.Fleet) as the devices of this host:
+	// every device key, id, ref and alias, every usb_path fingerprint (devices' and
+	// identities' hints), the device ends of relations, the device targets of notes and
+	// tags, and the changelog's target index take the qualified form
+	// ("device:studio-a/path:…", "studio-a/usb:3-3.2", "studio-a/3-3.2"). The events
+	// themselves are stored exactly as exported: their payloads are hashed into the
+	// chain, so rewriting them would break it; the chain verifies as it did, and the
+	// target index maps the qualified ids to those events, so a node's history is found
+	// by its qualified id.
+	QualifyHost string
+}
+
+// ImportWith is Import with options (see ImportOptions).
+func (db *DB) ImportWith(ctx context.Context, r io.Reader, progress func(done, total int), o ImportOptions) (*graph.ImportStats, error) {
 	if db.viewOf(ctx) != nil {
 		return nil, errInView()
+	}
+	if o.QualifyHost != "" {
+		if err := graph.ValidateHost(o.QualifyHost); err != nil {
+			return nil, err
+		}
+		if !db.opts.Fleet {
+			return nil, graph.Errorf(graph.EINVALID, "qualifying an import with host %s needs a fleet store; a bbolt file keeps ids and refs without a host", o.QualifyHost)
+		}
 	}
 	st := &graph.ImportStats{}
 	empty := true
@@ -600,6 +629,9 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(done, total
 	if db.opts.ReadOnly {
 		return nil, graph.Errorf(graph.EINVALID, "database %s is open read-only; an import needs it read-write", db.path)
 	}
+	if o.QualifyHost != "" && !empty {
+		return nil, graph.Errorf(graph.EINVALID, "an import qualified with host %s goes only into an empty store; this one holds records already", o.QualifyHost)
+	}
 	st.KeptLog = empty
 	defer interruptible(ctx, r)()
 	src, err := openImportSource(r, graph.ImportMaxSizeFrom(ctx))
@@ -613,7 +645,7 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(done, total
 	seed := maphash.MakeSeed()
 	checked := &readSum{r: src.first}
 	checked.h.SetSeed(seed)
-	total, err := db.importCheck(ctx, checked, empty)
+	total, err := db.importCheck(ctx, checked, empty, o.QualifyHost)
 	if err != nil {
 		if ctx.Err() != nil {
 			return st, ctx.Err()
@@ -643,7 +675,8 @@ func (db *DB) Import(ctx context.Context, r io.Reader, progress func(done, total
 		again.h.SetSeed(seed)
 		n := 0
 		_, err := scanExport(ctx, again, empty, func(line int, l exportLine) error {
-			r, e, err := w.importLine(l, empty)
+			qualifyLine(o.QualifyHost, &l)
+			r, e, err := w.importLine(l, empty, o.QualifyHost)
 			if err != nil {
 				return fmt.Errorf("import line %d: %w", line, err)
 			}
@@ -707,7 +740,7 @@ func (s *readSum) Read(p []byte) (int, error) {
 }
 
 // importLine writes one line; it returns how many records and events it wrote.
-func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
+func (w *wtx) importLine(l exportLine, raw bool, host string) (int, int, error) {
 	switch l.Type {
 	case "header":
 		cp, _ := hex.DecodeString(l.Checkpoint.Hash)
@@ -791,7 +824,7 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 			return 0, 0, graph.Errorf(graph.EINVALID, "import: a note record without a valid id")
 		}
 		if !raw {
-			if _, err := resolve(w.tx, n.Target); err != nil {
+			if _, err := w.db.resolve(w.tx, n.Target); err != nil {
 				return 0, 0, nil // its target was not imported
 			}
 			if len(noteIDs(w.tx, n.Target)) >= graph.MaxNotesPerNode {
@@ -844,7 +877,11 @@ func (w *wtx) importLine(l exportLine, raw bool) (int, int, error) {
 		if hex.EncodeToString(sum[:]) != e.Hash {
 			return 0, 0, graph.Errorf(graph.EINVALID, "import: event %d (%s) does not match its hash; the export was altered", e.Seq, e.ID)
 		}
-		if err := w.putEvent(e, l.Also...); err != nil {
+		targets := append([]string{e.Target}, l.Also...)
+		for i, t := range targets {
+			targets[i] = graph.QualifyDeviceID(host, t) // the event itself stays as hashed
+		}
+		if err := w.putEventAt(e, targets); err != nil {
 			return 0, 0, err
 		}
 		w.head = m.Head{Seq: e.Seq, Hash: sum}
@@ -898,4 +935,36 @@ func (w *wtx) importRelation(r *graph.Relation) (int, int, error) {
 		return 0, 0, err
 	}
 	return 1, 0, w.emit(graph.ActRelationAdd, r.ID, nil, r, relRelated(w.tx, r)...)
+}
+
+// qualifyLine rewrites an export line's records to the qualified form of host (see
+// ImportOptions.QualifyHost); host "" leaves it as it is. Event lines are left whole: their
+// payloads are hashed into the chain (importLine qualifies only their index entries).
+func qualifyLine(host string, l *exportLine) {
+	if host == "" {
+		return
+	}
+	hints := func(fps []graph.Fingerprint) {
+		for i, f := range fps {
+			fps[i] = graph.QualifyFingerprint(host, f)
+		}
+	}
+	switch {
+	case l.Identity != nil:
+		hints(l.Identity.Hints)
+	case l.Device != nil:
+		d := l.Device
+		d.Key, d.Ref, d.Host = graph.QualifyHost(host, d.Key), graph.QualifyHost(host, d.Ref), host
+		d.ID = graph.DeviceID(d.Key)
+		for i, a := range d.Aliases {
+			d.Aliases[i] = graph.QualifyHost(host, a)
+		}
+		hints(d.Fingerprints)
+	case l.Note != nil:
+		l.Note.Target = graph.QualifyDeviceID(host, l.Note.Target)
+	case l.Robot != nil:
+		l.Robot.Ref, l.Robot.Host = graph.QualifyHost(host, l.Robot.Ref), host
+	case l.Relation != nil:
+		l.Relation.From, l.Relation.To = graph.QualifyDeviceID(host, l.Relation.From), graph.QualifyDeviceID(host, l.Relation.To)
+	}
 }

@@ -143,7 +143,7 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 	}
 	var out *graph.Note
 	_, err := db.update(ctx, func(w *wtx) error {
-		target, err := resolve(w.tx, c.Target, graph.KindIdentity, graph.KindDevice)
+		target, err := w.db.resolve(w.tx, c.Target, graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err
 		}
@@ -245,7 +245,7 @@ func (db *DB) FindNotes(ctx context.Context, f graph.NoteFilter) ([]*graph.Note,
 	var next string
 	err := db.view(ctx, func(tx *bolt.Tx) error {
 		if f.Target != "" {
-			target, err := resolve(tx, f.Target)
+			target, err := db.resolve(tx, f.Target)
 			if err != nil {
 				return err
 			}

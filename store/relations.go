@@ -213,7 +213,7 @@ func (w *wtx) relEndpoint(field, text string) (string, error) {
 	if err := graph.ValidateRelationEndpoint(field, text); err != nil {
 		return "", err
 	}
-	full, err := resolve(w.tx, text, graph.KindIdentity, graph.KindDevice)
+	full, err := w.db.resolve(w.tx, text, graph.KindIdentity, graph.KindDevice)
 	if err != nil {
 		var u *unknownID
 		if errors.As(err, &u) {
@@ -587,7 +587,7 @@ func (db *DB) FindRelations(ctx context.Context, f graph.RelationFilter) ([]*gra
 		if strings.TrimSpace(f.Node) == "" {
 			return findAllRelations(tx, types, first, after, &out, &total, &next)
 		}
-		node, err := resolve(tx, f.Node, graph.KindIdentity, graph.KindDevice)
+		node, err := db.resolve(tx, f.Node, graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ import (
 func (db *DB) ResolveID(ctx context.Context, text string, kinds ...graph.Kind) (string, error) {
 	var out string
 	err := db.view(ctx, func(tx *bolt.Tx) (err error) {
-		out, err = resolve(tx, text, kinds...)
+		out, err = db.resolve(tx, text, kinds...)
 		return err
 	})
 	return out, err
@@ -42,7 +42,53 @@ func allows(kinds []graph.Kind, k graph.Kind) bool {
 // ("JDXI", "USB:3-3.2"), a bare robot name ("scout" for robot:scout), and any ref a device
 // answers to besides its current one (resolveRef). A ref several devices answer to is
 // refused (EINVALID) with the devices named.
-func resolve(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
+func (db *DB) resolve(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
+	if !db.opts.Fleet {
+		return resolveIn(tx, text, kinds...)
+	}
+	// On a fleet a bare device ref, key or robot name is the caller's own host's first
+	// ("usb:3-3.2" is studio-a/usb:3-3.2 on studio-a); every form that resolves without
+	// the host still does.
+	t := strings.TrimSpace(text)
+	if q := db.onOwnHost(t); q != "" && allows(kinds, graph.KindDevice) {
+		if full, err := resolveIn(tx, q, graph.KindDevice); err == nil {
+			return full, nil
+		} else if graph.ErrorCode(err) != graph.ENOTFOUND {
+			return "", err
+		}
+	}
+	full, err := resolveIn(tx, text, kinds...)
+	if err != nil && graph.ErrorCode(err) == graph.ENOTFOUND && allows(kinds, graph.KindDevice) && t != "" && !strings.ContainsAny(t, ":/") {
+		// A bare robot name: "scout" is studio-a/robot:scout on studio-a.
+		if key, rerr := resolveRef(tx, graph.QualifyHost(db.host, "robot:"+t)); rerr == nil && key != "" {
+			return graph.DeviceID(key), nil
+		}
+	}
+	return full, err
+}
+
+// onOwnHost is t qualified with this host when t is a device id, key or ref without a
+// host ("device:path:…", "usb:3-3.2"); "" otherwise.
+func (db *DB) onOwnHost(t string) string {
+	if k, local, ok := splitKindFold(t); ok {
+		if k != graph.KindDevice {
+			return ""
+		}
+		if h, _ := graph.SplitHost(local); h != "" {
+			return ""
+		}
+		return graph.DeviceID(graph.QualifyHost(db.host, local))
+	}
+	if ref, ok := refFold(t); ok {
+		if h, _ := graph.SplitHost(ref); h == "" {
+			return graph.QualifyHost(db.host, ref)
+		}
+	}
+	return ""
+}
+
+// resolveIn is resolve without a host: the forms a bbolt file takes.
+func resolveIn(tx *bolt.Tx, text string, kinds ...graph.Kind) (string, error) {
 	t := strings.TrimSpace(text)
 	if t == "" {
 		return "", graph.FieldErrorf(graph.EINVALID, "id", "no id given; want e.g. identity:roland-jd-xi, a bare slug, or a device ref such as usb:3-3.2")
@@ -110,12 +156,13 @@ func splitKindFold(t string) (graph.Kind, string, bool) {
 // refFold reports whether t is a device ref, its source in any letter case, and returns it
 // with the source lowercased ("USB:3-3.2" → "usb:3-3.2").
 func refFold(t string) (string, bool) {
+	host, t := graph.SplitHost(t)
 	i := strings.IndexByte(t, ':')
 	if i <= 0 {
 		return "", false
 	}
 	ref := strings.ToLower(t[:i]) + t[i:]
-	return ref, graph.IsRef(ref)
+	return graph.QualifyHost(host, ref), graph.IsRef(ref)
 }
 
 // existsFold returns the full id of the node of kind k whose local id is local, or equals
@@ -211,6 +258,17 @@ func resolveRef(tx *bolt.Tx, ref string) (string, error) {
 // pipewire:midi:<client>, pipewire:<device.name>.
 func answersTo(d *graph.Device) []string {
 	out := append([]string{d.Ref}, d.Aliases...)
+	// On a fleet the refs a source would give carry the device's host as its ref does.
+	host, _ := graph.SplitHost(d.Ref)
+	for _, r := range sourceRefs(d) {
+		out = append(out, graph.QualifyHost(host, r))
+	}
+	return out
+}
+
+// sourceRefs lists the refs each source that sees d would give it alone.
+func sourceRefs(d *graph.Device) []string {
+	var out []string
 	cards := false
 	if ids := d.Attrs["alsa_id"]; ids != "" {
 		for _, id := range strings.Split(ids, ",") {

@@ -26,6 +26,14 @@ func (db *DB) FindRobotRecords(ctx context.Context) ([]*graph.RobotRecord, error
 			if r.Battery != nil {
 				r.RobotRecord.Battery = *r.Battery
 			}
+			if db.opts.Fleet {
+				// The robots this host drives, named as its sources name them.
+				h, ref := graph.SplitHost(r.Ref)
+				if h != db.host {
+					return nil
+				}
+				r.RobotRecord.Ref = ref
+			}
 			out = append(out, &r.RobotRecord)
 			return nil
 		})
@@ -40,6 +48,16 @@ func (db *DB) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action stri
 	if action != "" && !strings.HasPrefix(action, "robot.") {
 		return graph.FieldErrorf(graph.EINVALID, "action", "robot action %q: want robot.*", action)
 	}
+	if rec.Host == "" || db.opts.Fleet {
+		cp := *rec
+		if cp.Host == "" {
+			cp.Host = db.host // the robots this process drives are attached here
+		}
+		if db.opts.Fleet {
+			cp.Ref = graph.QualifyHost(cp.Host, cp.Ref) // as its device's ref: studio-a/robot:scout
+		}
+		rec = &cp
+	}
 	_, err := db.update(ctx, func(w *wtx) error {
 		b, err := json.Marshal(rec)
 		if err != nil {
@@ -51,11 +69,19 @@ func (db *DB) SaveRobot(ctx context.Context, rec *graph.RobotRecord, action stri
 		if action == "" {
 			return nil
 		}
-		target := graph.DeviceID("robot:" + rec.Serial)
+		target := graph.DeviceID(graph.QualifyHost(hostIf(db.opts.Fleet, rec.Host), "robot:"+rec.Serial))
 		if k := w.b(m.BucketRefs).Get([]byte(rec.Ref)); k != nil {
 			target = graph.DeviceID(string(k))
 		}
 		return w.emit(action, target, before, after, ownerOf(w.tx, target))
 	})
 	return err
+}
+
+// hostIf is host on a fleet, else "" (a file's keys carry no host).
+func hostIf(fleet bool, host string) string {
+	if fleet {
+		return host
+	}
+	return ""
 }

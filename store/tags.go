@@ -119,7 +119,7 @@ func (db *DB) UpdateTags(ctx context.Context, target string, add, remove []strin
 	}
 	var out []string
 	_, err = db.update(ctx, func(w *wtx) error {
-		full, err := resolve(w.tx, target, graph.KindIdentity, graph.KindDevice)
+		full, err := w.db.resolve(w.tx, target, graph.KindIdentity, graph.KindDevice)
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ import (
 // database at path, from 16 goroutines so group commit batches them.
 func seedDB(b *testing.B, path string, n int) {
 	b.Helper()
-	db, err := store.Open(path, store.Options{NoSync: true, NoBackup: true})
+	db, err := store.Open(path, store.Options{Host: testHost, NoSync: true, NoBackup: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,10 +17,14 @@ func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger)
 	if f.db != "" || e.getenv("DEVGRAPH_DB") != "" {
 		replica = e.dbPath(f.common)
 	}
+	host, err := f.host()
+	if err != nil {
+		return err
+	}
 	fe, err := cluster.Open(ctx, cluster.Config{
 		Store:     f.store,
 		Replica:   replica,
-		Host:      e.hostName(f.common),
+		Host:      host,
 		MachineID: e.machineID(),
 		Version:   Version,
 		Logger:    log,
@@ -31,19 +35,6 @@ func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger)
 	}
 	defer fe.Close()
 	return e.serveDB(ctx, f, fe.DB(), fe.DB().Path(), fe, log)
-}
-
-// hostName is --host-name, else the OS host name's first label, lowercased.
-func (e *env) hostName(c *common) string {
-	if c.hostName != "" {
-		return c.hostName
-	}
-	if h := e.getenv("DEVGRAPH_HOST_NAME"); h != "" {
-		return h
-	}
-	h, _ := os.Hostname()
-	h, _, _ = strings.Cut(strings.ToLower(h), ".")
-	return h
 }
 
 // machineID identifies this machine to the cluster's host-name claims: the same machine

@@ -16,6 +16,7 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/store"
 )
 
 // common are the options every verb shares: the global flags (the database, the
@@ -31,7 +32,8 @@ type common struct {
 	pwDump   string
 	usbIDs   string
 	devRoot  string
-	// hostName is --host-name: this machine's name in a fleet ("" for the OS host name).
+	// hostName is --host-name: this machine's name ("" for $DEVGRAPH_HOST_NAME, else the
+	// OS host name; see host).
 	hostName string
 
 	// json is --json; output is -o json|wide. asJSON and wide read them.
@@ -53,7 +55,32 @@ func (c *common) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.pwDump, "pw-dump-file", "", "read pw-dump JSON from this file instead of running pw-dump")
 	fs.StringVar(&c.usbIDs, "usb-ids", "", "name USB devices from this usb.ids (default /usr/share/hwdata/usb.ids, else /usr/share/misc/usb.ids)")
 	fs.StringVar(&c.devRoot, "dev-root", "", "read the stable /dev links (serial/by-id …) from this root instead of /dev")
-	fs.StringVar(&c.hostName, "host-name", "", "this machine's name in a fleet, a slug (default the OS host name's first label, lowercased)")
+	fs.StringVar(&c.hostName, "host-name", "", "this machine's host name, a slug fixed in the database once written (default $DEVGRAPH_HOST_NAME, else the first label of the OS host name, lowercased)")
+}
+
+// host is the host name devices found here belong to: --host-name, else
+// $DEVGRAPH_HOST_NAME, else the OS host name as a slug (graph.HostSlug). A name given
+// that is not a valid host name is an error.
+func (c *common) host() (string, error) {
+	h := c.hostName
+	if h == "" && c.e != nil {
+		h = c.e.getenv("DEVGRAPH_HOST_NAME")
+	}
+	if h == "" {
+		name, _ := os.Hostname()
+		return graph.HostSlug(name), nil
+	}
+	if err := graph.ValidateHost(h); err != nil {
+		return "", graph.FieldErrorf(graph.EINVALID, "host_name", "--host-name: %s", graph.ErrorMessage(err))
+	}
+	return h, nil
+}
+
+// storeOptions is o with this machine's host name, for every store.Open.
+func (c *common) storeOptions(o store.Options) (store.Options, error) {
+	h, err := c.host()
+	o.Host = h
+	return o, err
 }
 
 // asJSON reports whether the verb prints JSON (--json or -o json: the same bytes).

@@ -50,7 +50,11 @@ func runCompact(ctx context.Context, o *common, out io.Writer) error {
 	// writes behind our back: a server starting meanwhile waits for the lock and then
 	// opens the compacted file (store.Open sees the file renamed over the one it waited
 	// for), instead of writing to the old one, which no name reaches any more.
-	st, err := store.Open(db, store.Options{Timeout: lockWait})
+	so, err := o.storeOptions(store.Options{Timeout: lockWait})
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(db, so)
 	if err != nil {
 		return err
 	}

@@ -313,7 +313,8 @@ func (c *common) compOpen(ctx context.Context) (compSource, func()) {
 	if fi, err := os.Stat(db); err != nil || !fi.Mode().IsRegular() {
 		return nil, func() {}
 	}
-	st, err := store.Open(db, store.Options{ReadOnly: true, Timeout: compWait, NoBackup: true,
+	h, _ := c.host() // a read-only open reads the file under the host name it holds
+	st, err := store.Open(db, store.Options{ReadOnly: true, Timeout: compWait, NoBackup: true, Host: h,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, func() {}

@@ -118,7 +118,7 @@ func TestCompletion_NeverWrites(t *testing.T) {
 		c := newCLI(t)
 		db := filepath.Join(t.TempDir(), "l.db")
 		c.ok("identity", "create", "Roland JD-Xi", "--db", db)
-		st, err := store.Open(db, store.Options{})
+		st, err := store.Open(db, store.Options{Host: testHost})
 		if err != nil {
 			t.Fatal(err)
 		}

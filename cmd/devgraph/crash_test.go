@@ -314,7 +314,7 @@ func checkCrashFile(t *testing.T, env []string, db string, round int, all []cras
 	if err := store.CheckFile(db); err != nil {
 		t.Fatalf("round %d: consistency check: %v", round, err)
 	}
-	st, err := store.Open(db, store.Options{Timeout: 5 * time.Second, NoBackup: true})
+	st, err := store.Open(db, store.Options{Host: testHost, Timeout: 5 * time.Second, NoBackup: true})
 	if err != nil {
 		t.Fatalf("round %d: open after the kill: %v", round, err)
 	}

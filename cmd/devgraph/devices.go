@@ -62,10 +62,16 @@ func runDevices(ctx context.Context, o *devicesOptions, out io.Writer) error {
 }
 
 // printDeviceTable prints devices: with all, whether each is present and its AGE (since
-// last seen), SOURCES then going to -o wide; wide adds LAST SEEN in UTC.
+// last seen), SOURCES then going to -o wide; wide adds LAST SEEN in UTC. HOST, the machine
+// each device is attached to, shows in wide and whenever the devices span several hosts.
 func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now time.Time) error {
 	sources := !all || wide
-	cols := []string{"REF", "NAME"}
+	hosts := wide || manyHosts(devs)
+	cols := []string{"REF"}
+	if hosts {
+		cols = append(cols, "HOST")
+	}
+	cols = append(cols, "NAME")
 	if sources {
 		cols = append(cols, "SOURCES")
 	}
@@ -78,7 +84,11 @@ func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now
 	}
 	t := newTable(w, cols...)
 	for _, d := range devs {
-		cells := []any{d.Ref, clip(d.Name, 36)}
+		cells := []any{d.Ref}
+		if hosts {
+			cells = append(cells, hostCell(d.Host))
+		}
+		cells = append(cells, clip(d.Name, 36))
 		if sources {
 			cells = append(cells, joinOr(d.Sources, d.Source))
 		}
@@ -92,4 +102,22 @@ func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now
 		t.row(cells...)
 	}
 	return t.flush()
+}
+
+// manyHosts reports whether devs are attached to more than one host.
+func manyHosts(devs []*graph.DeviceView) bool {
+	for _, d := range devs {
+		if d.Host != devs[0].Host {
+			return true
+		}
+	}
+	return false
+}
+
+// hostCell is a device's host, "-" for a record older than hosts.
+func hostCell(h string) string {
+	if h == "" {
+		return "-"
+	}
+	return h
 }

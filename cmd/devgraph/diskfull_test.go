@@ -218,7 +218,7 @@ func fillUntilRefused(t *testing.T, dir, cause string, limit func(pid int), lift
 // checkNotes opens the database file and finds every acknowledged note in it.
 func checkNotes(t *testing.T, db string, acked map[string]string) {
 	t.Helper()
-	st, err := store.Open(db, store.Options{Timeout: 5 * time.Second, NoBackup: true})
+	st, err := store.Open(db, store.Options{Host: testHost, Timeout: 5 * time.Second, NoBackup: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestUnit_ParseSize(t *testing.T) {
 
 // query's inputs are capped at exactly what an HTTP server reads of a GraphQL body.
 func TestUnit_QueryInputCapIsTheBodyLimit(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "q.db"), store.Options{NoBackup: true})
+	st, err := store.Open(filepath.Join(t.TempDir(), "q.db"), store.Options{Host: testHost, NoBackup: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestTables(t *testing.T) {
 	}
 	// -o wide is the piped table, whatever the terminal
 	c.cols = 0
-	pipe := c.ok("--demo", "devices")
+	pipe := c.ok("--demo", "devices", "-o", "wide")
 	c.cols = 80
 	if wide := c.ok("--demo", "devices", "-o", "wide"); wide != pipe {
 		t.Errorf("devices -o wide on a terminal differs from the piped table:\n%s\nvs\n%s", wide, pipe)

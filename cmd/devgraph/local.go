@@ -18,7 +18,11 @@ const lockWait = time.Second
 // polling; a request reads its own snapshot) and the identity service over them.
 // Robots live only in a running server.
 func (e *env) openLocal(ctx context.Context, c *common, db string) (*session, error) {
-	st, err := store.Open(db, store.Options{Timeout: lockWait, Logger: storeLog()})
+	so, err := c.storeOptions(store.Options{Timeout: lockWait, Logger: storeLog()})
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(db, so)
 	if err != nil {
 		return nil, err
 	}

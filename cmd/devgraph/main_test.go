@@ -32,6 +32,8 @@ func newCLI(t *testing.T) *cliEnv {
 		"HOME":           home,
 		"XDG_DATA_HOME":  filepath.Join(home, "data"),
 		"XDG_CACHE_HOME": filepath.Join(home, "cache"),
+		// one host name on every machine, so tables and goldens read the same everywhere
+		"DEVGRAPH_HOST_NAME": "studio",
 	}}
 }
 

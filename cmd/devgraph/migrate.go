@@ -73,7 +73,11 @@ func runMigrate(ctx context.Context, o *migrateOptions, out io.Writer) error {
 		return nil
 	}
 	before, _ := store.SchemaStatus(db)
-	st, err := store.Open(db, store.Options{Timeout: lockWait})
+	so, err := o.storeOptions(store.Options{Timeout: lockWait})
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(db, so)
 	if err != nil {
 		return err
 	}

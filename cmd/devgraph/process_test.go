@@ -25,6 +25,9 @@ import (
 // binary is the devgraph binary built once for the process tests.
 var binary string
 
+// testHost is the host name every test's CLI runs and files are written under.
+const testHost = "studio"
+
 func TestMain(m *testing.M) {
 	flag := false
 	for _, a := range os.Args[1:] {
@@ -36,6 +39,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "devgraph")
+	// Every test, in-process (newCLI) or a child process, names this machine "studio":
+	// files the one writes the other opens, and tables read the same on every machine.
+	os.Setenv("DEVGRAPH_HOST_NAME", testHost)
 	if !flag {
 		cmd := exec.Command("go", "build", "-o", binary, ".")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -102,7 +108,7 @@ func TestProcess_HeldDatabase(t *testing.T) {
 	t.Parallel()
 	env := procEnv(t)
 	db := filepath.Join(t.TempDir(), "held.db")
-	st, err := store.Open(db, store.Options{NoBackup: true})
+	st, err := store.Open(db, store.Options{Host: testHost, NoBackup: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +420,7 @@ func TestProcess_ServeBeside(t *testing.T) {
 			}
 
 			// Open the file directly and find all of it.
-			st, err := store.Open(db, store.Options{Timeout: time.Second})
+			st, err := store.Open(db, store.Options{Host: testHost, Timeout: time.Second})
 			if err != nil {
 				t.Fatalf("open after shutdown: %v", err)
 			}

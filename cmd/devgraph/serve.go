@@ -36,7 +36,11 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 			defer cl.Close()
 			return e.relay(ctx, f, cl, db, log)
 		}
-		st, err := store.Open(db, store.Options{Timeout: 500 * time.Millisecond, Logger: log})
+		so, err := f.storeOptions(store.Options{Timeout: 500 * time.Millisecond, Logger: log})
+		if err != nil {
+			return err
+		}
+		st, err := store.Open(db, so)
 		if err == nil {
 			return e.serveDB(ctx, f, st, db, nil, log)
 		}

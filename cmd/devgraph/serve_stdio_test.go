@@ -60,7 +60,7 @@ func TestProcess_PipedCallSurvivesEOF(t *testing.T) {
 // that wrote it has gone.
 func storedIdentity(t *testing.T, db, id string) *graph.Identity {
 	t.Helper()
-	st, err := store.Open(db, store.Options{Timeout: time.Second})
+	st, err := store.Open(db, store.Options{Host: testHost, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,6 +200,9 @@ func printIdentity(w io.Writer, id *graph.Identity) error {
 func printDevice(w io.Writer, dv *graph.DeviceView) error {
 	t := newTable(w, "DEVICE", dv.ID)
 	t.row("ref", dv.Ref)
+	if dv.Host != "" {
+		t.row("host", dv.Host)
+	}
 	t.row("name", dv.Name)
 	t.row("sources", joinOr(dv.Sources, dv.Source))
 	t.row("present", yesNo(dv.Present))

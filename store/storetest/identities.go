@@ -61,7 +61,7 @@ func BuildIdentities(tb testing.TB, path string, n, digits int) {
 	}
 	tmp := path + ".tmp"
 	os.Remove(tmp)
-	db, err := store.Open(tmp, store.Options{NoBackup: true})
+	db, err := store.Open(tmp, store.Options{NoBackup: true, Host: Host})
 	if err != nil {
 		tb.Fatal(err)
 	}

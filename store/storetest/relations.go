@@ -150,7 +150,7 @@ func BuildRelationGraph(tb testing.TB, path string, n int, seed uint64) GraphBui
 	defer os.Remove(exp)
 	tmp := path + ".tmp"
 	os.Remove(tmp)
-	db, err := store.Open(tmp, store.Options{NoBackup: true})
+	db, err := store.Open(tmp, store.Options{NoBackup: true, Host: Host})
 	if err != nil {
 		tb.Fatal(err)
 	}

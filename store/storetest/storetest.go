@@ -10,6 +10,10 @@ import (
 	"github.com/devgraph/devgraph/store"
 )
 
+// Host is the host name the files of this package are written under (unless opts name
+// another): the same on every machine, so goldens and tables hold.
+const Host = "studio"
+
 // MustOpen opens a new database in a temp dir and, when the test ends, closes it and checks
 // the file's page consistency and changelog chain. opts may carry a clock.
 func MustOpen(tb testing.TB, opts ...store.Options) *store.DB {
@@ -19,6 +23,9 @@ func MustOpen(tb testing.TB, opts ...store.Options) *store.DB {
 		o = opts[0]
 	}
 	o.NoBackup = true
+	if o.Host == "" {
+		o.Host = Host
+	}
 	if o.Timeout == 0 {
 		o.Timeout = time.Second
 	}

@@ -216,7 +216,7 @@ func TestRobots_AcrossHosts(t *testing.T) {
 		}
 		// The caller's actor and request id are on a's events.
 		ends := robotEvents(t, a, graph.ActRobotNavEnd)
-		if len(ends) == 0 || ends[0].Actor != "mcp:agent-on-b" || ends[0].RequestID != "req-1" {
+		if len(ends) == 0 || who(ends[0].Actor) != "mcp:agent-on-b" || ends[0].RequestID != "req-1" {
 			t.Fatalf("navigate.end events %+v; want the caller's actor and request id", ends)
 		}
 	})
@@ -301,7 +301,7 @@ func TestRobots_AcrossHosts(t *testing.T) {
 		if res := <-done; res == nil || res.Status != graph.NavDisarmed {
 			t.Fatalf("the navigation a stop ended: %+v; want disarmed", res)
 		}
-		if stops := robotEvents(t, a, graph.ActRobotStop); len(stops) == 0 || stops[0].Actor != "mcp:agent-on-b" {
+		if stops := robotEvents(t, a, graph.ActRobotStop); len(stops) == 0 || who(stops[0].Actor) != "mcp:agent-on-b" {
 			t.Fatalf("stop events %+v", stops)
 		}
 		// And a's robot from a: nothing differs.
@@ -423,7 +423,7 @@ func TestRobots_LeaseLost(t *testing.T) {
 				State string `json:"state"`
 			}
 			json.Unmarshal(ev.After, &after)
-			if ev.Message == "host a lost its cluster lease" && ev.Actor == "robot:scout" && after.State == graph.RobotStopped {
+			if ev.Message == "host a lost its cluster lease" && who(ev.Actor) == "robot:scout" && after.State == graph.RobotStopped {
 				return true
 			}
 		}
@@ -435,6 +435,12 @@ func TestRobots_LeaseLost(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// who is an actor without the host a fleet store adds (the host the change was made on).
+func who(actor string) string {
+	w, _ := graph.SplitActorHost(actor)
+	return w
+}
 
 // asMap is v as JSON reads it.
 func asMap(t *testing.T, v any) map[string]any {

@@ -18,12 +18,15 @@ package cluster
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -173,10 +176,25 @@ func (fe *FrontEnd) Close() error {
 }
 
 func (fe *FrontEnd) connect(ctx context.Context) error {
+	cli, name, err := dial(ctx, fe.target, fe.cfg.ConnectTimeout)
+	if err != nil {
+		return err
+	}
+	fe.cli, fe.name = cli, name
+	return nil
+}
+
+// dial connects to the cluster at t and waits (up to timeout, retrying with backoff)
+// until one of its endpoints answers; it returns the client and the cluster's name,
+// "etcd:<cluster id><prefix>". What the front end and the offline verbs share.
+func dial(ctx context.Context, t *Target, timeout time.Duration) (*clientv3.Client, string, error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:          fe.target.Endpoints,
+		Endpoints:          t.Endpoints,
 		DialTimeout:        2 * time.Second,
-		TLS:                fe.target.TLS,
+		TLS:                t.TLS,
 		MaxCallSendMsgSize: NeedRequestBytes + 1<<20,
 		MaxCallRecvMsgSize: 256 << 20,
 		Logger:             zap.NewNop(),
@@ -185,19 +203,18 @@ func (fe *FrontEnd) connect(ctx context.Context) error {
 		DialKeepAliveTimeout: 2 * time.Second,
 	})
 	if err != nil {
-		return graph.Errorf(graph.EUNAVAILABLE, "cannot use etcd at %s: %v", fe.target.endpointList(), err)
+		return nil, "", graph.Errorf(graph.EUNAVAILABLE, "cannot use etcd at %s: %v", t.endpointList(), err)
 	}
-	fe.cli = cli
-	deadline := time.Now().Add(fe.cfg.ConnectTimeout)
+	deadline := time.Now().Add(timeout)
 	var last error
 	for attempt := 0; ; attempt++ {
-		for _, ep := range fe.target.Endpoints {
-			actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		for _, ep := range t.Endpoints {
+			wait := min(2*time.Second, max(time.Until(deadline), 100*time.Millisecond))
+			actx, cancel := context.WithTimeout(ctx, wait)
 			st, err := cli.Status(actx, ep)
 			cancel()
 			if err == nil {
-				fe.name = fmt.Sprintf("etcd:%x%s", st.Header.ClusterId, fe.target.Prefix)
-				return nil
+				return cli, fmt.Sprintf("etcd:%x%s", st.Header.ClusterId, t.Prefix), nil
 			}
 			last = err
 		}
@@ -205,17 +222,49 @@ func (fe *FrontEnd) connect(ctx context.Context) error {
 			break
 		}
 		select {
-		case <-time.After(backoff(attempt, 200*time.Millisecond, 2*time.Second)):
+		case <-time.After(min(backoff(attempt, 200*time.Millisecond, 2*time.Second), max(time.Until(deadline), 0))):
 		case <-ctx.Done():
 		}
 	}
-	hint := "check --store and that etcd runs there"
-	if fe.target.TLS != nil {
-		hint = "check --store, that etcd runs there, and its TLS (cacert, cert, key)"
-	} else if last != nil && strings.Contains(last.Error(), "tls") {
-		hint = "the cluster speaks TLS: use etcds://…?cacert=&cert=&key="
+	cli.Close()
+	return nil, "", graph.Errorf(graph.EUNAVAILABLE, "cannot reach etcd at %s within %s (%v); %s", t.endpointList(), timeout, short(last), tlsHint(t))
+}
+
+// tlsHint says what to check when no endpoint answered: a TLS handshake with the first
+// endpoint tells a plain etcd:// aimed at a TLS member, and a certificate that cacert
+// does not trust, from a member that is not there.
+func tlsHint(t *Target) string {
+	d := &net.Dialer{Timeout: time.Second}
+	if t.TLS == nil {
+		// Only to learn whether it speaks TLS: nothing is sent over it.
+		conn, err := tls.DialWithDialer(d, "tcp", t.Endpoints[0], &tls.Config{InsecureSkipVerify: true})
+		if err == nil {
+			conn.Close()
+			return "the cluster speaks TLS: use etcds://…?cacert=&cert=&key="
+		}
+		return "check --store and that etcd runs there"
 	}
-	return graph.Errorf(graph.EUNAVAILABLE, "cannot reach etcd at %s within %s (%v); %s", fe.target.endpointList(), fe.cfg.ConnectTimeout, short(last), hint)
+	cfg := t.TLS.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(t.Endpoints[0])
+	}
+	conn, err := tls.DialWithDialer(d, "tcp", t.Endpoints[0], cfg)
+	switch {
+	case err == nil:
+		conn.Close()
+	case strings.Contains(err.Error(), "certificate"):
+		return fmt.Sprintf("its TLS: %v; check cacert, cert and key", err)
+	default:
+		// A plain member answers etcd's /version over HTTP.
+		hc := &http.Client{Timeout: time.Second}
+		if resp, err := hc.Get("http://" + t.Endpoints[0] + "/version"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return "the cluster does not speak TLS there: use etcd://"
+			}
+		}
+	}
+	return "check --store, that etcd runs there, and its TLS (cacert, cert, key)"
 }
 
 func short(err error) string {
@@ -228,33 +277,38 @@ func short(err error) string {
 	return err.Error()
 }
 
+func (fe *FrontEnd) probeLimits(ctx context.Context) error {
+	return probeLimits(ctx, fe.cli, fe.target)
+}
+
 // probeLimits asks the cluster to take a Txn of NeedTxnOps operations and one of
 // NeedRequestBytes, each guarded by a comparison that is never true, so nothing is
-// written: etcd checks both limits before it looks at the comparison.
-func (fe *FrontEnd) probeLimits(ctx context.Context) error {
-	never := clientv3.Compare(clientv3.CreateRevision(fe.target.key("probe")), "<", 0)
+// written: etcd checks both limits before it looks at the comparison. A cluster whose
+// limits are too small gives an ELIMIT error naming the flags it needs.
+func probeLimits(ctx context.Context, cli *clientv3.Client, t *Target) error {
+	never := clientv3.Compare(clientv3.CreateRevision(t.key("probe")), "<", 0)
 	ops := make([]clientv3.Op, NeedTxnOps)
 	for i := range ops {
-		ops[i] = clientv3.OpPut(fe.target.key("probe", strconv.Itoa(i)), "")
+		ops[i] = clientv3.OpPut(t.key("probe", strconv.Itoa(i)), "")
 	}
 	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	_, err := fe.cli.Txn(actx).If(never).Then(ops...).Commit()
+	_, err := cli.Txn(actx).If(never).Then(ops...).Commit()
 	cancel()
 	if err != nil {
 		if errors.Is(err, rpctypes.ErrTooManyOps) || strings.Contains(err.Error(), "too many operations") {
-			return graph.Errorf(graph.ELIMIT, "the etcd cluster at %s allows fewer than %d operations in one transaction; devgraph needs every member started with --max-txn-ops=%d --max-request-bytes=%d", fe.target.endpointList(), NeedTxnOps, NeedTxnOps, NeedRequestBytes)
+			return graph.Errorf(graph.ELIMIT, "the etcd cluster at %s allows fewer than %d operations in one transaction; devgraph needs every member started with --max-txn-ops=%d --max-request-bytes=%d", t.endpointList(), NeedTxnOps, NeedTxnOps, NeedRequestBytes)
 		}
-		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer the limits probe: %v", fe.target.endpointList(), short(err))
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer the limits probe: %v", t.endpointList(), short(err))
 	}
 	big := make([]byte, NeedRequestBytes-64<<10)
 	actx, cancel = context.WithTimeout(ctx, 10*time.Second)
-	_, err = fe.cli.Txn(actx).If(never).Then(clientv3.OpPut(fe.target.key("probe"), string(big))).Commit()
+	_, err = cli.Txn(actx).If(never).Then(clientv3.OpPut(t.key("probe"), string(big))).Commit()
 	cancel()
 	if err != nil {
 		if isTooBig(err) {
-			return graph.Errorf(graph.ELIMIT, "the etcd cluster at %s refuses requests of %d bytes; devgraph needs every member started with --max-request-bytes=%d --max-txn-ops=%d", fe.target.endpointList(), NeedRequestBytes, NeedRequestBytes, NeedTxnOps)
+			return graph.Errorf(graph.ELIMIT, "the etcd cluster at %s refuses requests of %d bytes; devgraph needs every member started with --max-request-bytes=%d --max-txn-ops=%d", t.endpointList(), NeedRequestBytes, NeedRequestBytes, NeedTxnOps)
 		}
-		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer the limits probe: %v", fe.target.endpointList(), short(err))
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer the limits probe: %v", t.endpointList(), short(err))
 	}
 	return nil
 }
@@ -378,37 +432,11 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 	if path == "" {
 		path = DefaultReplica(fe.name)
 	}
-	schemaKey := fe.target.key("schema")
-	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	resp, err := fe.cli.Get(gctx, schemaKey)
-	cancel()
+	seeded, rev, err := checkGraph(ctx, fe.cli, fe.target, 1) // our own host claim is there already
 	if err != nil {
-		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
+		return err
 	}
-	fe.headRev.Store(resp.Header.Revision)
-	seeded := len(resp.Kvs) > 0
-	if seeded {
-		v, err := strconv.Atoi(string(resp.Kvs[0].Value))
-		switch {
-		case err != nil:
-			return graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", schemaKey, fe.target.endpointList(), resp.Kvs[0].Value)
-		case v > migrations.CurrentVersion:
-			return graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, newer than this devgraph's %d: upgrade devgraph on this host", v, migrations.CurrentVersion)
-		case v < migrations.CurrentVersion:
-			return graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, older than this devgraph's %d: the fleet is mid-upgrade; run the older devgraph here until the cluster is migrated", v, migrations.CurrentVersion)
-		}
-	} else {
-		// No schema: the prefix must hold nothing at all (a wrong prefix, or another tool's keys, is not ours to write into).
-		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		any, err := fe.cli.Get(gctx, fe.target.Prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
-		cancel()
-		if err != nil {
-			return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
-		}
-		if n := any.Count - 1; n > 0 { // our own host claim is there already
-			return graph.Errorf(graph.EINVALID, "the prefix %s on etcd at %s holds %d keys but no devgraph graph: is --store's prefix right?", fe.target.Prefix, fe.target.endpointList(), n)
-		}
-	}
+	fe.headRev.Store(rev)
 	opts := fe.cfg.Store0
 	opts.ReplicaOf = fe.name
 	opts.ReplicaURL = fe.target.String()
@@ -452,6 +480,47 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 
 // seed writes a fresh replica's records (format, version, counters) as the cluster's
 // first commit, unless another front end seeded it first.
+// checkGraph reads what the target's prefix holds: whether it holds a devgraph graph
+// (P/schema) and the revision it read at. A graph of another schema version is refused;
+// so is a prefix without one that holds keys (a wrong prefix, another tool's keys, or an
+// import that did not finish, which is named) beyond the own keys the caller put there.
+func checkGraph(ctx context.Context, cli *clientv3.Client, t *Target, own int64) (seeded bool, rev int64, err error) {
+	schemaKey := t.key("schema")
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	resp, err := cli.Get(gctx, schemaKey)
+	cancel()
+	if err != nil {
+		return false, 0, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", t.endpointList(), short(err))
+	}
+	rev = resp.Header.Revision
+	if len(resp.Kvs) > 0 {
+		v, err := strconv.Atoi(string(resp.Kvs[0].Value))
+		switch {
+		case err != nil:
+			return false, rev, graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", schemaKey, t.endpointList(), resp.Kvs[0].Value)
+		case v > migrations.CurrentVersion:
+			return false, rev, graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, newer than this devgraph's %d: upgrade devgraph on this host", v, migrations.CurrentVersion)
+		case v < migrations.CurrentVersion:
+			return false, rev, graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, older than this devgraph's %d: the fleet is mid-upgrade; run the older devgraph here until the cluster is migrated", v, migrations.CurrentVersion)
+		}
+		return true, rev, nil
+	}
+	// No schema: the prefix must hold nothing at all (a wrong prefix, or another tool's keys, is not ours to write into).
+	gctx, cancel = context.WithTimeout(ctx, 5*time.Second)
+	any, err := cli.Get(gctx, t.Prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	cancel()
+	if err != nil {
+		return false, rev, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", t.endpointList(), short(err))
+	}
+	if n := any.Count - own; n > 0 {
+		if m, err := readImportMarker(ctx, cli, t); err == nil && m != nil {
+			return false, rev, m.unfinished(t)
+		}
+		return false, rev, graph.Errorf(graph.EINVALID, "the prefix %s on etcd at %s holds %d keys but no devgraph graph: is --store's prefix right?", t.Prefix, t.endpointList(), n)
+	}
+	return false, rev, nil
+}
+
 func (fe *FrontEnd) seed(ctx context.Context) error {
 	var ops []clientv3.Op
 	err := fe.db.Records(ctx, func(bucket, key, value []byte) error {
@@ -524,10 +593,14 @@ func (fe *FrontEnd) rebuild(ctx context.Context) (int64, error) {
 
 // scan reads every record at revision rev, a page at a time.
 func (fe *FrontEnd) scan(ctx context.Context, rev int64, fn func(k, v []byte) error) error {
-	start, end := fe.target.dataPrefix(), clientv3.GetPrefixRangeEnd(fe.target.dataPrefix())
+	return scan(ctx, fe.cli, fe.target, rev, fn)
+}
+
+func scan(ctx context.Context, cli *clientv3.Client, t *Target, rev int64, fn func(k, v []byte) error) error {
+	start, end := t.dataPrefix(), clientv3.GetPrefixRangeEnd(t.dataPrefix())
 	for {
 		gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		resp, err := fe.cli.Get(gctx, start, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(10000), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+		resp, err := cli.Get(gctx, start, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(10000), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 		cancel()
 		if err != nil {
 			return graph.Errorf(graph.EUNAVAILABLE, "reading the cluster's records at revision %d: %v", rev, short(err))
@@ -639,10 +712,6 @@ type committer FrontEnd
 // is never made twice nor reported lost.
 func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Change) (int64, error) {
 	fe := (*FrontEnd)(c)
-	type op struct {
-		key string
-		ch  store.Change
-	}
 	order := make([]string, 0, len(changes))
 	last := make(map[string]store.Change, len(changes))
 	for _, ch := range changes {

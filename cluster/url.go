@@ -115,3 +115,23 @@ func (t *Target) splitDataKey(k []byte) (bucket, key []byte, err error) {
 	}
 	return nil, nil, fmt.Errorf("key %q names no bucket", k)
 }
+
+// Names reports whether a front end's cluster name (FrontEnd.Name, a replica's
+// ReplicaOf: "etcd:<cluster id><prefix>") is a graph under this target's prefix; which
+// cluster the endpoints reach is not asked.
+func (t *Target) Names(name string) bool {
+	rest, ok := strings.CutPrefix(name, "etcd:")
+	if !ok {
+		return false
+	}
+	i := strings.IndexByte(rest, '/')
+	if i <= 0 {
+		return false
+	}
+	for _, c := range rest[:i] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return rest[i:] == t.Prefix
+}

@@ -36,6 +36,10 @@ type Stats struct {
 	Events        uint64 `json:"events"`
 	SchemaVersion int    `json:"schema_version"`
 	FileBytes     int64  `json:"file_bytes"`
+	// A replica's: the cluster it mirrors and the revision of that cluster's last
+	// commit it holds (its lag is the cluster's newest commit minus this).
+	ReplicaOf  string `json:"replica_of,omitempty"`
+	ReplicaRev int64  `json:"replica_rev,omitempty"`
 }
 
 // ImportStats reports what an import wrote.

@@ -14,8 +14,11 @@ import (
 )
 
 // Backup writes a consistent copy of the file to w from one read transaction, while
-// writers keep going.
+// writers keep going. A replica's copy is an ordinary database (backupReplica).
 func (db *DB) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	if db.replicaOf != "" {
+		return db.backupReplica(ctx, w)
+	}
 	var n int64
 	err := db.view(ctx, func(tx *bolt.Tx) (err error) {
 		n, err = tx.WriteTo(w)

@@ -894,7 +894,10 @@ func (w *wtx) flushPending() error {
 
 // Stats reports the counters the store keeps.
 func (db *DB) Stats(ctx context.Context) (*graph.Stats, error) {
-	s := &graph.Stats{SchemaVersion: db.version}
+	s := &graph.Stats{SchemaVersion: db.version, ReplicaOf: db.replicaOf}
+	if s.ReplicaOf != "" {
+		s.ReplicaRev = db.ReplicaRev()
+	}
 	err := db.view(ctx, func(tx *bolt.Tx) error {
 		meta := tx.Bucket(migrations.BucketMeta)
 		s.Identities = int(migrations.ReadU64(meta.Get(migrations.CountIdentities)))

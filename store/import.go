@@ -954,6 +954,9 @@ func qualifyLine(host string, l *exportLine) {
 		hints(l.Identity.Hints)
 	case l.Device != nil:
 		d := l.Device
+		if h, _ := graph.SplitHost(d.Key); h != "" {
+			break // a fleet's export: the device is its host's already
+		}
 		d.Key, d.Ref, d.Host = graph.QualifyHost(host, d.Key), graph.QualifyHost(host, d.Ref), host
 		d.ID = graph.DeviceID(d.Key)
 		for i, a := range d.Aliases {
@@ -963,6 +966,9 @@ func qualifyLine(host string, l *exportLine) {
 	case l.Note != nil:
 		l.Note.Target = graph.QualifyDeviceID(host, l.Note.Target)
 	case l.Robot != nil:
+		if h, _ := graph.SplitHost(l.Robot.Ref); h != "" {
+			break
+		}
 		l.Robot.Ref, l.Robot.Host = graph.QualifyHost(host, l.Robot.Ref), host
 	case l.Relation != nil:
 		l.Relation.From, l.Relation.To = graph.QualifyDeviceID(host, l.Relation.From), graph.QualifyDeviceID(host, l.Relation.To)

@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -363,6 +366,61 @@ func (db *DB) Records(ctx context.Context, fn func(bucket, key, value []byte) er
 		}
 		return nil
 	})
+}
+
+// backupReplica writes a consistent copy of the replica to w as an ordinary database:
+// the shared store's graph as of the revision the replica holds, without the marks that
+// make the file a replica, so it opens (and restores) like any backup. The copy is made
+// in a temporary file beside the replica, unmarked there, then written to w.
+func (db *DB) backupReplica(ctx context.Context, w io.Writer) (int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(db.path), ".devgraph-backup-*.db")
+	if err != nil {
+		return 0, graph.Errorf(graph.EUNAVAILABLE, "backup: cannot make a temporary copy beside %s: %v", db.path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	err = db.view(ctx, func(tx *bolt.Tx) error {
+		_, err := tx.WriteTo(f)
+		return err
+	})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, internal("backup", err)
+	}
+	bdb, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return 0, internal("backup", err)
+	}
+	err = bdb.Update(func(tx *bolt.Tx) error {
+		t, err := newTxw(tx)
+		if err != nil {
+			return err
+		}
+		for _, k := range [][]byte{keyReplicaOf, keyReplicaRev, keyReplicaURL} {
+			if err := t.delete(m.BucketMeta, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if cerr := bdb.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, internal("backup", err)
+	}
+	f, err = os.Open(tmp)
+	if err != nil {
+		return 0, internal("backup", err)
+	}
+	defer f.Close()
+	n, err := io.Copy(w, f)
+	if err != nil {
+		return n, internal("backup", err)
+	}
+	return n, nil
 }
 
 // shipChanges converts a write set for the Committer: the replica's own keys are not

@@ -34,7 +34,7 @@ func runBackup(ctx context.Context, o *common, dst string, out io.Writer) error 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "backed up %s to %s (%d bytes)\n", e.dbPath(o), dst, n)
+		fmt.Fprintf(out, "backed up %s to %s (%d bytes)\n", e.graphName(o), dst, n)
 		return nil
 	})
 }

@@ -35,6 +35,10 @@ type common struct {
 	// hostName is --host-name: this machine's name ("" for $DEVGRAPH_HOST_NAME, else the
 	// OS host name; see host).
 	hostName string
+	// store is --store: an etcd cluster (etcd://…) holding a fleet's graph, "" for the
+	// file; connectTimeout bounds how long a verb tries to reach it.
+	store          string
+	connectTimeout time.Duration
 
 	// json is --json; output is -o json|wide. asJSON and wide read them.
 	json   bool
@@ -56,6 +60,8 @@ func (c *common) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.usbIDs, "usb-ids", "", "name USB devices from this usb.ids (default /usr/share/hwdata/usb.ids, else /usr/share/misc/usb.ids)")
 	fs.StringVar(&c.devRoot, "dev-root", "", "read the stable /dev links (serial/by-id …) from this root instead of /dev")
 	fs.StringVar(&c.hostName, "host-name", "", "this machine's host name, a slug fixed in the database once written (default $DEVGRAPH_HOST_NAME, else the first label of the OS host name, lowercased)")
+	fs.StringVar(&c.store, "store", "", "the graph on an etcd cluster shared by a fleet of hosts: etcd://h1:2379,h2:2379[/prefix], or etcds://…?cacert=&cert=&key= (--db is then the local replica)")
+	fs.DurationVar(&c.connectTimeout, "connect-timeout", 10*time.Second, "with --store: how long to try reaching etcd before giving up")
 }
 
 // host is the host name devices found here belong to: --host-name, else
@@ -210,6 +216,9 @@ func dialServer(ctx context.Context, db string) *remote.Client {
 // holds the database (the same results and events as opening the file), else by opening
 // the file itself with the sources and no background polling.
 func (e *env) open(ctx context.Context, c *common, mode openMode) (*session, error) {
+	if c.store != "" {
+		return e.openStore(ctx, c, mode)
+	}
 	db := e.dbPath(c)
 	if mode != openLocalOnly {
 		if cl := dialServer(ctx, db); cl != nil {

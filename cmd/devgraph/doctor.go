@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/devgraph/devgraph/cluster"
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/migrations"
 	"github.com/devgraph/devgraph/remote"
@@ -30,6 +31,10 @@ type doctorReport struct {
 	Relations     []string             `json:"relation_problems"` // the relation indexes and counters: what is wrong, none when whole
 	Sources       []graph.SourceStatus `json:"sources"`
 	Problems      []string             `json:"problems,omitempty"`
+	// With --store: the cluster's health, and how many revisions this host's replica is
+	// behind the cluster's last commit (absent when no front end runs here).
+	Cluster    *cluster.Health `json:"cluster,omitempty"`
+	ReplicaLag *int64          `json:"replica_lag,omitempty"`
 }
 
 func newDoctorCmd(c *common) *cobra.Command {
@@ -37,10 +42,11 @@ func newDoctorCmd(c *common) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "check the sources, the database and the server",
-		Long:  "check the sources, the database and the server; exit 1 when the database is broken (a damaged file, a broken changelog chain, relation index problems), and with --strict also when a source is unavailable",
+		Long:  "check the sources, the database and the server; exit 1 when the database is broken (a damaged file, a broken changelog chain, relation index problems), and with --strict also when a source is unavailable. With --store: the cluster's members, health, limits, schema and live hosts, and this host's replica lag; exit 1 also when a member is down or the cluster cannot hold devgraph's graph",
 		Example: `  devgraph doctor
   devgraph doctor --strict
-  devgraph --demo doctor --json`,
+  devgraph --demo doctor --json
+  devgraph --store etcd://etcd1:2379,etcd2:2379,etcd3:2379 doctor`,
 		Args: nargs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDoctor(cmd.Context(), c, strict, c.e.stdout)
@@ -53,6 +59,9 @@ func newDoctorCmd(c *common) *cobra.Command {
 
 func runDoctor(ctx context.Context, o *common, strict bool, out io.Writer) error {
 	e := o.e
+	if o.store != "" {
+		return e.doctorCluster(ctx, o, strict, out)
+	}
 	db := e.dbPath(o)
 	rep := &doctorReport{DB: db, Socket: remote.SocketPath(db), SchemaCurrent: migrations.CurrentVersion}
 	_, statErr := os.Stat(db)
@@ -104,26 +113,7 @@ func runDoctor(ctx context.Context, o *common, strict bool, out io.Writer) error
 		rep.Sources = snap.Sources
 	} else {
 		err := e.withService(ctx, o, openAny, func(ctx context.Context, svc graph.Service) error {
-			var err error
-			if rep.Stats, err = svc.Stats(ctx); err != nil {
-				return err
-			}
-			rep.SchemaVersion = rep.Stats.SchemaVersion
-			if rep.Chain, err = svc.VerifyChangelog(ctx); err != nil {
-				return err
-			}
-			if !rep.Chain.OK {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("changelog broken at seq %d: %s", rep.Chain.BrokenSeq, rep.Chain.Problem))
-			}
-			if rep.Relations, err = svc.CheckRelations(ctx); err != nil {
-				return err
-			}
-			rep.Relations = append([]string{}, rep.Relations...) // [] in --json when whole
-			for _, p := range rep.Relations {
-				rep.Problems = append(rep.Problems, "relations: "+p)
-			}
-			rep.Sources, err = svc.Sources(ctx)
-			return err
+			return rep.checkGraph(ctx, svc)
 		})
 		if err != nil {
 			return err
@@ -155,6 +145,40 @@ func runDoctor(ctx context.Context, o *common, strict bool, out io.Writer) error
 		status := okIf(rep.Consistency == "ok", "ok", okIf(damage != nil, "BROKEN", "skipped"))
 		t.row("consistency", status, okIf(rep.Consistency == "ok", "every page of the file checked (bbolt)", rep.Consistency))
 	}
+	rep.graphRows(t)
+	if err := t.flush(); err != nil {
+		return err
+	}
+	return verdict
+}
+
+// checkGraph fills the report's graph checks from svc: counters, the changelog chain,
+// the relation indexes and the sources.
+func (rep *doctorReport) checkGraph(ctx context.Context, svc graph.Service) error {
+	var err error
+	if rep.Stats, err = svc.Stats(ctx); err != nil {
+		return err
+	}
+	rep.SchemaVersion = rep.Stats.SchemaVersion
+	if rep.Chain, err = svc.VerifyChangelog(ctx); err != nil {
+		return err
+	}
+	if !rep.Chain.OK {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("changelog broken at seq %d: %s", rep.Chain.BrokenSeq, rep.Chain.Problem))
+	}
+	if rep.Relations, err = svc.CheckRelations(ctx); err != nil {
+		return err
+	}
+	rep.Relations = append([]string{}, rep.Relations...) // [] in --json when whole
+	for _, p := range rep.Relations {
+		rep.Problems = append(rep.Problems, "relations: "+p)
+	}
+	rep.Sources, err = svc.Sources(ctx)
+	return err
+}
+
+// graphRows prints the graph checks' rows: schema, contents, relations, changelog, sources.
+func (rep *doctorReport) graphRows(t *table) {
 	if rep.Stats != nil {
 		t.row("schema", okIf(rep.SchemaVersion == rep.SchemaCurrent, "ok", "old"), fmt.Sprintf("version %d (this devgraph writes %d)", rep.SchemaVersion, rep.SchemaCurrent))
 		t.row("contents", "ok", fmt.Sprintf("%d identities, %d devices, %d notes, %d relations, %d events, %d bytes", rep.Stats.Identities, rep.Stats.Devices, rep.Stats.Notes, rep.Stats.Relations, rep.Stats.Events, rep.Stats.FileBytes))
@@ -181,10 +205,6 @@ func runDoctor(ctx context.Context, o *common, strict bool, out io.Writer) error
 		}
 		t.row("source "+s.Name, okIf(s.OK, "ok", "unavailable"), detail)
 	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	return verdict
 }
 
 // doctorVerdict is doctor's exit: 1 (with the first problem) when the database is broken

@@ -106,7 +106,7 @@ func runExport(ctx context.Context, o *exportOptions, pos []string, depthSet boo
 		if draw != nil {
 			what = o.format + ", "
 		}
-		fmt.Fprintf(out, "exported %s to %s (%s%d bytes)\n", e.dbPath(o.common), file, what, cw.n)
+		fmt.Fprintf(out, "exported %s to %s (%s%d bytes)\n", e.graphName(o.common), file, what, cw.n)
 		return nil
 	})
 }

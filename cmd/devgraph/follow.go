@@ -18,6 +18,14 @@ import (
 // streamClient is the running server's client for the database, or the error that says
 // to start one.
 func (e *env) streamClient(ctx context.Context, c *common, verb string) (*remote.Client, error) {
+	if c.store != "" {
+		// The cluster's front end on this host: only it hears the changes.
+		s, err := e.openStore(ctx, c, openServer)
+		if err != nil {
+			return nil, err
+		}
+		return s.client, nil
+	}
 	db := e.dbPath(c)
 	if cl := dialServer(ctx, db); cl != nil {
 		return cl, nil

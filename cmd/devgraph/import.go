@@ -16,6 +16,7 @@ type importOptions struct {
 	*common
 	quiet   bool
 	maxSize sizeFlag
+	force   bool // with --store: clear a stopped import's leftovers first
 }
 
 func newImportCmd(c *common) *cobra.Command {
@@ -23,10 +24,11 @@ func newImportCmd(c *common) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import [FILE]",
 		Short: "read an export from FILE or stdin (-, or no FILE with stdin not a terminal)",
-		Long:  "read an export from FILE, or from stdin when FILE is - or left out (stdin must then not be a terminal); progress shows records done/total and percent on stderr, redrawn on a terminal, one line at the end elsewhere",
+		Long:  "read an export from FILE, or from stdin when FILE is - or left out (stdin must then not be a terminal); progress shows records done/total and percent on stderr, redrawn on a terminal, one line at the end elsewhere. With --store it goes into an empty etcd cluster no host serves (offline), the changelog kept byte for byte",
 		Example: `  devgraph --db new.db import backup.jsonl
   devgraph export | devgraph --db copy.db import
-  ssh studio devgraph export | devgraph --db copy.db import - --max-size 1G`,
+  ssh studio devgraph export | devgraph --db copy.db import - --max-size 1G
+  devgraph --store etcd://etcd1:2379,etcd2:2379,etcd3:2379 import studio.jsonl`,
 		Args: nargs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := "-"
@@ -42,6 +44,7 @@ func newImportCmd(c *common) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.quiet, "quiet", false, "no progress line")
+	cmd.Flags().BoolVar(&o.force, "force", false, "with --store: first clear what an import into the cluster that did not finish left (its marker names it)")
 	cmd.Flags().Var(&o.maxSize, "max-size", "the most a pipe or stdin may carry (it is spooled to $TMPDIR to be read twice): bytes, or with K, M, G or T (powers of 1024), e.g. 512M; a regular FILE is read in place with no limit")
 	return cmd
 }
@@ -66,6 +69,12 @@ func runImport(ctx context.Context, o *importOptions, name string, out io.Writer
 		}
 	}
 	ctx = graph.WithImportMaxSize(ctx, int64(o.maxSize))
+	if o.store != "" {
+		return e.importCluster(ctx, o, r, out)
+	}
+	if o.force {
+		return usagef("import: --force clears a stopped import into a cluster; it goes with --store")
+	}
 	var sent *eofReader // through a server: has all of the input gone to it?
 	err = e.withService(ctx, o.common, openAny, func(ctx context.Context, svc graph.Service) error {
 		bar := newProgressLine(e.stderr, "import")

@@ -22,6 +22,12 @@ func (e *env) openLocal(ctx context.Context, c *common, db string) (*session, er
 	if err != nil {
 		return nil, err
 	}
+	return e.openLocalWith(ctx, c, db, so)
+}
+
+// openLocalWith is openLocal with the store's options given (a cluster's snapshot is a
+// fleet store).
+func (e *env) openLocalWith(ctx context.Context, c *common, db string, so store.Options) (*session, error) {
 	st, err := store.Open(db, so)
 	if err != nil {
 		return nil, err

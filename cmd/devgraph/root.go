@@ -25,7 +25,12 @@ func newRootCmd(e *env) (*cobra.Command, *common) {
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return c.checkOutput() },
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if c.store != "" && fileOnly[cmd.Name()] {
+				return usagef("--store names a cluster; %s works on a database file (--db): drop --store", cmd.Name())
+			}
+			return c.checkOutput()
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			writeHelp(e.stderr, cmd)
 			return &usageError{}
@@ -73,6 +78,9 @@ func newRootCmd(e *env) (*cobra.Command, *common) {
 	)
 	return root, c
 }
+
+// fileOnly are the verbs that work on a database file itself, never on a cluster.
+var fileOnly = map[string]bool{"compact": true, "migrate": true}
 
 // newHelpCmd is `devgraph help [VERB [SUB]]`: the verb's own help, as `VERB -h` prints it.
 func newHelpCmd() *cobra.Command {

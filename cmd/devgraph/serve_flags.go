@@ -40,8 +40,6 @@ type serveFlags struct {
 	tools    string
 	toolsets []string
 	set      map[string]bool // the flags given on the command line
-	// store is --store: an etcd cluster (etcd://…) holding a fleet's graph, "" for the file.
-	store string
 }
 
 func newServeCmd(c *common) *cobra.Command {
@@ -82,7 +80,6 @@ func (e *env) parseServeFlags(args []string) (*serveFlags, error) {
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.store, "store", "", "keep the graph on an etcd cluster shared by a fleet of hosts: etcd://h1:2379,h2:2379[/prefix], or etcds://…?cacert=&cert=&key= (--db is then the local replica)")
 	fs.StringVar(&f.httpAddr, "http", "", "also serve the web page, GraphQL, GraphiQL and MCP over HTTP on ADDR (e.g. 127.0.0.1:8080); stdio MCP is then off unless --stdio")
 	fs.StringVar(&f.tokenFile, "token-file", "", "bearer tokens (\"name token\" per line, \"name token prune\" for one that may prune the changelog); required for a non-loopback --http address, and enforced on loopback too when given")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve --http over HTTPS with this PEM certificate (chain); needs --tls-key")

@@ -93,6 +93,9 @@ type FrontEnd struct {
 	headRev  atomic.Int64 // the cluster's revision when last asked
 
 	stats Stats
+
+	view fleetView // the fleet's live hosts and their live state (live.go)
+	pub  publisher // this host's live state (live.go)
 }
 
 // Stats counts what the committer did, for the load command and doctor.
@@ -135,6 +138,9 @@ func Open(ctx context.Context, cfg Config) (*FrontEnd, error) {
 		return nil, err
 	}
 	if err := fe.openReplica(ctx); err != nil {
+		return nil, err
+	}
+	if err := fe.startLive(ctx); err != nil {
 		return nil, err
 	}
 	ok = true

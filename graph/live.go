@@ -109,6 +109,10 @@ type DeviceView struct {
 	BoundTo  string `json:"bound_to,omitempty"` // identity id: explicit binding, else a high unambiguous match
 	BoundBy  string `json:"bound_by,omitempty"` // "explicit" or "match"
 	Identity string `json:"identity_name,omitempty"`
+	// HostOffline: the device's host is a fleet host that is not live (its lease
+	// expired). The device is remembered as that host last recorded it — Present is
+	// what it last saw, not unplugged — and has no nodes or observed relations.
+	HostOffline bool `json:"host_offline,omitempty"`
 }
 
 // BindRequest is the store-level bind: one transaction that may create the identity,

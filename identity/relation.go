@@ -48,6 +48,7 @@ func (s *Service) live(ctx context.Context) (*liveView, error) {
 // reading the hardware again.
 func (s *Service) liveOf(ctx context.Context, snap *graph.Snapshot) (*liveView, error) {
 	var err error
+	snap = s.withFleet(snap)
 	w := &liveView{
 		snap:    snap,
 		clients: map[string]*graph.Client{},
@@ -93,7 +94,7 @@ func (s *Service) liveOf(ctx context.Context, snap *graph.Snapshot) (*liveView, 
 		if v.Infra {
 			w.infra[v.ID] = true
 		}
-		if !v.Present || v.BoundTo == "" {
+		if !v.Present || v.HostOffline || v.BoundTo == "" {
 			continue
 		}
 		w.boundOf[v.ID] = v.BoundTo

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -35,6 +36,9 @@ type Service struct {
 	graph.DatabaseService
 	Live  graph.Live  // nil: no hardware (device lists come from the store alone)
 	Fleet graph.Fleet // nil: robots unavailable in this process
+	// Hosts is the rest of a fleet (an etcd store): which hosts are live, merged into
+	// every read's live view with the live state they publish. nil on one machine.
+	Hosts graph.FleetLive
 	Now   func() time.Time
 	// PollInterval is how often the background loop reads the sources and records
 	// appear/disappear events; 0 disables it (requests still observe their snapshot).
@@ -283,7 +287,7 @@ func (s *Service) autoBind(ctx context.Context, snap *graph.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	views, err := s.views(ctx, NewScene(snap), devs)
+	views, err := s.views(ctx, NewScene(s.withFleet(snap)), devs)
 	if err != nil {
 		return err
 	}
@@ -344,7 +348,10 @@ func (s *Service) views(ctx context.Context, scene *Scene, devs []*graph.Device)
 		// Live: the nodes the snapshot shows now, never a record's. A present device
 		// without nodes gets an empty, non-nil list: this view has read the snapshot.
 		out[i].Nodes = nil
-		if d.Present {
+		if s.hostOffline(d) {
+			// Remembered as its host last recorded it; nothing of it is live.
+			out[i].HostOffline = true
+		} else if d.Present {
 			out[i].Nodes = scene.Nodes(d.Key)
 			if out[i].Nodes == nil {
 				out[i].Nodes = []graph.DeviceNode{}
@@ -404,8 +411,9 @@ func (s *Service) scene(ctx context.Context) (*Scene, error) {
 	}
 	if snap != nil {
 		// On a fleet "shown only by this device" is fleet-wide: the other hosts' present
-		// devices count too (this host's are the snapshot's).
-		sc := NewScene(snap)
+		// devices count too (this host's are the snapshot's; the live hosts' published
+		// ones bring their /dev nodes).
+		sc := NewScene(s.withFleet(snap))
 		host := s.Host()
 		for _, d := range devs {
 			if d.Host != host {
@@ -700,3 +708,32 @@ func (s *Service) findDevice(ctx context.Context, idOrRef string, bound bool) (*
 }
 
 var _ graph.ReadViewer = (*Service)(nil)
+
+// hostOffline reports whether d's host is a fleet host that is not live.
+func (s *Service) hostOffline(d *graph.Device) bool {
+	return s.Hosts != nil && !s.Hosts.HostOnline(d.Host)
+}
+
+// withFleet returns this host's reading with the live state every other live host of
+// the fleet published added: their present devices (for the scene and their nodes),
+// observed relations and clients. The reading itself is what discovery records; this
+// is only ever read. Without a fleet it is snap.
+func (s *Service) withFleet(snap *graph.Snapshot) *graph.Snapshot {
+	if s.Hosts == nil || snap == nil {
+		return snap
+	}
+	others := s.Hosts.Elsewhere()
+	if len(others) == 0 {
+		return snap
+	}
+	cp := *snap
+	cp.Devices = slices.Clip(snap.Devices)
+	cp.Relations = slices.Clip(snap.Relations)
+	cp.Clients = slices.Clip(snap.Clients)
+	for _, h := range others {
+		cp.Devices = append(cp.Devices, h.Devices...)
+		cp.Relations = append(cp.Relations, h.Relations...)
+		cp.Clients = append(cp.Clients, h.Clients...)
+	}
+	return &cp
+}

@@ -61,6 +61,9 @@ func (s *Server) unbound(ctx context.Context, c *call, in unboundIn) (*mcp.CallT
 		if len(v.Nodes) > 0 {
 			fmt.Fprintf(&b, " at %s", strings.Join(v.Nodes, ", "))
 		}
+		if v.HostOffline {
+			b.WriteString(" (its host is offline)")
+		}
 		if m := v.Match; m != nil {
 			if m.Identity != "" {
 				fmt.Fprintf(&b, " — best candidate %s (%s, %.2f): %s", m.Identity, m.Confidence, m.Score, m.Why)

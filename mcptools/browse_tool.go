@@ -18,6 +18,8 @@ type browseNode struct {
 	Text  string   `json:"text,omitempty" jsonschema:"a line about it; a note's body"`
 	Tags  []string `json:"tags,omitempty"`
 	Depth int      `json:"depth"`
+	// HostOffline: a device whose host (a fleet host) is offline, remembered as last seen.
+	HostOffline bool `json:"host_offline,omitempty"`
 }
 
 // browseEdge is one link from a browsed node. For a relation it keeps the relation's
@@ -262,10 +264,13 @@ func (s *Server) neighbours(ctx context.Context, id string, limit int, notes map
 			return nil, nil, nil, 0, err
 		}
 		state := "unplugged"
-		if dv.Present {
+		switch {
+		case dv.HostOffline:
+			state = "host offline (remembered as last seen)"
+		case dv.Present:
 			state = "present"
 		}
-		n := &browseNode{ID: id, Kind: "device", Name: dv.Name, Tags: dv.Tags, Text: fmt.Sprintf("ref %s, %s", dv.Ref, state)}
+		n := &browseNode{ID: id, Kind: "device", Name: dv.Name, Tags: dv.Tags, Text: fmt.Sprintf("ref %s, %s", dv.Ref, state), HostOffline: dv.HostOffline}
 		for i, nd := range dv.Nodes {
 			if !root {
 				break // a neighbour's nodes are one browse of it away

@@ -11,13 +11,15 @@ import (
 )
 
 type findHit struct {
-	ID         string   `json:"id"`
-	Kind       string   `json:"kind"` // identity, device, robot
-	Name       string   `json:"name"`
-	Ref        string   `json:"ref,omitempty"`
-	Present    *bool    `json:"present,omitempty"`
-	IdentityID string   `json:"identity_id,omitempty"`
-	Tags       []string `json:"tags"`
+	ID      string `json:"id"`
+	Kind    string `json:"kind"` // identity, device, robot
+	Name    string `json:"name"`
+	Ref     string `json:"ref,omitempty"`
+	Present *bool  `json:"present,omitempty"`
+	// HostOffline: the device's host (a fleet host) is offline; present is what it last saw.
+	HostOffline bool     `json:"host_offline,omitempty"`
+	IdentityID  string   `json:"identity_id,omitempty"`
+	Tags        []string `json:"tags"`
 }
 
 type findIn struct {
@@ -83,6 +85,9 @@ func (s *Server) find(ctx context.Context, c *call, in findIn) (*mcp.CallToolRes
 		if len(h.Tags) > 0 {
 			fmt.Fprintf(&b, " [%s]", strings.Join(h.Tags, " "))
 		}
+		if h.HostOffline {
+			b.WriteString(" (its host is offline)")
+		}
 		b.WriteByte('\n')
 	}
 	if next != "" {
@@ -124,6 +129,7 @@ func (s *Server) findIndexed(ctx context.Context, text string, tags []string, ki
 			if d, err := s.opts.Devices.FindDeviceByID(ctx, h.ID); err == nil {
 				present := d.Present
 				fh.Ref, fh.Present, fh.IdentityID, fh.Tags = d.Ref, &present, d.IdentityID, nonNil(d.Tags)
+				fh.HostOffline = s.opts.Hosts != nil && !s.opts.Hosts.HostOnline(d.Host)
 			}
 		}
 		out = append(out, fh)

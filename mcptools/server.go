@@ -43,6 +43,9 @@ type Options struct {
 	// binding, tags): the store, as the name index reads it. Nil reads them through the
 	// service's device views, which also take a snapshot and match each device.
 	Devices graph.DeviceReader
+	// Hosts says which hosts of a fleet are live, so graph_find marks a device whose
+	// host is offline; nil on one machine (every device's host is this one).
+	Hosts graph.HostStatus
 	// Notifier tells the server about committed changes, which become
 	// notifications/resources/updated for subscribers.
 	Notifier graph.Notifier

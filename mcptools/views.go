@@ -21,6 +21,7 @@ type deviceView struct {
 	Host         string        `json:"host,omitempty"`
 	Name         string        `json:"name"`
 	Present      bool          `json:"present"`
+	HostOffline  bool          `json:"host_offline,omitempty" jsonschema:"its host (a fleet host) is offline: remembered as that host last saw it, not unplugged; nothing of it is live"`
 	Identity     string        `json:"identity,omitempty" jsonschema:"the identity it is bound to"`
 	BoundBy      string        `json:"bound_by,omitempty" jsonschema:"explicit, or match (a high unambiguous match)"`
 	Infra        bool          `json:"infra,omitempty" jsonschema:"a hub or controller: shown, never bound"`
@@ -116,6 +117,7 @@ func nodePaths(nodes []graph.DeviceNode) []string {
 // viewDeviceView is viewDevice for a device read with its match and binding.
 func viewDeviceView(d *graph.DeviceView, fps, detail bool) deviceView {
 	v := viewDevice(&d.Device, d.Match, fps, detail)
+	v.HostOffline = d.HostOffline
 	if d.BoundTo != "" {
 		v.Identity, v.BoundBy = d.BoundTo, d.BoundBy
 	}

@@ -531,6 +531,8 @@ func (b *builder) buildTypes() {
 				"attrs":        field(JSONScalar, "Manufacturer, product, driver, per-boot numbers…", func(d *graph.DeviceView) any { return d.Attrs }),
 				"infra":        field(nonNull(graphql.Boolean), "Hubs and other infrastructure: shown, never bound.", func(d *graph.DeviceView) any { return d.Infra }),
 				"present":      field(nonNull(graphql.Boolean), "", func(d *graph.DeviceView) any { return d.Present }),
+				"hostOffline": field(nonNull(graphql.Boolean), "True when its host is a fleet host that is not live (its lease expired): the device is remembered as that host last recorded it (present is what it last saw, not unplugged), without nodes or observed relations. Always false on one machine.",
+					func(d *graph.DeviceView) any { return d.HostOffline }),
 				"nodes": {Type: listOf(deviceNodeType), Description: "The /dev nodes it provides now (live, like present; empty when not present).",
 					Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 						d := p.Source.(*graph.DeviceView)

@@ -187,8 +187,17 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			if len(d.Aliases) == 0 {
 				d.Aliases = nil
 			}
+			seenAt := d.LastSeen
 			d.Ref, d.Source, d.Sources, d.Name, d.Host = od.Ref, od.Source, od.Sources, od.Name, w.db.host
-			d.Fingerprints, d.Attrs, d.Infra, d.LastSeen = od.Fingerprints, od.Attrs, od.Infra, taken
+			d.Fingerprints, d.Attrs, d.Infra = od.Fingerprints, od.Attrs, od.Infra
+			if !isNew && wasPresent && w.db.replicaOf != "" && bytes.Equal(deviceJSON(d), before) &&
+				(od.Ref == "" || bytes.Equal(w.b(m.BucketRefs).Get([]byte(od.Ref)), []byte(od.Key))) {
+				// On a fleet's store a device seen again unchanged is not rewritten to
+				// move its last seen: its host's lease says it is live (lastSeenEvery).
+				d.LastSeen = seenAt
+				continue
+			}
+			d.LastSeen = taken
 			if od.Ref != "" {
 				if err := w.put(m.BucketRefs, []byte(od.Ref), []byte(od.Key)); err != nil {
 					return err
@@ -228,6 +237,9 @@ func (db *DB) ObserveDevices(ctx context.Context, snap *graph.Snapshot) ([]*grap
 			before := deviceJSON(d)
 			if err := w.setPresent(d, false); err != nil {
 				return err
+			}
+			if w.db.replicaOf != "" {
+				d.LastSeen = taken // not refreshed while present (lastSeenEvery): when its absence was noticed
 			}
 			if err := w.putDevice(d); err != nil {
 				return err
@@ -277,6 +289,10 @@ func allAnswered(d *graph.Device, snap *graph.Snapshot) bool {
 
 // lastSeenEvery is how stale a present device's last seen may grow before a snapshot that
 // changes nothing else writes it anyway: polling every few seconds should not fsync each time.
+// On a fleet's store (a replica) it is never refreshed for its own sake — every host
+// doing so would be a write per host per minute to the whole fleet, and the host's lease
+// already says its devices are live: there last seen moves when a device appears, changes
+// or is noticed gone.
 const lastSeenEvery = time.Minute
 
 // observeQuiet reports, from a read transaction, whether snap would change nothing but
@@ -297,7 +313,7 @@ func (db *DB) observeQuiet(ctx context.Context, snap *graph.Snapshot) (bool, err
 			}
 			if d == nil || !d.Present || d.Ref != od.Ref || d.Source != od.Source || d.Name != od.Name || d.Infra != od.Infra ||
 				!slices.Equal(d.Sources, od.Sources) || !slices.Equal(d.Fingerprints, od.Fingerprints) ||
-				!maps.Equal(d.Attrs, od.Attrs) || taken.Sub(d.LastSeen) >= lastSeenEvery {
+				!maps.Equal(d.Attrs, od.Attrs) || taken.Sub(d.LastSeen) >= lastSeenEvery && db.replicaOf == "" {
 				quiet = false
 				return nil
 			}

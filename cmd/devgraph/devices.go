@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,10 +64,12 @@ func runDevices(ctx context.Context, o *devicesOptions, out io.Writer) error {
 
 // printDeviceTable prints devices: with all, whether each is present and its AGE (since
 // last seen), SOURCES then going to -o wide; wide adds LAST SEEN in UTC. HOST, the machine
-// each device is attached to, shows in wide and whenever the devices span several hosts.
+// each device is attached to, shows in wide and whenever the devices span several hosts
+// or one's host is offline (a fleet host whose lease expired: "studio-b (offline)", its
+// devices shown as it last recorded them, not unplugged).
 func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now time.Time) error {
 	sources := !all || wide
-	hosts := wide || manyHosts(devs)
+	hosts := wide || manyHosts(devs) || slices.ContainsFunc(devs, func(d *graph.DeviceView) bool { return d.HostOffline })
 	cols := []string{"REF"}
 	if hosts {
 		cols = append(cols, "HOST")
@@ -86,7 +89,11 @@ func printDeviceTable(w io.Writer, devs []*graph.DeviceView, all, wide bool, now
 	for _, d := range devs {
 		cells := []any{d.Ref}
 		if hosts {
-			cells = append(cells, hostCell(d.Host))
+			h := hostCell(d.Host)
+			if d.HostOffline {
+				h += " (offline)"
+			}
+			cells = append(cells, h)
 		}
 		cells = append(cells, clip(d.Name, 36))
 		if sources {

@@ -42,7 +42,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 		}
 		st, err := store.Open(db, so)
 		if err == nil {
-			return e.serveDB(ctx, f, st, db, nil, log)
+			return e.serveDB(ctx, f, st, db, log, nil)
 		}
 		if graph.ErrorCode(err) != graph.ELOCKED || time.Now().After(deadline) || ctx.Err() != nil {
 			return lockedBy(err, db)
@@ -52,7 +52,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 
 // serveDB serves st; fe is the cluster front end st is the replica of (serve --store), nil
 // for a file.
-func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, fe *cluster.FrontEnd, log *slog.Logger) error {
+func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger, fe *cluster.FrontEnd) error {
 	parts := &closers{log: log}
 	defer parts.close()
 	parts.add("store", st.Close) // last: releases the lock
@@ -89,7 +89,14 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	live.Extra = append(live.Extra, fleet)
 	parts.add("live", live.Close) // after the poll loop stops, before the robots
-	svc := identity.New(st, live, robots)
+	var hw graph.Live = live
+	if fe != nil {
+		hw = fe.Live(live) // this host's readings as the fleet names them, published to the others
+	}
+	svc := identity.New(st, hw, robots)
+	if fe != nil {
+		svc.Hosts = fe // other hosts' liveness and live state
+	}
 	svc.PollInterval = f.poll
 	svc.AutoBind = f.autoBind
 	svc.Logger = log
@@ -99,7 +106,11 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	parts.add("sources", svc.Close)
 
 	rt := &runtime{log: log}
-	if err := rt.build(svc, svc, st, robotEvents, f); err != nil {
+	var hosts graph.HostStatus
+	if fe != nil {
+		hosts = fe
+	}
+	if err := rt.build(svc, svc, st, robotEvents, hosts, f); err != nil {
 		return err
 	}
 	st.SetSuggester(rt.names) // "did you mean" from the name index

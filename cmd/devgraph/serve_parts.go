@@ -60,14 +60,14 @@ type runtime struct {
 
 // build makes the executor and the MCP server over svc, with the one name index (find,
 // graph_find, "did you mean") over names: the store where this process holds it.
-func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph.NameSource, robotEvents func(fn func(ref string)) func(), f *serveFlags) error {
+func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph.NameSource, robotEvents func(fn func(ref string)) func(), hosts graph.HostStatus, f *serveFlags) error {
 	rt.names = search.NewFinder(names)
 	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: rt.names})
 	if err != nil {
 		return err
 	}
 	rt.exec = exec
-	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: rt.names, Devices: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize, MaxHTTPSessions: f.mcpSessions, Toolsets: f.toolsets,
+	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: rt.names, Devices: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize, MaxHTTPSessions: f.mcpSessions, Toolsets: f.toolsets, Hosts: hosts,
 		RobotEvents: robotEvents}
 	rt.mcp, err = mcptools.New(svc, opts)
 	if err != nil {

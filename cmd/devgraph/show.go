@@ -200,7 +200,10 @@ func printIdentity(w io.Writer, id *graph.Identity) error {
 func printDevice(w io.Writer, dv *graph.DeviceView) error {
 	t := newTable(w, "DEVICE", dv.ID)
 	t.row("ref", dv.Ref)
-	if dv.Host != "" {
+	switch {
+	case dv.HostOffline:
+		t.row("host", dv.Host+" (offline: its lease expired; shown as it last recorded it, not unplugged)")
+	case dv.Host != "":
 		t.row("host", dv.Host)
 	}
 	t.row("name", dv.Name)

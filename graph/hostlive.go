@@ -1,0 +1,56 @@
+package graph
+
+// In a fleet (an etcd store) each host publishes what its sources see right now and
+// never store — observed relations, clients, the /dev nodes of its present devices —
+// under a key that lives only as long as the host does, and every front end merges the
+// other live hosts' state into its own live view. A host whose lease expired is offline:
+// its devices stay remembered as it last recorded them (not unplugged), without nodes or
+// observed relations. On one machine there is no fleet and every host is online.
+
+// HostStatus says which hosts of a fleet are live.
+type HostStatus interface {
+	// HostOnline reports whether the named host is live. This host, and "" (a record
+	// without a host, on one machine), are always online.
+	HostOnline(host string) bool
+	// HostsOnline lists the live hosts, this one included, sorted.
+	HostsOnline() []string
+}
+
+// HostLive is one host's published live state.
+type HostLive struct {
+	Host string `json:"host"`
+	// Devices are its present devices as the fleet names them (key, ref, fingerprints,
+	// infra) with their /dev nodes now; their stored records say the rest.
+	Devices   []*ObservedDevice `json:"devices,omitempty"`
+	Relations []*Relation       `json:"relations,omitempty"` // observed, ends as the fleet names them
+	Clients   []*Client         `json:"clients,omitempty"`   // ids client:<host>/<source>:<name>
+	// Truncated says the state was cut to fit MaxHostLiveBytes (what was left out is
+	// not seen from other hosts).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// MaxHostLiveBytes bounds one host's published live state.
+const MaxHostLiveBytes = 512 << 10
+
+// FleetLive is the rest of a fleet as this host sees it: which hosts are live, and the
+// live state each other live host published.
+type FleetLive interface {
+	HostStatus
+	// Elsewhere returns the live state of every other live host, sorted by host; nil on
+	// one machine. The states are shared: treat them as read-only.
+	Elsewhere() []*HostLive
+}
+
+// QualifyClientID names another host's client as the fleet sees it:
+// client:alsa:Bitwig Studio on studio-b → client:studio-b/alsa:Bitwig Studio. An id
+// already qualified, or host "", comes back as it is.
+func QualifyClientID(host, id string) string {
+	prefix := string(KindClient) + ":"
+	if host == "" || len(id) <= len(prefix) || id[:len(prefix)] != prefix {
+		return id
+	}
+	if h, _ := SplitHost(id[len(prefix):]); h != "" {
+		return id
+	}
+	return prefix + host + "/" + id[len(prefix):]
+}

@@ -388,7 +388,7 @@ func (fe *FrontEnd) claimHost(ctx context.Context) error {
 			for range ch {
 			}
 			if isHost && fe.ctx.Err() == nil {
-				fe.log.Error("cluster: this host's lease is lost; its robots stop and it shows offline until it is back", "host", fe.cfg.Host)
+				fe.log.Error("cluster: this host's lease is lost (the cluster was out of reach for its 10 s); its robots stop and it shows offline to the fleet until devgraph serve is restarted here", "host", fe.cfg.Host)
 				fe.lostOnce.Do(func() { close(fe.lost) })
 			}
 		}()

@@ -48,10 +48,10 @@ test:
 
 # test-cluster: the tests tagged `cluster`, on real etcd 3.7 members (child processes on
 # loopback, built once from the pinned etcd module by internal/etcdtest; no download).
-# The CLI's cluster tests (TestClusterCLI_*) run alone: the rest of cmd/devgraph is make test's.
+# The CLI's cluster tests (TestClusterCLI_*, TestCluster_*) run alone: the rest of cmd/devgraph is make test's.
 test-cluster:
 	$(GO) test -count=1 -tags cluster -timeout 10m $(wildcard $(CLUSTER_PKGS))
-	$(GO) test -count=1 -tags cluster -timeout 10m -run 'TestClusterCLI_' ./cmd/devgraph/
+	$(GO) test -count=1 -tags cluster -timeout 10m -run '^TestCluster(CLI)?_' ./cmd/devgraph/
 
 # lint: formatting, vet, staticcheck and a tidy module.
 lint: tidy-check staticcheck

@@ -12,6 +12,7 @@
 //	P/d/<bucket>/<key>  the records: exactly the keys and values of one bbolt file's buckets
 //	P/hosts/<name>      a live host's claim of its name (leased, 10 s)
 //	P/live/<name>       a live host's published state (leased)
+//	P/robot/<name>/...  the robots a host drives, and commands for them from other hosts (robots.go)
 package cluster
 
 import (
@@ -387,7 +388,7 @@ func (fe *FrontEnd) claimHost(ctx context.Context) error {
 			for range ch {
 			}
 			if isHost && fe.ctx.Err() == nil {
-				fe.log.Error("cluster: this host's lease is lost; its robots stop and it shows offline until it is back", "host", fe.cfg.Host)
+				fe.log.Error("cluster: this host's lease is lost (the cluster was out of reach for its 10 s); its robots stop and it shows offline to the fleet until devgraph serve is restarted here", "host", fe.cfg.Host)
 				fe.lostOnce.Do(func() { close(fe.lost) })
 			}
 		}()

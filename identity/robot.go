@@ -9,6 +9,13 @@ import (
 
 const robotPrefix = "robot:"
 
+// isRobotRef reports whether ref names a robot, qualified with its host (a fleet's
+// "studio-a/robot:scout") or not.
+func isRobotRef(ref string) bool {
+	_, local := graph.SplitHost(ref)
+	return strings.HasPrefix(local, robotPrefix)
+}
+
 func (s *Service) fleet() (graph.Fleet, error) {
 	if s.Fleet == nil {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "no robots in this process (robots live in the serving process)").Next(graph.Step{Do: graph.StepServe})
@@ -40,7 +47,7 @@ func (s *Service) resolveRobot(ctx context.Context, name string) (ref, identity 
 		if err != nil {
 			return "", "", err
 		}
-		if !strings.HasPrefix(d.Ref, robotPrefix) {
+		if !isRobotRef(d.Ref) {
 			return "", "", graph.FieldErrorf(graph.EINVALID, "robot", "%s (%s) is not a robot", d.ID, d.Ref).Next(graph.ListStep(graph.ListRobots, ""))
 		}
 		return d.Ref, d.IdentityID, nil
@@ -65,7 +72,7 @@ func (s *Service) robotOfIdentity(ctx context.Context, f graph.Fleet, id string)
 		return "", err
 	}
 	for _, d := range devs {
-		if strings.HasPrefix(d.Ref, robotPrefix) {
+		if isRobotRef(d.Ref) {
 			return d.Ref, nil
 		}
 	}

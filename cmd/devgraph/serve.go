@@ -50,13 +50,23 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 	}
 }
 
-// fe is the cluster front end st is the replica of (serve --store), nil for a file.
+// serveDB serves st; fe is the cluster front end st is the replica of (serve --store), nil
+// for a file.
 func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger, fe *cluster.FrontEnd) error {
 	parts := &closers{log: log}
 	defer parts.close()
 	parts.add("store", st.Close) // last: releases the lock
 
-	fleet, err := e.fleet(f, st, log)
+	// On a cluster the edges reach every host's robots through the router, and this
+	// host's fleet records through it (kept across an outage); on a file, the fleet.
+	var router *cluster.Robots
+	var robotStore graph.RobotStore = st
+	if fe != nil {
+		router = cluster.NewRobots(fe)
+		robotStore = router.Store(st)
+		parts.add("robot router", router.Close) // after the robots stop: records their stops
+	}
+	fleet, err := e.fleet(f, robotStore, log)
 	if err != nil {
 		return err
 	}
@@ -64,6 +74,14 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 		return err
 	}
 	parts.add("robots", fleet.Close) // robots stopped before the store closes
+	var robots graph.Fleet = fleet
+	robotEvents := fleetEvents(fleet)
+	if router != nil {
+		if err := router.Open(fleet); err != nil {
+			return err
+		}
+		robots, robotEvents = router, router.Subscribe
+	}
 
 	live, err := e.live(f.common, db)
 	if err != nil {
@@ -75,7 +93,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	if fe != nil {
 		hw = fe.Live(live) // this host's readings as the fleet names them, published to the others
 	}
-	svc := identity.New(st, hw, fleet)
+	svc := identity.New(st, hw, robots)
 	if fe != nil {
 		svc.Hosts = fe // other hosts' liveness and live state
 	}
@@ -92,7 +110,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	if fe != nil {
 		hosts = fe
 	}
-	if err := rt.build(svc, svc, st, fleet, hosts, f); err != nil {
+	if err := rt.build(svc, svc, st, robotEvents, hosts, f); err != nil {
 		return err
 	}
 	st.SetSuggester(rt.names) // "did you mean" from the name index

@@ -60,19 +60,15 @@ type runtime struct {
 
 // build makes the executor and the MCP server over svc, with the one name index (find,
 // graph_find, "did you mean") over names: the store where this process holds it.
-func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph.NameSource, fleet *robot.Fleet, hosts graph.HostStatus, f *serveFlags) error {
+func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph.NameSource, robotEvents func(fn func(ref string)) func(), hosts graph.HostStatus, f *serveFlags) error {
 	rt.names = search.NewFinder(names)
 	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: rt.names})
 	if err != nil {
 		return err
 	}
 	rt.exec = exec
-	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: rt.names, Devices: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize, MaxHTTPSessions: f.mcpSessions, Toolsets: f.toolsets, Hosts: hosts}
-	if fleet != nil {
-		opts.RobotEvents = func(fn func(ref string)) func() {
-			return fleet.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) })
-		}
-	}
+	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: rt.names, Devices: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize, MaxHTTPSessions: f.mcpSessions, Toolsets: f.toolsets, Hosts: hosts,
+		RobotEvents: robotEvents}
 	rt.mcp, err = mcptools.New(svc, opts)
 	if err != nil {
 		exec.Close()
@@ -132,8 +128,15 @@ func (rt *runtime) close() error {
 	return nil
 }
 
+// fleetEvents tells of the fleet's robot state changes by ref.
+func fleetEvents(fleet *robot.Fleet) func(fn func(ref string)) func() {
+	return func(fn func(ref string)) func() {
+		return fleet.Subscribe(func(ref string, _ graph.RobotState) { fn(ref) })
+	}
+}
+
 // fleet builds the robots: the demo world with --demo, plus every --sim-robot.
-func (e *env) fleet(f *serveFlags, st graph.Store, log *slog.Logger) (*robot.Fleet, error) {
+func (e *env) fleet(f *serveFlags, st graph.RobotStore, log *slog.Logger) (*robot.Fleet, error) {
 	opts := robot.Options{Store: st, Logger: log}
 	var fleet *robot.Fleet
 	var err error

@@ -1,0 +1,457 @@
+//go:build cluster
+
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/internal/etcdtest"
+	"github.com/devgraph/devgraph/sources/robot"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// robotHost is one host of a robot test: its front end, its own fleet and the router its
+// edges would use.
+type robotHost struct {
+	fe     *FrontEnd
+	fleet  *robot.Fleet
+	robots *Robots
+}
+
+func openRobotHost(t *testing.T, c *etcdtest.Cluster, prefix, host string, sims ...string) *robotHost {
+	t.Helper()
+	fe := openFront(t, c, prefix, host)
+	r := NewRobots(fe)
+	fleet, err := robot.NewFleet(robot.Options{Store: r.Store(fe.DB()), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sims {
+		if err := fleet.AddSimSpec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fleet.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Open(fleet); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	t.Cleanup(func() { fleet.Close() }) // first: the robots stop, recorded through the router
+	return &robotHost{fe: fe, fleet: fleet, robots: r}
+}
+
+// sameError fails unless the remote call's error is the local call's: code, field,
+// message and advice.
+func sameError(t *testing.T, what string, local, remote error) {
+	t.Helper()
+	if local == nil || remote == nil {
+		t.Fatalf("%s: local error %v, remote error %v; want both", what, local, remote)
+	}
+	if graph.ErrorCode(local) != graph.ErrorCode(remote) || graph.ErrorMessage(local) != graph.ErrorMessage(remote) ||
+		graph.ErrorField(local) != graph.ErrorField(remote) || !reflect.DeepEqual(graph.ErrorSteps(local), graph.ErrorSteps(remote)) {
+		t.Fatalf("%s:\n local  %s %q field %q steps %+v\n remote %s %q field %q steps %+v", what,
+			graph.ErrorCode(local), graph.ErrorMessage(local), graph.ErrorField(local), graph.ErrorSteps(local),
+			graph.ErrorCode(remote), graph.ErrorMessage(remote), graph.ErrorField(remote), graph.ErrorSteps(remote))
+	}
+}
+
+// progressLog collects a navigation's progress.
+type progressLog struct {
+	mu    sync.Mutex
+	got   []graph.NavProgress
+	first chan struct{}
+}
+
+func newProgressLog() *progressLog { return &progressLog{first: make(chan struct{})} }
+
+func (p *progressLog) add(np graph.NavProgress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.got = append(p.got, np)
+	if len(p.got) == 1 {
+		close(p.first)
+	}
+}
+
+// started waits for the first progress; it fails the test if the navigation ends (its
+// result on ended) first.
+func started[T any](t *testing.T, p *progressLog, ended chan T) {
+	t.Helper()
+	select {
+	case <-p.first:
+	case v := <-ended:
+		t.Fatalf("the navigation ended before any progress: %+v", v)
+	}
+}
+
+func (p *progressLog) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.got)
+}
+
+func waitUntil(t *testing.T, what string, limit time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %s waiting for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// robotEvents reads a host's replica's robot events of action, newest first.
+func robotEvents(t *testing.T, h *robotHost, action string) []*graph.Event {
+	t.Helper()
+	evs, _, err := h.fe.DB().FindEvents(context.Background(), graph.EventFilter{Action: action, First: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// TestRobots_AcrossHosts: host b drives host a's robot through etcd exactly as a drives
+// it itself — the same results and the same errors with the same advice, navigate with
+// progress, cancel and a stop answered mid-drive — with the caller's actor on a's events,
+// and no key left behind. The subtests run in order, each from where the last left the
+// robot.
+func TestRobots_AcrossHosts(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	a := openRobotHost(t, c, "/rb", "a", "scout@1,1")
+	b := openRobotHost(t, c, "/rb", "b", "rover@0,0")
+	ctx := graph.WithRequestID(graph.WithActor(context.Background(), "mcp:agent-on-b"), "req-1")
+
+	t.Run("List", func(t *testing.T) {
+		for _, h := range []*robotHost{a, b} {
+			states, err := h.robots.Robots(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var refs []string
+			for _, st := range states {
+				refs = append(refs, st.Ref)
+			}
+			if got, want := strings.Join(refs, ","), "robot:rover,robot:scout"; got != want {
+				t.Fatalf("%s lists %s, want %s", h.fe.Host(), got, want)
+			}
+		}
+		// Named by ref, bare name or device id: the driving host's state.
+		want, _ := a.fleet.Status(ctx, "robot:scout")
+		qualified := "device:a/" + strings.TrimPrefix(want.DeviceID, "device:")
+		for _, name := range []string{"robot:scout", "scout", want.DeviceID, "a/robot:scout", qualified} {
+			got, err := b.robots.Status(ctx, name)
+			if err != nil {
+				t.Fatalf("status %q from b: %v", name, err)
+			}
+			got.Battery = want.Battery // it drains a little between the two reads
+			g, w := asMap(t, got), asMap(t, want)
+			if h, ok := g["host"]; ok && h != "a" { // where a state names its host
+				t.Fatalf("status %q from b names host %v, want a", name, h)
+			}
+			delete(g, "host")
+			delete(w, "host")
+			if !reflect.DeepEqual(g, w) {
+				t.Fatalf("status %q from b: %+v, want %+v", name, got, want)
+			}
+		}
+	})
+
+	t.Run("SameErrors", func(t *testing.T) {
+		_, lerr := a.robots.Navigate(ctx, "robot:scout", graph.Goal{X: 2, Y: 1}, nil)
+		_, rerr := b.robots.Navigate(ctx, "robot:scout", graph.Goal{X: 2, Y: 1}, nil)
+		sameError(t, "navigate unarmed", lerr, rerr)
+		if !strings.Contains(graph.ErrorMessage(rerr), "arm") {
+			t.Fatalf("navigate unarmed: %q", graph.ErrorMessage(rerr))
+		}
+		_, lerr = a.robots.SetParameters(ctx, "robot:scout", graph.RobotParamsUpdate{MaxSpeed: ptr(99)})
+		_, rerr = b.robots.SetParameters(ctx, "robot:scout", graph.RobotParamsUpdate{MaxSpeed: ptr(99)})
+		sameError(t, "max_speed 99", lerr, rerr)
+		_, lerr = a.robots.Grasp(ctx, "robot:scout", "no-such-thing")
+		_, rerr = b.robots.Grasp(ctx, "robot:scout", "no-such-thing")
+		sameError(t, "grasp", lerr, rerr)
+		_, lerr = a.robots.Release(ctx, "robot:scout")
+		_, rerr = b.robots.Release(ctx, "robot:scout")
+		sameError(t, "release", lerr, rerr)
+		// An unknown robot: named among every host's robots, on either host.
+		_, lerr = a.robots.Arm(ctx, "robot:scot")
+		_, rerr = b.robots.Arm(ctx, "robot:scot")
+		sameError(t, "unknown robot", lerr, rerr)
+		if msg := graph.ErrorMessage(rerr); graph.ErrorCode(rerr) != graph.ENOTFOUND || !strings.Contains(msg, "did you mean robot:scout?") || !strings.Contains(msg, "robot:rover, robot:scout") {
+			t.Fatalf("unknown robot: %s %q", graph.ErrorCode(rerr), msg)
+		}
+	})
+
+	t.Run("ArmNavigateDisarm", func(t *testing.T) {
+		st, err := b.robots.Arm(ctx, "robot:scout")
+		if err != nil || !st.Armed {
+			t.Fatalf("arm from b: %+v %v", st, err)
+		}
+		prog := newProgressLog()
+		res, err := b.robots.Navigate(ctx, "robot:scout", graph.Goal{X: 2, Y: 1}, prog.add)
+		if err != nil || res.Status != graph.NavArrived {
+			t.Fatalf("navigate from b: %+v %v", res, err)
+		}
+		if prog.len() == 0 {
+			t.Fatal("no progress from host a while driving")
+		}
+		if d := math.Hypot(res.Pose.X-2, res.Pose.Y-1); d > 0.15+1e-9 || res.DistanceRemaining > 0.15 {
+			t.Fatalf("b was told the robot arrived at %+v, %g m from the goal", res.Pose, d)
+		}
+		objs, err := b.robots.Detect(ctx, "robot:scout")
+		local, lerr := a.robots.Detect(ctx, "robot:scout")
+		if err != nil || lerr != nil || !reflect.DeepEqual(objs, local) || (objs == nil) != (local == nil) {
+			t.Fatalf("detect from b: %#v %v; on a: %#v %v", objs, err, local, lerr)
+		}
+		// The caller's actor and request id are on a's events.
+		ends := robotEvents(t, a, graph.ActRobotNavEnd)
+		if len(ends) == 0 || who(ends[0].Actor) != "mcp:agent-on-b" || ends[0].RequestID != "req-1" {
+			t.Fatalf("navigate.end events %+v; want the caller's actor and request id", ends)
+		}
+	})
+
+	t.Run("Subscribe", func(t *testing.T) {
+		// b's subscribers hear of a's robot: from the changelog when a drives it for
+		// itself, and from the progress of a navigation b asked for.
+		var mu sync.Mutex
+		heard := 0
+		stop := b.robots.Subscribe(func(ref string) {
+			if ref == "robot:scout" {
+				mu.Lock()
+				heard++
+				mu.Unlock()
+			}
+		})
+		defer stop()
+		count := func() int { mu.Lock(); defer mu.Unlock(); return heard }
+		if _, err := a.robots.Disarm(ctx, "robot:scout"); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, "b hearing of a disarm made on a", 10*time.Second, func() bool { return count() > 0 })
+		if _, err := a.robots.Arm(ctx, "robot:scout"); err != nil {
+			t.Fatal(err)
+		}
+		before := count()
+		prog := newProgressLog()
+		if res, err := b.robots.Navigate(ctx, "robot:scout", graph.Goal{X: 1, Y: 1}, prog.add); err != nil || res.Status != graph.NavArrived {
+			t.Fatalf("navigate from b: %+v %v", res, err)
+		}
+		if count() < before+prog.len() {
+			t.Fatalf("b's subscribers heard %d changes over %d progress reports", count()-before, prog.len())
+		}
+	})
+
+	t.Run("Cancel", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		prog := newProgressLog()
+		type navOut struct {
+			res *graph.NavResult
+			err error
+		}
+		done := make(chan navOut, 1)
+		go func() {
+			res, err := b.robots.Navigate(cctx, "robot:scout", graph.Goal{X: -8, Y: 8}, prog.add)
+			done <- navOut{res, err}
+		}()
+		select {
+		case <-prog.first:
+		case out := <-done:
+			t.Fatalf("navigation ended before any progress: %+v %v", out.res, out.err)
+		}
+		cancel()
+		out := <-done
+		if out.err != nil || out.res.Status != graph.NavCancelled {
+			t.Fatalf("cancelled from b: %+v %v; want the cancelled result", out.res, out.err)
+		}
+		waitUntil(t, "the robot at rest", 10*time.Second, func() bool {
+			st, _ := a.fleet.Status(ctx, "robot:scout")
+			return st.State == graph.RobotIdle && st.Armed
+		})
+	})
+
+	t.Run("StopMidDrive", func(t *testing.T) {
+		prog := newProgressLog()
+		done := make(chan *graph.NavResult, 1)
+		go func() {
+			res, err := b.robots.Navigate(ctx, "robot:scout", graph.Goal{X: 8, Y: -8}, prog.add)
+			if err != nil {
+				t.Errorf("navigate: %v", err)
+			}
+			done <- res
+		}()
+		started(t, prog, done)
+		start := time.Now()
+		st, err := b.robots.Stop(ctx, "robot:scout")
+		t.Logf("robot_stop from b answered in %s (the robot stopped on a, its event committed)", time.Since(start).Round(time.Microsecond))
+		if err != nil || st.State != graph.RobotStopped || st.Armed {
+			t.Fatalf("stop from b: %+v %v", st, err)
+		}
+		if res := <-done; res == nil || res.Status != graph.NavDisarmed {
+			t.Fatalf("the navigation a stop ended: %+v; want disarmed", res)
+		}
+		if stops := robotEvents(t, a, graph.ActRobotStop); len(stops) == 0 || who(stops[0].Actor) != "mcp:agent-on-b" {
+			t.Fatalf("stop events %+v", stops)
+		}
+		// And a's robot from a: nothing differs.
+		if st, err := a.robots.Disarm(ctx, "robot:scout"); err != nil || st.State != graph.RobotStopped {
+			t.Fatalf("disarm on a: %+v %v", st, err)
+		}
+	})
+
+	t.Run("NothingLeftBehind", func(t *testing.T) {
+		cli := c.Client(t)
+		waitUntil(t, "no command keys", 10*time.Second, func() bool {
+			resp, err := cli.Get(context.Background(), "/rb/robot/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+			if err != nil {
+				return false
+			}
+			for _, kv := range resp.Kvs {
+				if !strings.HasSuffix(string(kv.Key), "/list") {
+					return false
+				}
+			}
+			return len(resp.Kvs) == 2
+		})
+		// An idle fleet writes nothing under P/robot/.
+		wctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		for wr := range cli.Watch(wctx, "/rb/robot/", clientv3.WithPrefix()) {
+			for _, ev := range wr.Events {
+				t.Fatalf("an idle fleet wrote %s %s", ev.Type, ev.Kv.Key)
+			}
+		}
+	})
+}
+
+// TestRobots_DriverGone: a call to a host that goes away mid-navigation ends with a clear
+// error when its claim expires, not a hang; a call to a host that is gone says so at once.
+func TestRobots_DriverGone(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	a := openRobotHost(t, c, "/gone", "a", "scout@1,1")
+	b := openRobotHost(t, c, "/gone", "b")
+	ctx := graph.WithActor(context.Background(), "mcp:agent-on-b")
+	if _, err := b.robots.Arm(ctx, "robot:scout"); err != nil {
+		t.Fatal(err)
+	}
+	prog := newProgressLog()
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.robots.Navigate(ctx, "robot:scout", graph.Goal{X: -8, Y: -8}, prog.add)
+		done <- err
+	}()
+	started(t, prog, done)
+	// Host a vanishes without a word: its watch and lease keep-alives stop (a process
+	// killed), and etcd expires its claim after HostTTL.
+	a.robots.cancel()
+	cli := a.fe.cli
+	a.fe.cancel()
+	cli.Close()
+	select {
+	case err := <-done:
+		if graph.ErrorCode(err) != graph.EUNAVAILABLE || !strings.Contains(graph.ErrorMessage(err), "host a, which drives robot:scout, went offline") {
+			t.Fatalf("navigate to a vanished host: %v", err)
+		}
+	case <-time.After(3 * HostTTL * time.Second):
+		t.Fatal("navigate to a vanished host hangs")
+	}
+	_, err := b.robots.Status(ctx, "a/robot:scout")
+	if graph.ErrorCode(err) != graph.EUNAVAILABLE || !strings.Contains(graph.ErrorMessage(err), "host a, which drives robot:scout, is offline") {
+		t.Fatalf("status on a gone host: %v", err)
+	}
+}
+
+// TestRobots_LeaseLost: a host cut off from the cluster past its lease stops its robots
+// at once (a navigation ends disarmed), refuses to arm them while cut off, and records
+// the stop once the cluster is back.
+func TestRobots_LeaseLost(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	a := openRobotHost(t, c, "/lost", "a", "scout@1,1")
+	ctx := graph.WithActor(context.Background(), "cli:test")
+	if _, err := a.robots.Arm(ctx, "robot:scout"); err != nil {
+		t.Fatal(err)
+	}
+	prog := newProgressLog()
+	done := make(chan *graph.NavResult, 1)
+	go func() {
+		res, err := a.robots.Navigate(ctx, "robot:scout", graph.Goal{X: -8, Y: -8, TimeoutS: 120}, prog.add)
+		if err != nil {
+			t.Errorf("navigate: %v", err)
+		}
+		done <- res
+	}()
+	started(t, prog, done)
+	c.Pause(0)
+	paused := true
+	defer func() {
+		if paused {
+			c.Resume(0)
+		}
+	}()
+	select {
+	case <-a.fe.Lost():
+	case <-time.After(3 * HostTTL * time.Second):
+		t.Fatal("the lease was not lost with the cluster paused")
+	}
+	res := <-done
+	if res == nil || res.Status != graph.NavDisarmed {
+		t.Fatalf("the navigation when the lease was lost: %+v; want disarmed", res)
+	}
+	st, _ := a.fleet.Status(ctx, "robot:scout")
+	if st.State != graph.RobotStopped || st.Armed {
+		t.Fatalf("after the lease was lost: %+v; want stopped", st)
+	}
+	if _, err := a.robots.Arm(ctx, "robot:scout"); graph.ErrorCode(err) != graph.EUNAVAILABLE {
+		t.Fatalf("arm while cut off: %v; want EUNAVAILABLE", err)
+	}
+	c.Resume(0)
+	paused = false
+	waitUntil(t, "the stop recorded after the cluster is back", 60*time.Second, func() bool {
+		for _, ev := range robotEvents(t, a, graph.ActRobotStop) {
+			var after struct {
+				State string `json:"state"`
+			}
+			json.Unmarshal(ev.After, &after)
+			if ev.Message == "host a lost its cluster lease" && who(ev.Actor) == "robot:scout" && after.State == graph.RobotStopped {
+				return true
+			}
+		}
+		return false
+	})
+	if rep, err := a.fe.DB().VerifyChangelog(context.Background()); err != nil || !rep.OK {
+		t.Fatalf("changelog after the outage: %+v %v", rep, err)
+	}
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// who is an actor without the host a fleet store adds (the host the change was made on).
+func who(actor string) string {
+	w, _ := graph.SplitActorHost(actor)
+	return w
+}
+
+// asMap is v as JSON reads it.
+func asMap(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

@@ -40,6 +40,7 @@ func TestReadingVerbs_NoDatabase(t *testing.T) {
 // TestResolve_CLI: the CLI takes every form the store resolves — an alias ref of a merged
 // device, any letter case — and refuses a ref several devices answer to, naming them.
 func TestResolve_CLI(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	for _, ref := range []string{"alsa:card:JDXi", "alsa:seq:JD-Xi", "pipewire:alsa_card.usb-Roland_JD-Xi-00", "USB:3-3.2"} {
 		if out := c.ok("show", ref, "--demo"); !strings.Contains(out, "device:path:0582:01a9:3-3.2") {

@@ -33,6 +33,7 @@ func TestHostName(t *testing.T) {
 // Devices show their host: a HOST column in -o wide (only there while every device is on
 // one host), a host line in show, a host field in JSON.
 func TestHostName_Shown(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	if out := c.ok("--demo", "devices"); strings.Contains(out, "HOST") {
 		t.Errorf("one host, narrow table with a HOST column:\n%s", out)

@@ -20,7 +20,7 @@ ADDR ?= 127.0.0.1:8080
 BUILD_DATE := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 BUILDFLAGS := -buildvcs=auto -trimpath -ldflags "-X main.buildDate=$(BUILD_DATE)"
 
-.PHONY: run test test-cluster bench build install man vet fmt load lint race chaos fuzz staticcheck tidy-check
+.PHONY: run test test-slow test-cluster bench build install man vet fmt load lint race chaos fuzz staticcheck tidy-check
 
 # run: the demo server on ADDR. The recipe execs the binary, so the process make starts
 # is the server: its pid is the server's, and Ctrl-C or SIGTERM stops it.
@@ -45,6 +45,12 @@ man: build
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+
+# test-slow: the tests tagged `slow`, which drive the whole CLI many times over (every table
+# verb at 80 columns and wide, in a pipe and on a terminal) or build and install devgraph from a
+# fresh clone; kept out of `make test` so that stays under 2 minutes. .ci/run runs it.
+test-slow:
+	$(GO) test -count=1 -tags slow -run '^(TestTables|TestInstall_FromClone)$$' ./cmd/devgraph/
 
 # test-cluster: the tests tagged `cluster`, on real etcd 3.7 members (child processes on
 # loopback, built once from the pinned etcd module by internal/etcdtest; no download).

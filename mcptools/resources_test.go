@@ -111,8 +111,8 @@ func TestResources(t *testing.T) {
 			waitFor(t, func() bool { return e.srv.subs.count() >= len(subs) }, "subscriptions recorded")
 
 			cn.ok("graph_tag", map[string]any{"target": "roland-jd-xi", "add": []any{"role:synth"}})
-			cn.waitNote(string(mcp.MethodNotificationResourceUpdated), updatedFor(subs[0]), 5*time.Second)
-			cn.waitNote(string(mcp.MethodNotificationResourceUpdated), updatedFor(ChangelogRecentURI), 5*time.Second)
+			cn.waitNote(string(mcp.MethodNotificationResourceUpdated), updatedFor(subs[0]), 20*time.Second)
+			cn.waitNote(string(mcp.MethodNotificationResourceUpdated), updatedFor(ChangelogRecentURI), 20*time.Second)
 
 			// Hot-plug: pull the BeatStep out of the rig; the poll loop records
 			// device.disappear and the subscriber hears of it. Then plug it back.
@@ -127,13 +127,13 @@ func TestResources(t *testing.T) {
 			if err := rig.Write(e.rig); err != nil {
 				t.Fatal(err)
 			}
-			cn.waitNoteFrom(mark, string(mcp.MethodNotificationResourceUpdated), updatedFor(beat), 5*time.Second)
+			cn.waitNoteFrom(mark, string(mcp.MethodNotificationResourceUpdated), updatedFor(beat), 20*time.Second)
 			waitFor(t, func() bool { return strings.Contains(readText(t, cn, beat), `"present": false`) }, "the unplugged BeatStep read as not present")
 			mark = cn.mark()
 			if err := fixture.DemoRig().Write(e.rig); err != nil {
 				t.Fatal(err)
 			}
-			cn.waitNoteFrom(mark, string(mcp.MethodNotificationResourceUpdated), updatedFor(beat), 5*time.Second)
+			cn.waitNoteFrom(mark, string(mcp.MethodNotificationResourceUpdated), updatedFor(beat), 20*time.Second)
 			if len(cn.notesOf(string(mcp.MethodNotificationResourceUpdated))) < before+2 {
 				t.Fatalf("no update for the unplug and the re-plug")
 			}

@@ -252,7 +252,7 @@ func (r *Robots) driverOf(ctx context.Context, robot string) (string, string, er
 	}
 	sort.Strings(refs)
 	return "", "", &graph.Error{Code: graph.ENOTFOUND, Field: "robot",
-		Message: fmt.Sprintf("no robot %q%s; robots: %s", robot, suggestRef("robot:"+bare, refs), strings.Join(refs, ", ")),
+		Message: fmt.Sprintf("no robot %q%s; robots: %s", robot, graph.DidYouMean("robot:"+bare, refs), strings.Join(refs, ", ")),
 		Steps:   []graph.Step{graph.ListStep(graph.ListRobots, "")}}
 }
 
@@ -263,20 +263,6 @@ func sortedHosts(m map[string][]robotEntry) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// suggestRef returns "; did you mean X?" for the candidate closest to s, or "".
-func suggestRef(s string, candidates []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		if d := graph.EditDistance(strings.ToLower(s), strings.ToLower(c), 0); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" || bestD > max(3, len(best)/2) {
-		return ""
-	}
-	return "; did you mean " + best + "?"
 }
 
 // Robots lists every robot of the fleet: this host's, and each other host's as that host

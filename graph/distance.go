@@ -1,6 +1,9 @@
 package graph
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // EditDistance is the Levenshtein distance between a and b, counted in runes (bytes when
 // both are ASCII, which gives the same answer faster). When max > 0 it stops early and
@@ -51,4 +54,19 @@ func editDistance[T byte | rune](a, b []T, max int) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// DidYouMean returns "; did you mean X?" for the candidate closest to s (letter case
+// ignored), or "" when none is close: the suggestion an unknown name's error ends with.
+func DidYouMean(s string, candidates []string) string {
+	best, bestD := "", 1<<30
+	for _, c := range candidates {
+		if d := EditDistance(strings.ToLower(s), strings.ToLower(c), 0); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" || bestD > max(3, len(best)/2) {
+		return ""
+	}
+	return "; did you mean " + best + "?"
 }

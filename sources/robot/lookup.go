@@ -28,20 +28,6 @@ func (f *Fleet) lookup(ref string) (*member, error) {
 	if len(refs) == 0 {
 		return nil, &graph.Error{Code: graph.ENOTFOUND, Field: "robot", Message: fmt.Sprintf("no robot %q; no robots are running (start the server with --demo or --sim-robot NAME)", ref)}
 	}
-	return nil, &graph.Error{Code: graph.ENOTFOUND, Field: "robot", Message: fmt.Sprintf("no robot %q%s; robots: %s", ref, suggest("robot:"+name, refs), strings.Join(refs, ", ")),
+	return nil, &graph.Error{Code: graph.ENOTFOUND, Field: "robot", Message: fmt.Sprintf("no robot %q%s; robots: %s", ref, graph.DidYouMean("robot:"+name, refs), strings.Join(refs, ", ")),
 		Steps: []graph.Step{graph.ListStep(graph.ListRobots, "")}}
-}
-
-// suggest returns "; did you mean X?" for the candidate closest to s, or "".
-func suggest(s string, candidates []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		if d := graph.EditDistance(strings.ToLower(s), strings.ToLower(c), 0); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" || bestD > max(3, len(best)/2) {
-		return ""
-	}
-	return "; did you mean " + best + "?"
 }

@@ -367,7 +367,7 @@ func (r *simRobot) Grasp(objectID string) (graph.RobotState, error) {
 		for i, x := range w.objects {
 			ids[i] = x.ID
 		}
-		return graph.RobotState{}, &graph.Error{Code: graph.ENOTFOUND, Field: "object", Message: fmt.Sprintf("no object %q%s; detect lists the objects near the robot", objectID, suggest(objectID, ids)), Steps: []graph.Step{{Do: graph.StepDetect, Robot: r.ref}}}
+		return graph.RobotState{}, &graph.Error{Code: graph.ENOTFOUND, Field: "object", Message: fmt.Sprintf("no object %q%s; detect lists the objects near the robot", objectID, graph.DidYouMean(objectID, ids)), Steps: []graph.Step{{Do: graph.StepDetect, Robot: r.ref}}}
 	}
 	if o.HeldBy != "" {
 		return graph.RobotState{}, graph.Errorf(graph.ECONFLICT, "object %s is held by %s; it must release it first", o.ID, o.HeldBy).Next(graph.Step{Do: graph.StepRelease, Robot: o.HeldBy})

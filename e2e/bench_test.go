@@ -53,7 +53,12 @@ func startStdio(b *testing.B, bin string, args ...string) *stdioProc {
 func startStdioEnv(b *testing.B, bin string, env []string, args ...string) *stdioProc {
 	b.Helper()
 	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
-	cmd.Env = env
+	// benchDB's files belong to storetest.Host: the host name is fixed in a file's meta
+	// when it is first written, and this machine's own name would be refused.
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env, "DEVGRAPH_HOST_NAME="+storetest.Host)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

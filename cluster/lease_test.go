@@ -369,3 +369,66 @@ func TestCommit_AnswerLost(t *testing.T) {
 		})
 	}
 }
+
+// TestLease_RobotsResume: both hosts of a one-member cluster lose their leases while the
+// member is paused; host a stops its armed robot and refuses to arm it. Once the member
+// runs again each claims its name under a new lease: a's robot list is published on it, a
+// takes robot changes again, and b drives a's robot.
+func TestLease_RobotsResume(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	a := openRobotHost(t, c, "/resume", "a", "scout@1,1")
+	b := openRobotHost(t, c, "/resume", "b")
+	cli := c.Client(t)
+	ctx := graph.WithActor(context.Background(), "cli:test")
+	if _, err := b.robots.Arm(ctx, "robot:scout"); err != nil {
+		t.Fatalf("arm a's robot from b: %v", err)
+	}
+	lost := a.fe.hostLease()
+
+	c.Pause(0)
+	paused := true
+	defer func() {
+		if paused {
+			c.Resume(0)
+		}
+	}()
+	select {
+	case <-lost.lost:
+	case <-time.After(3 * HostTTL * time.Second):
+		t.Fatal("the lease was not lost with the cluster paused")
+	}
+	waitUntil(t, "a's robot stopped", 10*time.Second, func() bool {
+		st, _ := a.fleet.Status(ctx, "robot:scout")
+		return st != nil && !st.Armed
+	})
+	if _, err := a.robots.Arm(ctx, "robot:scout"); graph.ErrorCode(err) != graph.EUNAVAILABLE {
+		t.Fatalf("arm while the lease is lost: %v; want EUNAVAILABLE", err)
+	}
+	c.Resume(0)
+	paused = false
+
+	select {
+	case <-lost.next:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a did not claim its name again once the cluster was back")
+	}
+	now := a.fe.hostLease()
+	if now.id == lost.id {
+		t.Fatalf("a holds lease %x again; want a new one", now.id)
+	}
+	waitUntil(t, "a's robot list on its new lease", 10*time.Second, func() bool {
+		id, _ := leaseOf(t, cli, "/resume/robot/a/list")
+		return id == now.id
+	})
+	waitUntil(t, "b online again", 30*time.Second, func() bool {
+		id, _ := leaseOf(t, cli, "/resume/hosts/b")
+		return id != 0 && a.fe.HostOnline("b")
+	})
+	if _, err := a.robots.Arm(ctx, "robot:scout"); err != nil {
+		t.Fatalf("arm on a once it holds its name again: %v", err)
+	}
+	st, err := b.robots.Disarm(ctx, "robot:scout")
+	if err != nil || st.Armed {
+		t.Fatalf("disarm a's robot from b once both are back: %+v %v", st, err)
+	}
+}

@@ -800,6 +800,9 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 			return 0, graph.Errorf(graph.EUNAVAILABLE, "the front end is shutting down; the change may have been made: look for it in the changelog")
 		}
 		if time.Now().After(deadline) {
+			if !ambiguous { // no Txn was sent: it did not grant a request lease
+				return 0, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s has not answered for 30s (%v); nothing was written: try again once the cluster is back", fe.target.endpointList(), short(err))
+			}
 			return 0, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s has not answered for 30s (%v); the change may have been made: look for it in the changelog once the cluster is back", fe.target.endpointList(), short(err))
 		}
 		fe.stats.Retries.Add(1)

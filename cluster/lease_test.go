@@ -3,12 +3,14 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/internal/etcdtest"
+	"github.com/devgraph/devgraph/sources/robot"
 	"github.com/devgraph/devgraph/store"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -142,64 +145,6 @@ func TestLease_ReclaimAfterStall(t *testing.T) {
 	b.cliOK("robot", "disarm", "scout")
 	for _, h := range []*host{a, b} {
 		h.cliOK("changelog", "verify")
-	}
-}
-
-// TestLease_NameTakenDuringOutage: while host a is stalled past its lease another machine
-// claims the name studio-a. When a runs again it stays offline (the other holds the name),
-// says so naming that machine, keeps serving, and keeps trying: once the other is gone it
-// takes its name back.
-func TestLease_NameTakenDuringOutage(t *testing.T) {
-	c := etcdtest.Start(t, 1)
-	dir := t.TempDir()
-	a := startHost(t, c, "/taken", "studio-a", rigA(), filepath.Join(dir, "a"))
-	cli := c.Client(t)
-	hostKey := "/taken/hosts/studio-a"
-
-	resume := a.stall()
-	waitUntil(t, "a's claim expired", 3*HostTTL*time.Second, func() bool {
-		id, _ := leaseOf(t, cli, hostKey)
-		return id == 0
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	other, err := Open(ctx, Config{Store: "etcd://" + joinEndpoints(c.Endpoints()) + "/taken", Replica: filepath.Join(dir, "other.db"),
-		Host: "studio-a", MachineID: "other-machine-0042", Logger: quiet, Store0: store.Options{Logger: quiet}})
-	if err != nil {
-		t.Fatalf("another machine claims studio-a: %v", err)
-	}
-	otherOpen := true
-	defer func() {
-		if otherOpen {
-			other.Close()
-		}
-	}()
-	resume()
-
-	a.eventually("says the name is held by the other machine", 30*time.Second, func() bool {
-		return strings.Contains(a.log(), "this host stays offline: another machine (other-machine-0042) claimed the name studio-a")
-	})
-	if _, v := leaseOf(t, cli, hostKey); !strings.Contains(string(v), "other-machine-0042") {
-		t.Errorf("the claim while the other machine holds it: %s", v)
-	}
-	select {
-	case <-a.done:
-		t.Fatalf("a ended:\n%s", a.log())
-	default:
-	}
-	a.cliOK("identities") // a keeps serving
-	// The log says it once per holder, not once per attempt.
-	if n := strings.Count(a.log(), "this host stays offline"); n != 1 {
-		t.Errorf("a said it stays offline %d times; want once", n)
-	}
-
-	other.Close()
-	otherOpen = false
-	a.eventually("takes its name back", 30*time.Second, func() bool {
-		return strings.Contains(a.log(), "holds its name again and is online to the fleet")
-	})
-	if _, v := leaseOf(t, cli, hostKey); !strings.Contains(string(v), "machine-studio-a") {
-		t.Errorf("a's claim after the other machine went: %s", v)
 	}
 }
 
@@ -370,65 +315,158 @@ func TestCommit_AnswerLost(t *testing.T) {
 	}
 }
 
-// TestLease_RobotsResume: both hosts of a one-member cluster lose their leases while the
-// member is paused; host a stops its armed robot and refuses to arm it. Once the member
-// runs again each claims its name under a new lease: a's robot list is published on it, a
-// takes robot changes again, and b drives a's robot.
-func TestLease_RobotsResume(t *testing.T) {
+// syncBuffer is a log a test reads while the front end writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// openLoggedRobotHost is openRobotHost with the front end's log kept in logs.
+func openLoggedRobotHost(t *testing.T, c *etcdtest.Cluster, prefix, host string, logs io.Writer, sims ...string) *robotHost {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	fe, err := Open(context.Background(), Config{Store: "etcd://" + joinEndpoints(c.Endpoints()) + prefix, Replica: filepath.Join(t.TempDir(), host+".db"),
+		Host: host, MachineID: "machine-" + host, Logger: log, Store0: store.Options{Logger: quiet}})
+	if err != nil {
+		t.Fatalf("front end %s: %v", host, err)
+	}
+	t.Cleanup(func() { fe.Close() })
+	r := NewRobots(fe)
+	fleet, err := robot.NewFleet(robot.Options{Store: r.Store(fe.DB()), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sims {
+		if err := fleet.AddSimSpec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fleet.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Open(fleet); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	t.Cleanup(func() { fleet.Close() })
+	return &robotHost{fe: fe, fleet: fleet, robots: r}
+}
+
+// TestLease_NameTaken: host a loses its lease, and meanwhile another machine claims the
+// name a. Host a stops its armed robot, stays offline (the other holds the name), says so
+// naming that machine, refuses robot changes, keeps serving reads, and keeps trying: once
+// the other machine's claim is gone it takes its name back under a new lease, publishes its
+// robot list on it, takes robot changes again, and b drives its robot.
+func TestLease_NameTaken(t *testing.T) {
 	c := etcdtest.Start(t, 1)
-	a := openRobotHost(t, c, "/resume", "a", "scout@1,1")
-	b := openRobotHost(t, c, "/resume", "b")
+	logs := &syncBuffer{}
+	a := openLoggedRobotHost(t, c, "/taken", "a", logs, "scout@1,1")
+	b := openRobotHost(t, c, "/taken", "b")
 	cli := c.Client(t)
 	ctx := graph.WithActor(context.Background(), "cli:test")
 	if _, err := b.robots.Arm(ctx, "robot:scout"); err != nil {
 		t.Fatalf("arm a's robot from b: %v", err)
 	}
-	lost := a.fe.hostLease()
+	hostKey := "/taken/hosts/a"
 
-	c.Pause(0)
-	paused := true
-	defer func() {
-		if paused {
-			c.Resume(0)
+	// The other machine's claim, on its own lease, where a's was; then a's lease goes.
+	other, err := cli.Grant(context.Background(), HostTTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ka, err := cli.KeepAlive(context.Background(), other.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range ka {
 		}
 	}()
+	claim, _ := json.Marshal(hostClaim{MachineID: "other-machine-0042", Version: "test", Since: time.Now().UTC()})
+	if _, err := cli.Put(context.Background(), hostKey, string(claim), clientv3.WithLease(other.ID)); err != nil {
+		t.Fatal(err)
+	}
+	lost := a.fe.hostLease()
+	if _, err := cli.Revoke(context.Background(), lost.id); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-lost.lost:
 	case <-time.After(3 * HostTTL * time.Second):
-		t.Fatal("the lease was not lost with the cluster paused")
+		t.Fatal("a did not notice its lease was gone")
 	}
+	waitUntil(t, "a says the name is held by the other machine", 30*time.Second, func() bool {
+		return strings.Contains(logs.String(), "this host stays offline: another machine (other-machine-0042) claimed the name a")
+	})
 	waitUntil(t, "a's robot stopped", 10*time.Second, func() bool {
 		st, _ := a.fleet.Status(ctx, "robot:scout")
 		return st != nil && !st.Armed
 	})
 	if _, err := a.robots.Arm(ctx, "robot:scout"); graph.ErrorCode(err) != graph.EUNAVAILABLE {
-		t.Fatalf("arm while the lease is lost: %v; want EUNAVAILABLE", err)
+		t.Fatalf("arm while a is offline: %v; want EUNAVAILABLE", err)
 	}
-	c.Resume(0)
-	paused = false
+	if _, v := leaseOf(t, cli, hostKey); !strings.Contains(string(v), "other-machine-0042") {
+		t.Errorf("the claim while the other machine holds it: %s", v)
+	}
+	if _, _, err := a.fe.DB().FindEvents(ctx, graph.EventFilter{First: 1}); err != nil {
+		t.Errorf("a's reads while it is offline: %v", err)
+	}
+	// Said once per holder, not once per attempt (it tries every 0.5–5 s).
+	time.Sleep(3 * time.Second)
+	if n := strings.Count(logs.String(), "this host stays offline"); n != 1 {
+		t.Errorf("a said it stays offline %d times; want once:\n%s", n, logs)
+	}
+	select {
+	case <-lost.next:
+		t.Fatal("a holds a lease while another machine holds its name")
+	default:
+	}
 
+	// The other machine goes.
+	if _, err := cli.Revoke(context.Background(), other.ID); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-lost.next:
 	case <-time.After(30 * time.Second):
-		t.Fatal("a did not claim its name again once the cluster was back")
+		t.Fatalf("a did not take its name back once the other machine's claim was gone:\n%s", logs)
 	}
 	now := a.fe.hostLease()
-	if now.id == lost.id {
-		t.Fatalf("a holds lease %x again; want a new one", now.id)
+	if id, v := leaseOf(t, cli, hostKey); id != now.id || !strings.Contains(string(v), "machine-a") {
+		t.Errorf("a's claim once it holds its name again: lease %x (a holds %x) %s", id, now.id, v)
+	}
+	if !strings.Contains(logs.String(), "this host holds its name again and is online to the fleet") {
+		t.Errorf("a's log does not say it is back:\n%s", logs)
 	}
 	waitUntil(t, "a's robot list on its new lease", 10*time.Second, func() bool {
-		id, _ := leaseOf(t, cli, "/resume/robot/a/list")
+		id, _ := leaseOf(t, cli, "/taken/robot/a/list")
 		return id == now.id
-	})
-	waitUntil(t, "b online again", 30*time.Second, func() bool {
-		id, _ := leaseOf(t, cli, "/resume/hosts/b")
-		return id != 0 && a.fe.HostOnline("b")
 	})
 	if _, err := a.robots.Arm(ctx, "robot:scout"); err != nil {
 		t.Fatalf("arm on a once it holds its name again: %v", err)
 	}
 	st, err := b.robots.Disarm(ctx, "robot:scout")
 	if err != nil || st.Armed {
-		t.Fatalf("disarm a's robot from b once both are back: %+v %v", st, err)
+		t.Fatalf("disarm a's robot from b once a is back: %+v %v", st, err)
 	}
+	waitUntil(t, "the stop recorded", 30*time.Second, func() bool {
+		for _, ev := range robotEvents(t, a, graph.ActRobotStop) {
+			if ev.Message == "host a lost its cluster lease" {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -166,7 +166,7 @@ func (r *Robots) publish() error {
 	b, _ := json.Marshal(list)
 	ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
 	defer cancel()
-	if _, err := r.fe.cli.Put(ctx, r.listKey(r.fe.cfg.Host), string(b), clientv3.WithLease(r.fe.hostLease)); err != nil {
+	if _, err := r.fe.cli.Put(ctx, r.listKey(r.fe.cfg.Host), string(b), clientv3.WithLease(r.fe.hostLease().id)); err != nil {
 		return graph.Errorf(graph.EUNAVAILABLE, "publish this host's robots on etcd at %s: %v", r.fe.target.endpointList(), short(err))
 	}
 	return nil
@@ -572,12 +572,12 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 
 	select {
 	case <-r.fe.Lost():
-		return nil, graph.Errorf(graph.EUNAVAILABLE, "this host is cut off from the cluster (its lease was lost), so it cannot reach host %s, which drives %s; restart devgraph serve here once the cluster is reachable", host, robot)
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "this host is offline to the fleet (its cluster lease was lost; it keeps claiming its name again, see its log), so it cannot reach host %s, which drives %s; try again once it is back", host, robot)
 	default:
 	}
 	pctx, pcancel := context.WithTimeout(r.ctx, 5*time.Second)
 	resp, err := r.fe.cli.Txn(pctx).If(clientv3.Compare(clientv3.CreateRevision(hostKey), ">", 0)).
-		Then(clientv3.OpPut(cmdKey, string(b), clientv3.WithLease(r.fe.hostLease))).Commit()
+		Then(clientv3.OpPut(cmdKey, string(b), clientv3.WithLease(r.fe.hostLease().id))).Commit()
 	pcancel()
 	if err != nil {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "cannot send %s to host %s: etcd at %s did not answer (%v); try again when the cluster is back", what, host, r.fe.target.endpointList(), short(err))
@@ -663,7 +663,7 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 			b, _ := json.Marshal(c)
 			cctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
 			_, err := r.fe.cli.Txn(cctx).If(clientv3.Compare(clientv3.CreateRevision(cmdKey), ">", 0)).
-				Then(clientv3.OpPut(cmdKey, string(b), clientv3.WithLease(r.fe.hostLease))).Commit()
+				Then(clientv3.OpPut(cmdKey, string(b), clientv3.WithLease(r.fe.hostLease().id))).Commit()
 			cancel()
 			if err != nil {
 				return nil, graph.Errorf(graph.EUNAVAILABLE, "%s was cancelled, but the cancel could not reach host %s (%v): call robot_stop", what, host, short(err))
@@ -869,7 +869,7 @@ func (r *Robots) answer(id string, o *outcome) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 5*time.Second)
 	defer cancel()
 	_, err := r.fe.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(r.cmdKey(host, id)), ">", 0)).
-		Then(clientv3.OpPut(r.outKey(host, id), string(b), clientv3.WithLease(r.fe.hostLease))).Commit()
+		Then(clientv3.OpPut(r.outKey(host, id), string(b), clientv3.WithLease(r.fe.hostLease().id))).Commit()
 	if err != nil && o.Done {
 		r.log.Warn("cluster: could not answer a robot command", "id", id, "err", short(err))
 	}
@@ -886,16 +886,33 @@ func (r *Robots) drop(id string) {
 
 // guard stops every robot this host drives when its lease is lost: a host cut off from
 // the cluster must not leave robots moving that no one elsewhere can stop. A robot that is
-// disarmed and at rest is safe already and is left as it is.
+// disarmed and at rest is safe already and is left as it is. Robot changes other than
+// stops are refused until the host holds a lease again; then its robot list is published
+// on the new lease and it takes changes and other hosts' commands again.
 func (r *Robots) guard() {
 	defer r.wg.Done()
-	select {
-	case <-r.fe.Lost():
-	case <-r.ctx.Done():
-		return
+	for {
+		lease := r.fe.hostLease()
+		select {
+		case <-lease.lost:
+		case <-r.ctx.Done():
+			return
+		}
+		r.stopAll()
+		select {
+		case <-lease.next:
+		case <-r.ctx.Done():
+			return
+		}
+		r.resume()
 	}
+}
+
+// stopAll stops this host's robots that are armed or moving; its lease is lost.
+func (r *Robots) stopAll() {
 	if r.writer != nil {
 		r.writer.degrade()
+		r.writer.setOffline(true)
 	}
 	states, err := r.local.Robots(context.Background())
 	if err != nil {
@@ -915,5 +932,29 @@ func (r *Robots) guard() {
 	}
 	if r.writer != nil {
 		r.writer.settle()
+	}
+}
+
+// resume publishes this host's robot list on its new lease (trying again while that lease
+// holds) and takes robot changes again.
+func (r *Robots) resume() {
+	if r.writer != nil {
+		r.writer.setOffline(false)
+	}
+	lease := r.fe.hostLease()
+	for attempt := 0; ; attempt++ {
+		err := r.publish()
+		if err == nil {
+			r.log.Info("cluster: lease back; this host's robots are published and take commands again")
+			return
+		}
+		r.log.Warn("cluster: lease back, but this host's robot list is not published yet; retrying", "err", err)
+		select {
+		case <-time.After(backoff(attempt, 200*time.Millisecond, 5*time.Second)):
+		case <-lease.lost:
+			return
+		case <-r.ctx.Done():
+			return
+		}
 	}
 }

@@ -942,7 +942,7 @@ func (r *Robots) readOnlyRefusal(ctx context.Context, robot, what string) error 
 	}
 	host := r.fe.cfg.Host
 	return (&graph.Error{Code: graph.EFORBIDDEN, Field: "robot",
-		Message: fmt.Sprintf("host %s, which drives %s, is read-only (devgraph serve --read-only): %s is refused there and nothing was changed; stopping the robot is always allowed; ask the host's owner, or restart its server without --read-only", host, ref, what),
+		Message: fmt.Sprintf("host %s, which drives %s, is read-only (--read-only): %s is refused and nothing was changed; stopping the robot is always allowed; ask its owner, or serve host %s without --read-only", host, ref, what, host),
 	}).Next(graph.Step{Do: graph.StepStop, Robot: graph.QualifyHost(host, ref)})
 }
 

@@ -453,7 +453,7 @@ func TestRobots_ReadOnlyHost(t *testing.T) {
 		},
 	} {
 		err := call()
-		want := "host a, which drives robot:scout, is read-only (devgraph serve --read-only): " + what + " is refused there"
+		want := "host a, which drives robot:scout, is read-only (--read-only): " + what + " is refused and nothing was changed"
 		if graph.ErrorCode(err) != graph.EFORBIDDEN || !strings.HasPrefix(graph.ErrorMessage(err), want) {
 			t.Fatalf("%s from b: %s %q; want %s %q…", what, graph.ErrorCode(err), graph.ErrorMessage(err), graph.EFORBIDDEN, want)
 		}

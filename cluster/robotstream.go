@@ -19,9 +19,9 @@ import (
 //	P/robot/<host>/state/<ref>   the robot's state (JSON, naming the host), on <host>'s lease
 //
 // each time the local fleet tells of a change (a state change, or motion at most every
-// NotifyEvery), at most every robotStreamEvery per robot and only when the state differs
-// from the one last written: a robot at rest writes nothing, and these are never
-// changelog writes. Every other host watches P/robot/, tells its subscribers of each
+// NotifyEvery), at most every robotStreamEvery per robot (a change of its state — idle,
+// navigating, stopped … — at once) and only when the state differs from the one last
+// written: a robot at rest writes nothing, and these are never changelog writes. Every other host watches P/robot/, tells its subscribers of each
 // state (so an MCP client subscribed to the robot's resource on any host hears it move)
 // and answers the status of a robot on the move from it, without a command round trip.
 //
@@ -37,7 +37,7 @@ const robotStreamEvery = 100 * time.Millisecond
 type robotStream struct {
 	// Publishing this host's robots.
 	mu      sync.Mutex
-	pending map[string]bool // refs told of since they were last written
+	pending map[string]string // refs told of since they were last written: their state then
 	wake    chan struct{}
 	written int // states written (tests)
 	order   sync.Mutex
@@ -53,7 +53,7 @@ type streamedState struct {
 }
 
 func (s *robotStream) init() {
-	s.pending, s.wake, s.states = map[string]bool{}, make(chan struct{}, 1), map[string]*streamedState{}
+	s.pending, s.wake, s.states = map[string]string{}, make(chan struct{}, 1), map[string]*streamedState{}
 }
 
 func (r *Robots) stateKey(host, ref string) string {
@@ -75,9 +75,9 @@ func (r *Robots) openStream() error {
 	if f, ok := r.local.(interface {
 		Subscribe(func(ref string, st graph.RobotState)) func()
 	}); ok {
-		stop := f.Subscribe(func(ref string, _ graph.RobotState) {
+		stop := f.Subscribe(func(ref string, st graph.RobotState) {
 			r.stream.mu.Lock()
-			r.stream.pending[ref] = true
+			r.stream.pending[ref] = st.State
 			r.stream.mu.Unlock()
 			select {
 			case r.stream.wake <- struct{}{}:
@@ -97,10 +97,12 @@ func (r *Robots) openStream() error {
 }
 
 // publishStates writes the states of the robots the local fleet told of, each at most
-// every robotStreamEvery (the last change always written), until the router closes.
+// every robotStreamEvery but at once when its state changed (the last change always
+// written), until the router closes.
 func (r *Robots) publishStates() {
 	s := &r.stream
 	last := map[string]time.Time{}
+	lastState := map[string]string{}
 	sent := map[string][]byte{}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -115,14 +117,15 @@ func (r *Robots) publishStates() {
 		s.mu.Lock()
 		var due []string
 		var next time.Duration
-		for ref := range s.pending {
-			if wait := robotStreamEvery - time.Since(last[ref]); wait > 0 {
+		for ref, state := range s.pending {
+			if wait := robotStreamEvery - time.Since(last[ref]); wait > 0 && state == lastState[ref] {
 				if next == 0 || wait < next {
 					next = wait
 				}
 				continue
 			}
 			due = append(due, ref)
+			lastState[ref] = state
 			delete(s.pending, ref)
 		}
 		s.mu.Unlock()

@@ -254,7 +254,7 @@ func TestCluster_RobotsAcrossHosts(t *testing.T) {
 
 	t.Run("Stream", func(t *testing.T) {
 		// An agent on a drives the robot: a client on b subscribed to it hears it move,
-		// and robot_status on b follows its pose.
+		// and robot_status and GraphQL's Robot.pose on b follow it.
 		uri := "devgraph://robot/robot:scout/state"
 		watcher := watchResource(t, ctx, baseB, "watcher-on-b", uri)
 		done := make(chan *mcp.CallToolResult, 1)
@@ -262,7 +262,7 @@ func TestCluster_RobotsAcrossHosts(t *testing.T) {
 			res, _ := onA.call(ctx, "robot_navigate", map[string]any{"robot": "robot:scout", "x": 4.0, "y": 1.0}, "")
 			done <- res
 		}()
-		poses := map[string]bool{}
+		poses, gqlPoses := map[string]bool{}, map[string]bool{}
 		var res *mcp.CallToolResult
 	drive:
 		for {
@@ -274,14 +274,21 @@ func TestCluster_RobotsAcrossHosts(t *testing.T) {
 			if st := onB.ok(ctx, "robot_status", scout); robotField(st, "state") == graph.RobotNavigating {
 				poses[fmt.Sprint(robotField(st, "pose"))] = true
 			}
+			code, body := postGraphQL(t, baseB+"/graphql", `{ robot(id: "robot:scout") { state pose { x y heading } } }`)
+			data, _ := body["data"].(map[string]any)
+			if r, _ := data["robot"].(map[string]any); code != 200 || r == nil {
+				t.Fatalf("GraphQL robot on b: %d %v", code, body)
+			} else if r["state"] == graph.RobotNavigating {
+				gqlPoses[fmt.Sprint(r["pose"])] = true
+			}
 		}
 		if res == nil || res.IsError || structuredOf(t, res)["status"] != graph.NavArrived {
 			t.Fatalf("robot_navigate on a: %s", resultText(res))
 		}
 		heard := watcher.count()
-		t.Logf("b's subscriber heard %d updates of %s; robot_status on b read %d poses on the move", heard, uri, len(poses))
-		if heard < 5 || len(poses) < 2 {
-			t.Fatalf("while a drove its robot, b's subscriber heard %d updates and robot_status on b read %d poses; want it followed", heard, len(poses))
+		t.Logf("b's subscriber heard %d updates of %s; robot_status on b read %d poses on the move, GraphQL %d", heard, uri, len(poses), len(gqlPoses))
+		if heard < 5 || len(poses) < 2 || len(gqlPoses) < 2 {
+			t.Fatalf("while a drove its robot, b's subscriber heard %d updates, robot_status on b read %d poses and GraphQL %d; want it followed", heard, len(poses), len(gqlPoses))
 		}
 		// At rest as a has it, once a's last streamed state (sent at once on a change of
 		// state) has reached b.

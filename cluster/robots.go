@@ -27,6 +27,8 @@ import (
 //	                         put again with cancel set to cancel it
 //	P/robot/<host>/out/<id>  its progress (navigate) and then its outcome, on <host>'s lease,
 //	                         written only while cmd/<id> exists
+//	P/robot/<host>/state/<ref>  a robot's state, streamed by <host> as it changes, on its
+//	                         lease (robotstream.go)
 //
 // The caller deletes cmd/<id> and out/<id> when it has the outcome; a caller that dies
 // loses cmd/<id> with its lease, the driver cancels the command and deletes out/<id>; a
@@ -409,6 +411,7 @@ func (r *Robots) stateCall(ctx context.Context, ref string, c command, local fun
 
 // Subscribe calls fn with a robot's ref when its state changes: on every change of this
 // host's robots (when the local fleet tells of them), and for another host's robot on each
+// state that host streams (every change, motion at most every robotStreamEvery), each
 // robot event the changelog brings, each answer to a command from this host and each
 // progress of a navigation this host asked for. Nothing is written to etcd for it. cancel
 // stops the calls.

@@ -519,3 +519,53 @@ func (c *Client) checkNoOldHosts(ctx context.Context) error {
 	}
 	return graph.Errorf(graph.ECONFLICT, "migrate: %s still %s an older devgraph on the cluster at %s; upgrade devgraph there (or stop it) and run migrate again", strings.Join(old, ", "), okIf(len(old) > 1, "run", "runs"), c.target.endpointList())
 }
+
+// SchemaStatus is the cluster's graph's schema as `migrate --status` and doctor show it.
+type SchemaStatus struct {
+	Version     int      `json:"version"`                // the records' version (0: no graph)
+	MigratingTo int      `json:"migrating_to,omitempty"` // a migration to this version is under way
+	Current     int      `json:"current"`                // what this devgraph writes
+	Pending     []string `json:"pending,omitempty"`      // the steps a migration would run
+	Started     string   `json:"started,omitempty"`      // when and where the migration under way started
+	OldHosts    []string `json:"old_hosts,omitempty"`    // live hosts of an older devgraph, which keep migrate from running
+}
+
+// SchemaStatus reads the graph's schema, a migration under way and the live hosts of an
+// older devgraph, changing nothing.
+func (c *Client) SchemaStatus(ctx context.Context) (*SchemaStatus, error) {
+	t := c.target
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	resp, err := c.cli.Txn(gctx).Then(clientv3.OpGet(t.key("schema")), clientv3.OpGet(t.key("migrate"))).Commit()
+	cancel()
+	if err != nil {
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", t.endpointList(), short(err))
+	}
+	st := &SchemaStatus{Current: migrations.CurrentVersion}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		s, ok := parseSchema(string(kvs[0].Value))
+		if !ok {
+			return nil, graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", t.key("schema"), t.endpointList(), kvs[0].Value)
+		}
+		st.Version, st.MigratingTo = s.v, s.to
+	}
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+		var m migrateMarker
+		json.Unmarshal(kvs[0].Value, &m)
+		st.Started = fmt.Sprintf("%s on host %s", m.Started.Format(time.RFC3339), okIf(m.Host == "", "unknown", m.Host))
+	}
+	for _, s := range migrations.Steps {
+		if st.Version > 0 && s.From >= st.Version {
+			st.Pending = append(st.Pending, fmt.Sprintf("%d→%d: %s", s.From, s.From+1, s.Name))
+		}
+	}
+	hosts, err := c.LiveHosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hosts {
+		if h.Schema < migrations.CurrentVersion {
+			st.OldHosts = append(st.OldHosts, fmt.Sprintf("%s (devgraph %s, schema %d)", h.Name, okIf(h.Version == "", "unknown", h.Version), h.Schema))
+		}
+	}
+	return st, nil
+}

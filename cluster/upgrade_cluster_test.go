@@ -203,4 +203,59 @@ func TestOps_MidUpgradeAndMigrate(t *testing.T) {
 		t.Fatalf("a new front end on the migrated graph: %s", fb.ReadOnly())
 	}
 	head(t, fb.DB())
+
+	// The fleet's hosts: a and b online (a holds the old graph's two devices); once a is
+	// gone, a is offline with its devices remembered.
+	hosts, err := fb.FleetHosts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hosts) != 2 || hosts[0].Name != "a" || !hosts[0].Online || hosts[0].Devices != 2 || hosts[0].Schema != migrations.CurrentVersion || hosts[0].Since.IsZero() ||
+		hosts[1].Name != "b" || !hosts[1].Online || hosts[1].Devices != 0 {
+		t.Fatalf("hosts: %+v", hosts)
+	}
+	fe.Close()
+	hosts, err = fb.FleetHosts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hosts) != 2 || hosts[0].Name != "a" || hosts[0].Online || hosts[0].Devices != 2 || !hosts[0].Since.IsZero() || !hosts[1].Online {
+		t.Fatalf("hosts with a gone: %+v", hosts)
+	}
+}
+
+// doctor asks the members at the endpoints --store gives, not only at the client URLs
+// they advertise (which need not be reachable from this host), and shows both when they
+// differ; an endpoint given that does not answer is a problem of its own.
+func TestOps_HealthGivenEndpoints(t *testing.T) {
+	const nowhere = "http://192.0.2.1:2379" // TEST-NET-1: never reachable
+	c := etcdtest.Start(t, 3, etcdtest.Flags("--advertise-client-urls", nowhere))
+	ctx := context.Background()
+	cc := dialT(t, c, "/eps")
+	h, err := cc.Health(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := strings.Split(joinEndpoints(c.Endpoints()), ",")
+	for i, m := range h.Members {
+		if !m.Healthy || m.Advertised != nowhere || m.Endpoint != given[i] {
+			t.Errorf("member %+v, want it reached at %s, advertising %s", m, given[i], nowhere)
+		}
+	}
+	if len(h.Members) != 3 || len(h.Problems) != 0 {
+		t.Fatalf("health: %+v", h)
+	}
+	dead := freePort(t)
+	cc2, err := Dial(ctx, "etcd://"+joinEndpoints(c.Endpoints())+","+dead+"/eps", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc2.Close()
+	h, err = cc2.Health(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Problems) != 1 || !strings.Contains(h.Problems[0], "the endpoint "+dead+" that --store gives does not answer") {
+		t.Fatalf("problems with a dead endpoint given: %q", h.Problems)
+	}
 }

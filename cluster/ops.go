@@ -258,7 +258,8 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 	}
 	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	if resp, err := c.cli.Get(gctx, c.target.key("schema")); err == nil && len(resp.Kvs) > 0 {
-		h.Schema, _ = strconv.Atoi(string(resp.Kvs[0].Value))
+		s, _ := parseSchema(string(resp.Kvs[0].Value))
+		h.Schema = s.v
 	}
 	cancel()
 	if h.Hosts, err = c.LiveHosts(ctx); err != nil {

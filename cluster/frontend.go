@@ -484,7 +484,7 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 		}
 	}
 	if older != nil {
-		return fe.openOld(ctx, older.v)
+		return fe.openOld(ctx, older.v, rev)
 	}
 	from, err := fe.catchUp(ctx)
 	if err != nil {

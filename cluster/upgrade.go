@@ -154,47 +154,37 @@ func (u *upgrade) local() bool {
 
 // openOld serves a graph at an older schema version read-only: the replica is filled and
 // migrated locally, and followOld keeps it so until the cluster is migrated.
-func (fe *FrontEnd) openOld(ctx context.Context, v int) error {
+// checked is the revision P/schema was read at: what changes after it is followed (a
+// commit or a migration between that read and the refill costs a second refill).
+func (fe *FrontEnd) openOld(ctx context.Context, v int, checked int64) error {
 	fe.up.set(schemaState{v: v})
 	fe.log.Warn("cluster: the cluster's graph is at an older schema version; serving it read-only until it is migrated", "cluster", fe.name, "schema", v, "this", migrations.CurrentVersion)
-	from, err := fe.rebuild(ctx)
-	if err != nil {
+	if _, err := fe.rebuild(ctx); err != nil {
 		return err
 	}
 	fe.wg.Add(1)
-	go fe.followOld(from)
+	go fe.followOld(checked + 1)
 	return nil
 }
 
 // fillMigrated replaces the replica with the cluster's graph at revision rev (the
-// revision of its last commit: txnRev), migrated locally to this devgraph's schema.
+// revision of its last commit: txnRev), migrated locally to this devgraph's schema in a
+// scratch file beside the replica. Inside the replica's one transaction, as a plain
+// refill is: readers see the old graph or the new, never a mix.
 func (fe *FrontEnd) fillMigrated(ctx context.Context, rev, txnRev int64) error {
 	scratch := fe.db.Path() + ".migrating"
 	os.Remove(scratch) // a leftover of a front end that died while refilling
-	type rec struct{ b, k, v []byte }
-	var recs []rec
-	_, err := migrations.MigrateRecords(scratch, migrations.Options{Host: fe.cfg.Host}, func(put func(b, k, v []byte) error) error {
-		return fe.scan(ctx, rev, func(k, v []byte) error {
-			b, key, err := fe.target.splitDataKey(k)
-			if err != nil {
-				return err
-			}
-			return put(b, key, v)
-		})
-	}, func(b, k, v []byte) error {
-		recs = append(recs, rec{b, append([]byte(nil), k...), append([]byte(nil), v...)})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
 	return fe.db.ResetReplica(txnRev, func(put func(bucket, key, value []byte) error) error {
-		for _, r := range recs {
-			if err := put(r.b, r.k, r.v); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := migrations.MigrateRecords(scratch, migrations.Options{Host: fe.cfg.Host}, func(raw func(b, k, v []byte) error) error {
+			return fe.scan(ctx, rev, func(k, v []byte) error {
+				b, key, err := fe.target.splitDataKey(k)
+				if err != nil {
+					return err
+				}
+				return raw(b, key, v)
+			})
+		}, put)
+		return err
 	})
 }
 
@@ -209,23 +199,19 @@ func (fe *FrontEnd) followOld(from int64) {
 		ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(fe.ctx))
 		wch := fe.cli.Watch(ctx, start, clientv3.WithRange(end), clientv3.WithRev(from))
 		for resp := range wch {
-			if err := resp.Err(); err != nil || resp.CompactRevision != 0 {
+			if resp.Err() != nil || resp.CompactRevision != 0 {
 				break
 			}
 			if len(resp.Events) == 0 {
 				continue
 			}
-			from = resp.Header.Revision + 1
-			// Drain what else is queued: one refill for a burst of commits.
+			// What else is queued needs no refill of its own: the refill reads the newest.
 		drain:
 			for {
 				select {
 				case more, ok := <-wch:
 					if !ok || more.Err() != nil {
 						break drain
-					}
-					if more.Header.Revision >= from {
-						from = more.Header.Revision + 1
 					}
 				default:
 					break drain
@@ -236,13 +222,13 @@ func (fe *FrontEnd) followOld(from int64) {
 				fe.log.Warn("cluster: could not refill the read-only replica; trying again", "err", err)
 				break
 			}
+			from, attempt = next, 0
 			if done {
 				cancel()
 				fe.wg.Add(1)
 				go fe.feed(next)
 				return
 			}
-			attempt = 0
 		}
 		cancel()
 		select {
@@ -250,9 +236,13 @@ func (fe *FrontEnd) followOld(from int64) {
 		case <-fe.ctx.Done():
 			return
 		}
-		// Whatever was missed, the next refill reads the newest snapshot.
-		if _, done, err := fe.refreshOld(); err == nil && done {
-			next, _ := fe.catchUp(fe.ctx)
+		// The watch ended (cut off, or its history compacted): read the state now.
+		next, done, err := fe.refreshOld()
+		if err != nil {
+			continue
+		}
+		from = next
+		if done {
 			fe.wg.Add(1)
 			go fe.feed(next)
 			return
@@ -261,8 +251,9 @@ func (fe *FrontEnd) followOld(from int64) {
 }
 
 // refreshOld reads P/schema and acts on it: an older version refills the replica
-// (migrated); a migration under way leaves it; this devgraph's version refills it as
-// usual and ends read-only (done, with the revision the feed starts from).
+// (migrated); a migration under way, or a newer version, leaves it as it is; this
+// devgraph's version refills it as usual and ends read-only (done). It returns the
+// revision to watch from next.
 func (fe *FrontEnd) refreshOld() (next int64, done bool, err error) {
 	gctx, cancel := context.WithTimeout(fe.ctx, 5*time.Second)
 	resp, err := fe.cli.Get(gctx, fe.target.key("schema"))
@@ -280,12 +271,11 @@ func (fe *FrontEnd) refreshOld() (next int64, done bool, err error) {
 	fe.up.set(s)
 	switch {
 	case s.to > 0 || s.v > migrations.CurrentVersion:
-		return 0, false, nil
+		return resp.Header.Revision + 1, false, nil
 	case s.v < migrations.CurrentVersion:
-		_, err := fe.rebuild(fe.ctx)
-		return 0, false, err
+		next, err := fe.rebuild(fe.ctx)
+		return next, false, err
 	}
-	fe.up.set(schemaState{v: migrations.CurrentVersion})
 	next, err = fe.rebuild(fe.ctx)
 	if err != nil {
 		return 0, false, err

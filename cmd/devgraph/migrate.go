@@ -20,7 +20,7 @@ func newMigrateCmd(c *common) *cobra.Command {
 	o := &migrateOptions{common: c}
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "migrate the database, or with --store the cluster's graph, to this version's schema (--status: report only)",
+		Short: "migrate the database or cluster to this version's schema (--status: report only)",
 		Long:  "migrate the database file (--db) to this devgraph's schema, with a backup beside it. With --store, migrate the cluster's graph once every host runs this devgraph (refused while a host of an older one is live): the records are migrated in a scratch copy and the difference is written in etcd transactions; front ends of this devgraph, read-only until then, take writes again. A migration that stopped is finished by running it again. --host-name names the host whose devices a graph from before hosts (schema 3) holds.",
 		Example: `  devgraph migrate --status
   devgraph migrate

@@ -6,7 +6,8 @@
 //
 // Keys, under the target's prefix P:
 //
-//	P/schema            the schema version of the records (written once, when the cluster is seeded)
+//	P/schema            the schema version of the records (written when the cluster is seeded; "N>M" while a migration runs, upgrade.go)
+//	P/migrate           a migration's marker, while it runs (upgrade.go)
 //	P/txn               the id of the newest commit; every commit writes it, so its ModRevision is the fence
 //	P/req/<id>          one per commit, so a retried Txn whose first try committed is known (leased, 1 h)
 //	P/d/<bucket>/<key>  the records: exactly the keys and values of one bbolt file's buckets

@@ -6,7 +6,8 @@
 //
 // Keys, under the target's prefix P:
 //
-//	P/schema            the schema version of the records (written once, when the cluster is seeded)
+//	P/schema            the schema version of the records (written when the cluster is seeded; "N>M" while a migration runs, upgrade.go)
+//	P/migrate           a migration's marker, while it runs (upgrade.go)
 //	P/txn               the id of the newest commit; every commit writes it, so its ModRevision is the fence
 //	P/req/<id>          one per commit, so a retried Txn whose first try committed is known (leased, ≤ 2 min)
 //	P/d/<bucket>/<key>  the records: exactly the keys and values of one bbolt file's buckets
@@ -95,6 +96,8 @@ type FrontEnd struct {
 	headRev  atomic.Int64 // the cluster's revision when last asked
 
 	stats Stats
+
+	up upgrade // the cluster's schema while it is not this devgraph's (upgrade.go)
 
 	view fleetView // the fleet's live hosts and their live state (live.go)
 	pub  publisher // this host's live state (live.go)
@@ -387,6 +390,10 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 	// Ours and the claims of front ends starting with us: a prefix being seeded right now
 	// holds those and nothing else until the seed commits.
 	seeded, rev, err := checkGraph(ctx, fe.cli, fe.target, allHostClaims)
+	var older *olderGraph
+	if errors.As(err, &older) {
+		seeded, err = true, nil // served read-only, migrated locally (upgrade.go)
+	}
 	if err != nil {
 		return err
 	}
@@ -423,6 +430,9 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 			return err
 		}
 	}
+	if older != nil {
+		return fe.openOld(ctx, older.v, rev)
+	}
 	from, err := fe.catchUp(ctx)
 	if err != nil {
 		return err
@@ -454,14 +464,12 @@ func checkGraph(ctx context.Context, cli *clientv3.Client, t *Target, own int64)
 	}
 	rev = txn.Header.Revision
 	if resp := txn.Responses[0].GetResponseRange(); len(resp.Kvs) > 0 {
-		v, err := strconv.Atoi(string(resp.Kvs[0].Value))
-		switch {
-		case err != nil:
+		s, ok := parseSchema(string(resp.Kvs[0].Value))
+		if !ok {
 			return false, rev, graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", schemaKey, t.endpointList(), resp.Kvs[0].Value)
-		case v > migrations.CurrentVersion:
-			return false, rev, graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, newer than this devgraph's %d: upgrade devgraph on this host", v, migrations.CurrentVersion)
-		case v < migrations.CurrentVersion:
-			return false, rev, graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, older than this devgraph's %d: the fleet is mid-upgrade; run the older devgraph here until the cluster is migrated", v, migrations.CurrentVersion)
+		}
+		if err := schemaRefusal(t, s); err != nil {
+			return true, rev, err
 		}
 		return true, rev, nil
 	}
@@ -532,6 +540,14 @@ func (fe *FrontEnd) rebuild(ctx context.Context) (int64, error) {
 		return 0, graph.Errorf(graph.EINVALID, "the cluster at %s has no devgraph graph under %s", fe.target.endpointList(), fe.target.Prefix)
 	}
 	rev, txnRev := resp.Header.Revision, resp.Kvs[0].ModRevision
+	if fe.up.local() {
+		// A graph at an older schema, served read-only (upgrade.go).
+		if err := fe.fillMigrated(ctx, rev, txnRev); err != nil {
+			return 0, err
+		}
+		fe.log.Info("cluster: replica filled from a snapshot and migrated locally", "cluster", fe.name, "revision", rev, "path", fe.db.Path())
+		return rev + 1, nil
+	}
 	err = fe.db.ResetReplica(txnRev, func(put func(bucket, key, value []byte) error) error {
 		return fe.scan(ctx, rev, func(k, v []byte) error {
 			b, key, err := fe.target.splitDataKey(k)
@@ -725,6 +741,9 @@ type committer FrontEnd
 // is never made twice nor reported lost.
 func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Change) (int64, error) {
 	fe := (*FrontEnd)(c)
+	if err := fe.refuseWrite(); err != nil {
+		return 0, err
+	}
 	order := make([]string, 0, len(changes))
 	last := make(map[string]store.Change, len(changes))
 	for _, ch := range changes {

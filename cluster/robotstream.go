@@ -103,7 +103,7 @@ func (r *Robots) publishStates() {
 	s := &r.stream
 	last := map[string]time.Time{}
 	lastState := map[string]string{}
-	sent := map[string][]byte{}
+	sent := map[string]sentState{}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -139,8 +139,15 @@ func (r *Robots) publishStates() {
 	}
 }
 
-// publishState writes ref's state now, unless it is the one last written.
-func (r *Robots) publishState(ref string, sent map[string][]byte) {
+// sentState is the state last written for a robot, and the host lease it was written on
+// (keys on a lost lease are gone: a state is written again on the next one).
+type sentState struct {
+	lease clientv3.LeaseID
+	state []byte
+}
+
+// publishState writes ref's state now, unless it is the one last written on this lease.
+func (r *Robots) publishState(ref string, sent map[string]sentState) {
 	s := &r.stream
 	s.order.Lock()
 	defer s.order.Unlock()
@@ -150,12 +157,13 @@ func (r *Robots) publishState(ref string, sent map[string][]byte) {
 	}
 	host := r.fe.cfg.Host
 	b, _ := json.Marshal(hostedState{st, host})
-	if bytes.Equal(b, sent[ref]) {
+	lease := r.fe.hostLease().id
+	if prev := sent[ref]; prev.lease == lease && bytes.Equal(b, prev.state) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
 	defer cancel()
-	if _, err := r.fe.cli.Put(ctx, r.stateKey(host, ref), string(b), clientv3.WithLease(r.fe.hostLease)); err != nil {
+	if _, err := r.fe.cli.Put(ctx, r.stateKey(host, ref), string(b), clientv3.WithLease(lease)); err != nil {
 		select {
 		case <-r.fe.Lost(): // cut off: nothing is streamed until the host is back
 		default:
@@ -165,7 +173,7 @@ func (r *Robots) publishState(ref string, sent map[string][]byte) {
 		}
 		return
 	}
-	sent[ref] = b
+	sent[ref] = sentState{lease, b}
 	s.mu.Lock()
 	s.written++
 	s.mu.Unlock()

@@ -129,6 +129,10 @@ func BenchmarkCommit_OneWriter(b *testing.B) {
 		var lat []time.Duration
 		ctx := graph.WithActor(context.Background(), "cli:bench")
 		n := 0
+		c0 := processCPU()
+		defer func() {
+			b.ReportMetric(float64((processCPU()-c0).Microseconds())/float64(max(n, 1)), "frontend-cpu-us/op")
+		}()
 		for b.Loop() {
 			t0 := time.Now()
 			_, err := fe.DB().AddHints(ctx, ids[n%len(ids)], []graph.Fingerprint{{Kind: graph.FPUSBSerial, Value: fmt.Sprintf("1d6b:0002:bench%d-%d", b.N, n)}}, false)
@@ -190,7 +194,13 @@ func bench16(b *testing.B, frontends int) {
 		}
 		return n
 	}
-	commits0 := commits()
+	conflicts := func() (n int64) {
+		for _, fe := range fes {
+			n += fe.stats.Conflicts.Load()
+		}
+		return n
+	}
+	commits0, conflicts0 := commits(), conflicts()
 	var next atomic.Int64
 	ctx := graph.WithActor(context.Background(), "cli:bench")
 	b.ResetTimer()
@@ -215,6 +225,7 @@ func bench16(b *testing.B, frontends int) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/took.Seconds(), "writes/s")
 	b.ReportMetric(float64(b.N)/float64(max(commits()-commits0, 1)), "writes/txn")
+	b.ReportMetric(float64(conflicts()-conflicts0)/float64(max(commits()-commits0, 1)), "conflicts/commit")
 }
 
 // BenchmarkReplicaBuild times a fresh front end's open on a cluster holding 20,000
@@ -233,11 +244,7 @@ func BenchmarkReplicaBuild(b *testing.B) {
 	}
 	dir := b.TempDir()
 	i := 0
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	cpu := processCPU
 	var used time.Duration
 	defer func() { b.ReportMetric(used.Seconds()/float64(max(i, 1)), "frontend-cpu-s/op") }()
 	for b.Loop() {
@@ -252,4 +259,12 @@ func BenchmarkReplicaBuild(b *testing.B) {
 		i++
 		b.StartTimer()
 	}
+}
+
+// processCPU returns the CPU time this process (the front ends, not the etcd members,
+// which are child processes) has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

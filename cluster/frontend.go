@@ -95,6 +95,11 @@ type FrontEnd struct {
 	watchRev atomic.Int64 // the newest revision the feed has seen
 	headRev  atomic.Int64 // the cluster's revision when last asked
 
+	// Taking turns with the other front ends that write (committer.Pace).
+	ownRev  atomic.Int64 // the revision of this front end's newest commit
+	otherAt atomic.Int64 // when the feed last applied another front end's commit (Unix ns)
+	txnTime atomic.Int64 // a commit's round trip, a moving average (ns)
+
 	stats Stats
 
 	up upgrade // the cluster's schema while it is not this devgraph's (upgrade.go)
@@ -720,7 +725,15 @@ func (fe *FrontEnd) apply(rev int64, evs []*clientv3.Event) error {
 		}
 		changes = append(changes, store.Change{Bucket: b, Key: k, Value: ev.Kv.Value, Deleted: ev.Type == clientv3.EventTypeDelete})
 	}
-	return fe.db.ApplyReplicated(rev, changes)
+	if err := fe.db.ApplyReplicated(rev, changes); err != nil {
+		return err
+	}
+	// ApplyReplicated waited for a write of ours still committing, so one of our commits
+	// has set ownRev by now: a newer revision is another front end's.
+	if rev > fe.ownRev.Load() {
+		fe.otherAt.Store(time.Now().UnixNano())
+	}
+	return nil
 }
 
 func backoff(attempt int, base, max time.Duration) time.Duration {
@@ -744,27 +757,30 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 	if err := fe.refuseWrite(); err != nil {
 		return 0, err
 	}
-	order := make([]string, 0, len(changes))
-	last := make(map[string]store.Change, len(changes))
-	for _, ch := range changes {
-		k := fe.target.dataKey(ch.Bucket, ch.Key)
-		if _, ok := last[k]; !ok {
-			order = append(order, k)
-		}
-		last[k] = ch
-	}
 	id := uuid.NewString()
 	txnKey, reqKey := fe.target.key("txn"), fe.target.key("req", id)
-	ops := make([]clientv3.Op, 0, len(order)+2)
+	// One operation per key, its last change, in the order of first change (a Txn may not
+	// name a key twice).
+	ops := make([]clientv3.Op, 0, len(changes)+2)
+	at := make(map[string]int, len(changes))
 	size := 0
-	for _, k := range order {
-		ch := last[k]
-		size += len(k) + len(ch.Value) + 16
+	for _, ch := range changes {
+		k := fe.target.dataKey(ch.Bucket, ch.Key)
+		var op clientv3.Op
 		if ch.Deleted {
-			ops = append(ops, clientv3.OpDelete(k))
+			op = clientv3.OpDelete(k)
 		} else {
-			ops = append(ops, clientv3.OpPut(k, string(ch.Value)))
+			op = clientv3.OpPut(k, string(ch.Value))
 		}
+		if i, ok := at[k]; ok {
+			size -= len(ops[i].ValueBytes())
+			ops[i] = op
+		} else {
+			at[k] = len(ops)
+			ops = append(ops, op)
+			size += len(k) + 16
+		}
+		size += len(ch.Value)
 	}
 	// The request key's lease is added when the Txn is sent (below): a short one (lease.go).
 	ops = append(ops, clientv3.OpPut(txnKey, id), clientv3.OpPut(reqKey, ""))
@@ -786,6 +802,7 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 			ops[len(ops)-1] = clientv3.OpPut(reqKey, strconv.FormatInt(fence, 10), clientv3.WithLease(lease))
 			actx, cancel := context.WithTimeout(fe.ctx, 2*time.Second)
 			var resp *clientv3.TxnResponse
+			sent := time.Now()
 			resp, err = fe.cli.Txn(actx).If(cmp...).Then(ops...).Else(clientv3.OpGet(reqKey), clientv3.OpGet(txnKey), clientv3.OpGet(schemaKey)).Commit()
 			cancel()
 			if err == nil {
@@ -794,12 +811,14 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 					if ambiguous {
 						fe.stats.Ambiguous.Add(1)
 					}
+					fe.committed(resp.Header.Revision, time.Since(sent))
 					return resp.Header.Revision, nil
 				}
 				if rev, ok := committedBefore(resp, id); ok {
 					// An earlier try of this very Txn committed.
 					fe.stats.Commits.Add(1)
 					fe.stats.Ambiguous.Add(1)
+					fe.committed(rev, 0)
 					return rev, nil
 				}
 				return 0, fe.refused(resp, schema)
@@ -827,6 +846,41 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 		fe.stats.Retries.Add(1)
 		time.Sleep(backoff(attempt, 20*time.Millisecond, 500*time.Millisecond))
 	}
+}
+
+// committed notes a commit of this front end's, and how long its Txn took (0: unknown).
+func (fe *FrontEnd) committed(rev int64, took time.Duration) {
+	if rev > fe.ownRev.Load() {
+		fe.ownRev.Store(rev)
+	}
+	if took > 0 {
+		if avg := time.Duration(fe.txnTime.Load()); avg > 0 {
+			took = (7*avg + took) / 8
+		}
+		fe.txnTime.Store(int64(took))
+	}
+}
+
+// Pace (store.Pacer) has the front ends that write take turns: commits are serial across
+// the cluster (each is fenced on the one before), so two front ends that send at once
+// race for the same fence, and the loser's Txn (a raft round of every member) is wasted,
+// then made again. When the newest commit the replica holds is this front end's own and
+// another front end committed lately, the next batch waits for that front end's commit,
+// up to two round trips of a Txn, and is made on top of it (with the writes that queued
+// meanwhile). A lone front end, or one whose newest commit is another's, never waits.
+func (c *committer) Pace(ctx context.Context, held int64) {
+	fe := (*FrontEnd)(c)
+	rt := time.Duration(fe.txnTime.Load())
+	if fe.db == nil || held == 0 || held != fe.ownRev.Load() || rt <= 0 {
+		return
+	}
+	lately := min(max(16*rt, 20*time.Millisecond), time.Second)
+	if time.Since(time.Unix(0, fe.otherAt.Load())) > lately {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, min(max(2*rt, time.Millisecond), 50*time.Millisecond))
+	fe.db.WaitReplica(wctx, held+1)
+	cancel()
 }
 
 // committedBefore reads a refused Txn's answer (the request key, P/txn) for an earlier

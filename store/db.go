@@ -91,6 +91,7 @@ type DB struct {
 	replicaOf  string       // the shared store this file mirrors; "" for an ordinary database
 	replicaURL string       // the --store URL it was last served from
 	replica    replicaState // the revision of the shared store's last commit the replica holds
+	shared     sharedWrites // a shared store's write in flight, and the last batch's size (replica.go)
 
 	// failed is set when a read found the file damaged (a fault, or bbolt panicking on a
 	// page): every later call returns it instead of touching the memory map again.
@@ -580,8 +581,14 @@ func (db *DB) runBatch(batch []*writeReq) {
 		failed, txid, committing := -1, 0, false
 		var ferr error
 		var shipped int64
+		if committer != nil {
+			batch = db.pace(batch)
+		}
 		db.observeTx(true)
 		ran, returned := false, false // Update returned, rather than a fault escaping it
+		if committer != nil {
+			db.shared.inFlight.Lock()
+		}
 		err := db.guard(func() error {
 			ran = true
 			uerr := db.bolt.Update(func(tx *bolt.Tx) error {
@@ -630,6 +637,9 @@ func (db *DB) runBatch(batch []*writeReq) {
 			returned = true
 			return uerr
 		})
+		if committer != nil {
+			db.shared.inFlight.Unlock()
+		}
 		if ran && !returned {
 			db.writerLost.Store(true)
 		}
@@ -654,7 +664,9 @@ func (db *DB) runBatch(batch []*writeReq) {
 				err = graph.Errorf(graph.EUNAVAILABLE, "the replica did not catch up with the cluster (revision %d) within 10s; nothing was written, try again", conflict.Rev)
 				break
 			}
-			pauseBeforeRetry(attempt)
+			if attempt > 2 {
+				pauseBeforeRetry(attempt)
+			}
 			batch = db.gatherShared(batch)
 			continue
 		case failed < 0 && errors.As(err, &tooBig) && len(batch) > 1:

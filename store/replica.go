@@ -37,6 +37,14 @@ type Change struct {
 	Deleted            bool // a delete (Value is nil), else a put
 }
 
+// Pacer is what a Committer may also do: Pace is called before each batch of writes is
+// made, with the revision the replica holds, and may wait (briefly, and not past ctx)
+// while another writer of the shared store is due to commit, so the batch is made on top
+// of that commit instead of racing it for the same fence.
+type Pacer interface {
+	Pace(ctx context.Context, held int64)
+}
+
 // Committer ships a write transaction's write set to a shared store.
 type Committer interface {
 	// Commit makes changes in the shared store as one commit, fenced on fence: the
@@ -199,6 +207,11 @@ func (db *DB) ApplyReplicated(rev int64, changes []Change) error {
 	if db.replicaOf == "" {
 		return graph.Errorf(graph.EINVALID, "%s is not a replica", db.path)
 	}
+	// This front end's own commit is most often heard of while the write that made it is
+	// still committing to the file: wait for that write to end, so the file says it holds
+	// the commit, rather than queue a write transaction behind it to find out.
+	db.shared.inFlight.Lock()
+	db.shared.inFlight.Unlock()
 	if held, err := db.heldRev(); err == nil && rev <= held {
 		// Held already (most often this front end's own commit, which the feed hears of
 		// after the write made it): skip it without a write transaction, which would take
@@ -469,24 +482,54 @@ func shipChanges(cs []change) []Change {
 	return out
 }
 
-// pauseBeforeRetry waits before a write is made again after a conflict: jittered,
-// growing with the attempt, capped at 16 ms, so front ends racing for the next commit
-// spread out. (A pause, not a time source: the clock test allows this one Sleep.)
+// pauseBeforeRetry waits before a write is made again after its third conflict in a row
+// (the first two are made again as soon as the replica holds the commit that won, the
+// Committer's Pacer keeping the front ends in turn): jittered, growing with the attempt,
+// capped at 16 ms, so front ends racing for the next commit spread out. (A pause, not a time source: the clock test allows this one Sleep.)
 func pauseBeforeRetry(attempt int) {
 	d := time.Duration(1<<min(attempt, 6)) * 250 * time.Microsecond
 	time.Sleep(d/2 + rand.N(d))
+}
+
+// sharedWrites is the commit loop's state for a shared store.
+type sharedWrites struct {
+	// inFlight is held by a write from before its changes are shipped until its
+	// transaction ends (ApplyReplicated waits on it).
+	inFlight sync.Mutex
+	// last is how many writes the last batch carried (the commit loop's alone).
+	last int
+}
+
+// pace lets the Committer hold a batch back while another writer of the shared store is
+// due to commit (Pacer), then adds the writes queued meanwhile.
+func (db *DB) pace(batch []*writeReq) []*writeReq {
+	p, ok := db.opts.Committer.(Pacer)
+	if !ok {
+		return batch
+	}
+	held := db.ReplicaRev()
+	p.Pace(batch[0].ctx, held)
+	if db.ReplicaRev() == held {
+		return batch
+	}
+	return db.gatherShared(batch)
 }
 
 // gatherShared adds to a batch bound for a shared store the writes queued behind it, up
 // to maxBatch, first letting the writers the last commit answered queue their next
 // write. A commit there takes a network round trip: without the yield the writers woken
 // by one commit missed the next batch and formed one of their own behind it, every time
-// (two half batches leapfrogging, each a round trip). It also runs before a batch is made
-// again after a conflict, so the writes queued while it waited share that attempt.
+// (two half batches leapfrogging, each a round trip). It yields only while the batch is
+// smaller than the last one: a lone writer has nobody to wait for. It also runs before a
+// batch is made again after a conflict, so the writes queued while it waited share that
+// attempt.
 func (db *DB) gatherShared(batch []*writeReq) []*writeReq {
+	defer func() { db.shared.last = len(batch) }()
 	for range 4 {
 		n := len(batch)
-		runtime.Gosched()
+		if n < db.shared.last {
+			runtime.Gosched()
+		}
 	drain:
 		for len(batch) < maxBatch {
 			select {

@@ -496,8 +496,6 @@ type sharedWrites struct {
 	// inFlight is held by a write from before its changes are shipped until its
 	// transaction ends (ApplyReplicated waits on it).
 	inFlight sync.Mutex
-	// last is how many writes the last batch carried (the commit loop's alone).
-	last int
 }
 
 // pace lets the Committer hold a batch back while another writer of the shared store is
@@ -519,17 +517,14 @@ func (db *DB) pace(batch []*writeReq) []*writeReq {
 // to maxBatch, first letting the writers the last commit answered queue their next
 // write. A commit there takes a network round trip: without the yield the writers woken
 // by one commit missed the next batch and formed one of their own behind it, every time
-// (two half batches leapfrogging, each a round trip). It yields only while the batch is
-// smaller than the last one: a lone writer has nobody to wait for. It also runs before a
-// batch is made again after a conflict, so the writes queued while it waited share that
-// attempt.
+// (two half batches leapfrogging, each a round trip). It also runs before a batch is made
+// again after a conflict, or after it waited its turn (pace), so the writes queued
+// meanwhile share that attempt. (A lone writer's yield costs about a microsecond: yielding
+// only to writers seen lately made 16 writers' batches smaller, 14 writes to 10.)
 func (db *DB) gatherShared(batch []*writeReq) []*writeReq {
-	defer func() { db.shared.last = len(batch) }()
 	for range 4 {
 		n := len(batch)
-		if n < db.shared.last {
-			runtime.Gosched()
-		}
+		runtime.Gosched()
 	drain:
 		for len(batch) < maxBatch {
 			select {

@@ -289,7 +289,9 @@ func (c *Client) LiveHosts(ctx context.Context) ([]LiveHost, error) {
 }
 
 // FleetHosts lists the live hosts (their claims) and the hosts this front end's replica
-// holds devices of, online or not, by name: GraphQL's hosts. See graph.FleetHosts.
+// holds devices of, online or not, by name: GraphQL's hosts. See graph.FleetHosts. This
+// host is offline while its lease is lost, even when another machine's claim holds its
+// name meanwhile.
 func (fe *FrontEnd) FleetHosts(ctx context.Context) ([]graph.FleetHost, error) {
 	live, err := liveHosts(ctx, fe.cli, fe.target)
 	if err != nil {
@@ -299,7 +301,21 @@ func (fe *FrontEnd) FleetHosts(ctx context.Context) ([]graph.FleetHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fleetHosts(live, counts), nil
+	if !fe.leaseLost() {
+		return fleetHosts(live, counts), nil
+	}
+	// A claim under this name is not this front end's now; this host is listed, offline,
+	// even without devices.
+	others := live[:0:0]
+	for _, h := range live {
+		if h.Name != fe.cfg.Host {
+			others = append(others, h)
+		}
+	}
+	if _, ok := counts[fe.cfg.Host]; !ok {
+		counts[fe.cfg.Host] = 0
+	}
+	return fleetHosts(others, counts), nil
 }
 
 // fleetHosts joins the live hosts' claims with the device counts by host: a host with

@@ -119,9 +119,13 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	rt.warmFind()
 
 	// The socket: the CLI's verbs, `devgraph query` and relayed stdio sessions.
+	ro := remote.Options{Logger: log, DB: db, Version: Version, ReadOnly: f.readOnly}
+	if fe != nil {
+		ro.LeaseLoss = fe.LeaseLoss // doctor says when this host's lease is lost
+	}
 	sock := &remote.SocketServer{
 		Path:     remote.SocketPath(db),
-		RPC:      remote.NewHandler(svc, remote.Options{Logger: log, DB: db, Version: Version, ReadOnly: f.readOnly}),
+		RPC:      remote.NewHandler(svc, ro),
 		GraphQL:  rt.exec,
 		MCP:      rt.session,
 		Changes:  svc, // changelog --follow, devices --watch

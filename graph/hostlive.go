@@ -103,3 +103,13 @@ func (l *LeaseLoss) String() string {
 	}
 	return s
 }
+
+// WriteState says whether the graph takes writes right now: a fleet's front end is
+// read-only while the cluster's graph is at another schema version (mid-upgrade).
+type WriteState interface {
+	// ReadOnly says why the graph takes no writes now ("" while it takes them).
+	ReadOnly() string
+	// OnReadOnly calls fn (on its own goroutine, never while the state is held) after
+	// ReadOnly turns "" or stops being ""; cancel stops the calls.
+	OnReadOnly(fn func()) (cancel func())
+}

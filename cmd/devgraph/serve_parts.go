@@ -48,6 +48,7 @@ type runtime struct {
 	mcp  *mcptools.Server
 
 	svc      graph.Service
+	writable graph.WriteState // a fleet's front end: read-only while the cluster is mid-upgrade
 	mcpOpts  mcptools.Options
 	roOnce   sync.Once
 	mcpRO    *mcptools.Server // for relayed sessions of a `serve --read-only`
@@ -69,7 +70,7 @@ func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph
 	}
 	rt.exec = exec
 	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: rt.names, Devices: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize, MaxHTTPSessions: f.mcpSessions, Toolsets: f.toolsets, Hosts: hosts,
-		RobotEvents: robotEvents}
+		RobotEvents: robotEvents, Writable: rt.writable}
 	rt.mcp, err = mcptools.New(svc, opts)
 	if err != nil {
 		exec.Close()

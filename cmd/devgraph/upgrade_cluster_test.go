@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,10 +80,13 @@ func TestClusterCLI_Upgrade(t *testing.T) {
 	if errs, _ := gq["errors"].([]any); len(errs) != 1 || !strings.Contains(errs[0].(map[string]any)["message"].(string), refused) {
 		t.Fatalf("a GraphQL write mid-upgrade: %v", gq)
 	}
+	// MCP offers --read-only's tools mid-upgrade: no graph_tag.
 	agent := newMCPAgent(t, ctx, base, "agent")
-	res, err := agent.call(ctx, "graph_tag", map[string]any{"target": "jdxi", "add": []any{"room:b"}}, "")
-	if err != nil || !res.IsError || !strings.Contains(resultText(res), refused) {
-		t.Fatalf("an MCP write mid-upgrade: %v %s", err, resultText(res))
+	if tools := agent.tools(ctx); slices.Contains(tools, "graph_tag") || !slices.Contains(tools, "graph_find") {
+		t.Fatalf("MCP tools mid-upgrade: %v; want the reading tools only", tools)
+	}
+	if _, err := agent.call(ctx, "graph_tag", map[string]any{"target": "jdxi", "add": []any{"room:b"}}, ""); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("graph_tag mid-upgrade: %v; want tool not found", err)
 	}
 
 	// The hosts, through GraphQL and doctor.
@@ -121,6 +125,11 @@ func TestClusterCLI_Upgrade(t *testing.T) {
 	if !strings.Contains(srv.log(), "takes writes again") {
 		t.Fatalf("the front end did not say it takes writes again:\n%s", srv.log())
 	}
+	// MCP offers the writing tools again, to the session open since before.
+	if tools := agent.tools(ctx); !slices.Contains(tools, "graph_tag") {
+		t.Fatalf("MCP tools once the graph is migrated: %v; want graph_tag back", tools)
+	}
+	agent.ok(ctx, "graph_tag", map[string]any{"target": "jdxi", "add": []any{"room:b"}})
 	if got, want := verified(t, c, "--store", s), verified(t, c, db...); got != want {
 		t.Fatalf("the cluster verifies as %q, the front end as %q", got, want)
 	}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -105,6 +107,25 @@ func TestClusterCLI_Upgrade(t *testing.T) {
 		if code != 1 || !strings.Contains(out, w) {
 			t.Fatalf("doctor mid-upgrade (exit %d) lacks %q:\n%s", code, w, out)
 		}
+	}
+
+	// With no front end, verify, export and backup read a snapshot migrated locally (the
+	// cluster is not changed): the chain is the front end's, the devices take --host-name.
+	if got, want := verified(t, c, "--store", s, "--host-name", "a"), verified(t, c, db...); got != want {
+		t.Fatalf("verify --store mid-upgrade from a snapshot: %q; the front end: %q", got, want)
+	}
+	dir := t.TempDir()
+	export, backup := filepath.Join(dir, "mid.jsonl"), filepath.Join(dir, "mid.db")
+	c.ok("--store", s, "--host-name", "a", "export", export)
+	if raw, err := os.ReadFile(export); err != nil || !strings.Contains(string(raw), `"host":"a"`) || !strings.Contains(string(raw), "Focusrite Scarlett 2i2") {
+		t.Fatalf("export --store mid-upgrade: %v\n%.400s", err, raw)
+	}
+	c.ok("--store", s, "--host-name", "a", "backup", backup)
+	if got, want := verified(t, c, "--db", backup, "--host-name", "a"), verified(t, c, db...); got != want {
+		t.Fatalf("the mid-upgrade backup verifies as %q; the front end: %q", got, want)
+	}
+	if got, _ := cli.Get(ctx, "/up/schema"); string(got.Kvs[0].Value) != "3" {
+		t.Fatalf("P/schema after reading snapshots: %s; want 3 (untouched)", got.Kvs[0].Value)
 	}
 
 	// migrate: refused while the older host lives, then done.

@@ -43,9 +43,13 @@ type change struct {
 
 type kv struct{ k, v []byte }
 
-// newTxw checks that tx's file holds every bucket (a fixture written at an older version
-// may lack the buckets a later one added) by its names alone; b opens them.
+// newTxw sets a write transaction's file growth (growStep) and checks by name that tx's
+// file holds every bucket (a fixture written at an older version may lack the buckets a
+// later one added); b opens them.
 func newTxw(tx *bolt.Tx) (txw, error) {
+	if tx.Writable() {
+		growStep(tx.DB(), tx.Size())
+	}
 	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, 8)}
 	c := tx.Cursor()
 	for _, name := range migrations.AllBuckets {
@@ -143,4 +147,14 @@ func (t *txw) flushPuts() error {
 func hasVersion(tx *bolt.Tx, v int) bool {
 	n, err := strconv.Atoi(string(tx.Bucket(migrations.BucketMeta).Get(migrations.KeyVersion)))
 	return err == nil && n >= v
+}
+
+// growStep sets how far bbolt grows the file when a write needs more room: by as much
+// again as the pages in use, 32 KiB at least and 16 MiB at most, which is how far bbolt
+// grew it on its own while its mapping grew with the file. With the mapping reserved up
+// front (mmapReserve) bbolt would add its 16 MiB step to every file, however small. Only a
+// writer calls it (bbolt reads AllocSize when a commit grows the file, under the writer's
+// lock), or Open before anything else runs.
+func growStep(db *bolt.DB, used int64) {
+	db.AllocSize = int(min(max(used, 32<<10), 16<<20))
 }

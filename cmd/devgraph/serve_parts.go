@@ -62,7 +62,8 @@ type runtime struct {
 // graph_find, "did you mean") over names: the store where this process holds it.
 func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph.NameSource, robotEvents func(fn func(ref string)) func(), hosts graph.HostStatus, f *serveFlags) error {
 	rt.names = search.NewFinder(names)
-	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: rt.names})
+	fleetHosts, _ := hosts.(graph.FleetHosts) // GraphQL hosts on a fleet
+	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: rt.names, Hosts: fleetHosts})
 	if err != nil {
 		return err
 	}

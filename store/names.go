@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/devgraph/devgraph/graph"
 	m "github.com/devgraph/devgraph/migrations"
@@ -22,32 +23,44 @@ func headSeq(tx *bolt.Tx) uint64 {
 	return h.Seq
 }
 
-// IdentityNameKeys reads the names bucket (lower(name) 0x00 slug): one string per
-// identity holds its id and its lowercased name.
+// IdentityNameKeys reads the names bucket (lower(name) 0x00 slug). Every key's id
+// ("identity:" slug) and lowercased name are cut from one string holding them all: at
+// 100,000 identities one allocation instead of 100,000 makes a server's first find
+// after start come sooner (fewer pages to fault in, nothing for the collector to mark).
 func (db *DB) IdentityNameKeys(ctx context.Context) ([]graph.NameKey, uint64, error) {
 	var out []graph.NameKey
 	var head uint64
 	err := db.view(ctx, func(tx *bolt.Tx) error {
 		head = headSeq(tx)
 		b := tx.Bucket(m.BucketNames)
-		out = make([]graph.NameKey, 0, m.ReadU64(tx.Bucket(m.BucketMeta).Get(m.CountIdentities)))
+		count := int(m.ReadU64(tx.Bucket(m.BucketMeta).Get(m.CountIdentities)))
+		ends := make([]int32, 0, 2*count) // each key's id end and lowercased name end in all
+		var all strings.Builder
+		all.Grow(count * 64)
 		c := b.Cursor()
-		buf := make([]byte, 0, 128)
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
 			i := bytes.LastIndexByte(k, 0)
 			if i < 0 {
 				continue
 			}
-			if len(out)%4096 == 0 {
+			if len(ends)%8192 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
-			// "identity:" slug lower, one allocation
-			buf = append(append(append(buf[:0], "identity:"...), k[i+1:]...), k[:i]...)
-			s := string(buf)
-			n := len("identity:") + len(k) - i - 1
-			out = append(out, graph.NameKey{ID: s[:n], Lower: s[n:]})
+			all.WriteString("identity:")
+			all.Write(k[i+1:])
+			ends = append(ends, int32(all.Len()))
+			all.Write(k[:i])
+			ends = append(ends, int32(all.Len()))
+		}
+		s := all.String()
+		out = make([]graph.NameKey, len(ends)/2)
+		start := 0
+		for j := range out {
+			id, end := int(ends[2*j]), int(ends[2*j+1])
+			out[j] = graph.NameKey{ID: s[start:id], Lower: s[id:end]}
+			start = end
 		}
 		return nil
 	})

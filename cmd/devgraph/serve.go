@@ -15,6 +15,7 @@ import (
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/store"
 )
 
@@ -56,6 +57,13 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	parts := &closers{log: log}
 	defer parts.close()
 	parts.add("store", st.Close) // last: releases the lock
+
+	// The find index is built from here on, beside the rest of the start (robots, sources,
+	// the GraphQL schema, the MCP tools): at 100,000 identities it is most of the time
+	// from start to a first find's answer.
+	rt := &runtime{log: log, names: search.NewFinder(st), endStart: holdGC(e.getenv)}
+	rt.warmFind()
+	parts.add("find index", rt.stopWarmFind)
 
 	// On a cluster the edges reach every host's robots through the router, and this
 	// host's fleet records through it (kept across an outage); on a file, the fleet.
@@ -105,7 +113,6 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	parts.add("sources", svc.Close)
 
-	rt := &runtime{log: log}
 	var hosts graph.HostStatus
 	if fe != nil {
 		hosts = fe
@@ -115,7 +122,6 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	st.SetSuggester(rt.names) // "did you mean" from the name index
 	parts.add("graphql+mcp", rt.close)
-	rt.warmFind()
 
 	// The socket: the CLI's verbs, `devgraph query` and relayed stdio sessions.
 	sock := &remote.SocketServer{

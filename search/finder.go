@@ -176,20 +176,26 @@ func (f *Finder) headSeq(ctx context.Context) (uint64, error) {
 
 func (f *Finder) rebuildLocked(ctx context.Context) error {
 	var head uint64
-	var names []graph.NameKey
-	var err error
 	if f.fast != nil {
-		names, head, err = f.fast.IdentityNameKeys(ctx)
+		// The devices and the names from one snapshot, whose changelog head is head.
+		if rv, ok := f.src.(graph.ReadViewer); ok {
+			view, release, err := rv.BeginRead(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			ctx = view
+		}
 	} else {
-		head, err = f.headSeq(ctx)
-	}
-	if err != nil {
-		return err
+		var err error
+		if head, err = f.headSeq(ctx); err != nil {
+			return err
+		}
 	}
 	ctx = context.WithValue(ctx, syncKey{}, f)
-	ents := make([]finderEntry, 0, len(names)+16)
-	masks := make([]classSet, 0, len(names)+16)
-	keys := make([]idKeys, 0, len(names)+16)
+	var ents []finderEntry
+	var masks []classSet
+	var keys []idKeys
 	robots := map[string]bool{}
 	after := ""
 	for {
@@ -211,10 +217,21 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 		after = next
 	}
 	if f.fast != nil {
-		for _, n := range names {
+		sized := false
+		var err error
+		head, err = f.fast.EachIdentityName(ctx, func(total int, n graph.NameKey) {
+			if !sized { // room for every identity, once
+				sized = true
+				ents = append(make([]finderEntry, 0, len(ents)+total+16), ents...)
+				masks = append(make([]classSet, 0, len(ents)+total+16), masks...)
+				keys = append(make([]idKeys, 0, len(ents)+total+16), keys...)
+			}
 			ents = append(ents, finderEntry{id: n.ID, kind: kindIdentity, robot: robots[n.ID], lower: n.Lower})
 			masks = append(masks, classesOf(n.Lower, n.Lower))
 			keys = append(keys, idKeys{key: n.ID[len("identity:"):]})
+		})
+		if err != nil {
+			return err
 		}
 		return f.install(ents, masks, keys, head, false)
 	}

@@ -39,7 +39,7 @@ func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger)
 		return err
 	}
 	defer fe.Close()
-	return e.serveDB(ctx, f, fe.DB(), fe.DB().Path(), log, fe)
+	return e.serveDB(ctx, f, fe.DB(), fe.DB().Path(), log, fe, holdGC(e.getenv))
 }
 
 // machineID identifies this machine to the cluster's host-name claims: the same machine

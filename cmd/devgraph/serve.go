@@ -29,6 +29,9 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 	if f.store != "" {
 		return e.serveCluster(ctx, f, log)
 	}
+	// No collections until the first find (serveDB ends the hold then, or this on return).
+	endStart := holdGC(e.getenv)
+	defer endStart()
 	db := e.dbPath(f.common)
 	// The holder may be starting up (locked, socket not yet listening): retry briefly.
 	deadline := time.Now().Add(5 * time.Second)
@@ -43,7 +46,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 		}
 		st, err := store.Open(db, so)
 		if err == nil {
-			return e.serveDB(ctx, f, st, db, log, nil)
+			return e.serveDB(ctx, f, st, db, log, nil, endStart)
 		}
 		if graph.ErrorCode(err) != graph.ELOCKED || time.Now().After(deadline) || ctx.Err() != nil {
 			return lockedBy(err, db)
@@ -52,8 +55,9 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 }
 
 // serveDB serves st; fe is the cluster front end st is the replica of (serve --store), nil
-// for a file.
-func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger, fe *cluster.FrontEnd) error {
+// for a file. endStart ends holdGC's hold on the collector; serveDB calls it once the
+// first find has been answered (or after warmRestAfter), or when it returns.
+func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger, fe *cluster.FrontEnd, endStart func()) error {
 	parts := &closers{log: log}
 	defer parts.close()
 	parts.add("store", st.Close) // last: releases the lock
@@ -61,7 +65,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	// The find index is built from here on, beside the rest of the start (robots, sources,
 	// the GraphQL schema, the MCP tools): at 100,000 identities it is most of the time
 	// from start to a first find's answer.
-	rt := &runtime{log: log, names: search.NewFinder(st), endStart: holdGC(e.getenv)}
+	rt := &runtime{log: log, names: search.NewFinder(st), endStart: endStart}
 	rt.warmFind()
 	parts.add("find index", rt.stopWarmFind)
 

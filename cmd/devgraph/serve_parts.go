@@ -62,22 +62,41 @@ type runtime struct {
 
 // holdGC stops the garbage collector while a server starts, up to startHeapLimit
 // (then it collects), unless $GOGC or $GOMEMLIMIT tune it; the returned func (safe
-// twice) sets it back. What a server allocates before its first find is mostly the find
-// index, all of it live: at 100,000 identities the collections the heap's growth would
-// start mark it again and again, about 15 ms of CPU that a first find would wait for.
-func holdGC(getenv func(string) string) (restore func()) {
+// twice) ends the hold, and the last hold ended sets the collector back (servers in one
+// process, as in tests, each hold). What a server allocates before its first find is
+// mostly the find index, all of it live: at 100,000 identities the collections the
+// heap's growth would start mark it again and again, about 15 ms of CPU that a first
+// find would wait for.
+func holdGC(getenv func(string) string) (end func()) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
-	percent := debug.SetGCPercent(-1)
-	limit := debug.SetMemoryLimit(startHeapLimit)
+	gcHold.Lock()
+	defer gcHold.Unlock()
+	if gcHold.n == 0 {
+		gcHold.percent = debug.SetGCPercent(-1)
+		gcHold.limit = debug.SetMemoryLimit(startHeapLimit)
+	}
+	gcHold.n++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			debug.SetMemoryLimit(limit)
-			debug.SetGCPercent(percent)
+			gcHold.Lock()
+			defer gcHold.Unlock()
+			if gcHold.n--; gcHold.n == 0 {
+				debug.SetMemoryLimit(gcHold.limit)
+				debug.SetGCPercent(gcHold.percent)
+			}
 		})
 	}
+}
+
+// gcHold counts holdGC's holds and keeps what the first one replaced.
+var gcHold struct {
+	sync.Mutex
+	n       int
+	percent int
+	limit   int64
 }
 
 // startHeapLimit bounds the heap holdGC lets grow uncollected.

@@ -32,6 +32,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 	// No collections until the first find (serveDB ends the hold then, or this on return).
 	endStart := holdGC(e.getenv)
 	defer endStart()
+	e.endGC() // main's hold: this one goes on
 	db := e.dbPath(f.common)
 	// The holder may be starting up (locked, socket not yet listening): retry briefly.
 	deadline := time.Now().Add(5 * time.Second)

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/internal/startgc"
 	"github.com/devgraph/devgraph/mcptools"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
@@ -60,47 +60,11 @@ type runtime struct {
 	endStart func()         // ends holdGC's hold (nil: none); safe twice
 }
 
-// holdGC stops the garbage collector while a server starts, up to startHeapLimit
-// (then it collects), unless $GOGC or $GOMEMLIMIT tune it; the returned func (safe
-// twice) ends the hold, and the last hold ended sets the collector back (servers in one
-// process, as in tests, each hold). What a server allocates before its first find is
-// mostly the find index, all of it live: at 100,000 identities the collections the
-// heap's growth would start mark it again and again, about 15 ms of CPU that a first
-// find would wait for.
-func holdGC(getenv func(string) string) (end func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
-		return func() {}
-	}
-	gcHold.Lock()
-	defer gcHold.Unlock()
-	if gcHold.n == 0 {
-		gcHold.percent = debug.SetGCPercent(-1)
-		gcHold.limit = debug.SetMemoryLimit(startHeapLimit)
-	}
-	gcHold.n++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			gcHold.Lock()
-			defer gcHold.Unlock()
-			if gcHold.n--; gcHold.n == 0 {
-				debug.SetMemoryLimit(gcHold.limit)
-				debug.SetGCPercent(gcHold.percent)
-			}
-		})
-	}
-}
-
-// gcHold counts holdGC's holds and keeps what the first one replaced.
-var gcHold struct {
-	sync.Mutex
-	n       int
-	percent int
-	limit   int64
-}
-
-// startHeapLimit bounds the heap holdGC lets grow uncollected.
-const startHeapLimit = 256 << 20
+// holdGC holds the collector while a server starts (startgc.Hold): what a server
+// allocates before its first find is mostly the find index, all of it live, and at
+// 100,000 identities the collections the heap's growth would start mark it again and
+// again, about 15 ms of CPU that a first find would wait for.
+func holdGC(getenv func(string) string) (end func()) { return startgc.Hold(getenv) }
 
 // build makes the executor and the MCP server over svc, with the one name index (find,
 // graph_find, "did you mean"): rt.names when it is made already, else one over names

@@ -26,19 +26,20 @@ func runServe(ctx context.Context, f *serveFlags, logs io.Writer) error {
 // serve opens the database and serves it; when another server holds the database it
 // relays to that one instead.
 func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
-	if f.store != "" {
-		return e.serveCluster(ctx, f, log)
-	}
 	// No collections until the first find (serveDB ends the hold then, or this on return).
 	endStart := holdGC(e.getenv)
 	defer endStart()
-	e.endGC() // main's hold: this one goes on
+	e.endGC() // the process's own hold (startgc): this one goes on
+	if f.store != "" {
+		return e.serveCluster(ctx, f, log, endStart)
+	}
 	db := e.dbPath(f.common)
 	// The holder may be starting up (locked, socket not yet listening): retry briefly.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if cl := dialServer(ctx, db); cl != nil {
 			defer cl.Close()
+			endStart() // a relay builds no index
 			return e.relay(ctx, f, cl, db, log)
 		}
 		so, err := f.storeOptions(store.Options{Timeout: 500 * time.Millisecond, Logger: log})

@@ -40,6 +40,7 @@ import (
 	"github.com/devgraph/devgraph/store"
 
 	"github.com/google/uuid"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -614,18 +615,59 @@ func (fe *FrontEnd) scan(ctx context.Context, rev int64, fn func(k, v []byte) er
 	return scan(ctx, fe.cli, fe.target, rev, fn)
 }
 
-// scan reads every record at revision rev, bucket by bucket, a page at a time.
+// scan reads every record at revision rev, bucket by bucket, a page at a time. The next
+// page is asked for while fn works through this one, so etcd's reading and the caller's
+// writing overlap (a fresh replica's build is about half each).
 func scan(ctx context.Context, cli *clientv3.Client, t *Target, rev int64, fn func(k, v []byte) error) error {
-	for _, b := range migrations.AllBuckets {
-		p := t.dataPrefix() + string(b) + "/"
-		if err := scanRange(ctx, cli, rev, p, clientv3.GetPrefixRangeEnd(p), fn); err != nil {
-			return err
+	type page struct {
+		kvs []*mvccpb.KeyValue
+		err error
+	}
+	pages := make(chan page, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(pages)
+		for _, b := range migrations.AllBuckets {
+			p := t.dataPrefix() + string(b) + "/"
+			err := scanRange(ctx, cli, rev, p, clientv3.GetPrefixRangeEnd(p), func(kvs []*mvccpb.KeyValue) bool {
+				select {
+				case pages <- page{kvs: kvs}:
+					return true
+				case <-done:
+					return false
+				}
+			})
+			if err != nil {
+				select {
+				case pages <- page{err: err}:
+				case <-done:
+				}
+				return
+			}
+			select {
+			case <-done: // the reader gave up
+				return
+			default:
+			}
+		}
+	}()
+	for p := range pages {
+		if p.err != nil {
+			return p.err
+		}
+		for _, kv := range p.kvs {
+			if err := fn(kv.Key, kv.Value); err != nil {
+				return err
+			}
 		}
 	}
-	return nil
+	return ctx.Err()
 }
 
-func scanRange(ctx context.Context, cli *clientv3.Client, rev int64, start, end string, fn func(k, v []byte) error) error {
+// scanRange hands the keys in [start, end) at revision rev to page, a page at a time in
+// key order, until page returns false or the range is read.
+func scanRange(ctx context.Context, cli *clientv3.Client, rev int64, start, end string, page func([]*mvccpb.KeyValue) bool) error {
 	for {
 		gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		resp, err := cli.Get(gctx, start, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(scanPage), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
@@ -633,10 +675,8 @@ func scanRange(ctx context.Context, cli *clientv3.Client, rev int64, start, end 
 		if err != nil {
 			return graph.Errorf(graph.EUNAVAILABLE, "reading the cluster's records at revision %d: %v", rev, short(err))
 		}
-		for _, kv := range resp.Kvs {
-			if err := fn(kv.Key, kv.Value); err != nil {
-				return err
-			}
+		if len(resp.Kvs) > 0 && !page(resp.Kvs) {
+			return nil
 		}
 		if !resp.More || len(resp.Kvs) == 0 {
 			return nil

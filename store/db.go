@@ -255,7 +255,12 @@ func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
 	}
 	stack, err := guarded(path, func() (err error) {
 		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, NoSync: opts.NoSync,
-			FreelistType: bolt.FreelistMapType, PreLoadFreelist: true, OpenFile: openFile})
+			FreelistType: bolt.FreelistMapType, PreLoadFreelist: true, OpenFile: openFile, InitialMmapSize: mmapReserve})
+		if err == nil {
+			if fi, serr := file.Stat(); serr == nil {
+				growStep(bdb, fi.Size())
+			}
+		}
 		return err
 	})
 	if stack != nil && file != nil {
@@ -934,3 +939,12 @@ func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) 
 	}
 	return &rec, nil
 }
+
+// mmapReserve is the address space a file is mapped with from the start. bbolt maps the
+// file anew each time it outgrows its mapping, and each time copies every node the write
+// transaction holds out of the old mapping first: a big write (an import, a replica's
+// fill) that grows the file paid for that copy a dozen times over (70 % of a replica's
+// fill, a quarter of a 100,000-identity import's CPU). Reserving the space costs no memory
+// (only pages read or written are ever resident) and lets the file grow to 1 GiB
+// without a remap; readers then never hold up a writer that grows the file either.
+const mmapReserve = 1 << 30

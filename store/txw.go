@@ -41,6 +41,9 @@ type change struct {
 type kv struct{ k, v []byte }
 
 func newTxw(tx *bolt.Tx) (txw, error) {
+	if tx.Writable() {
+		growStep(tx.DB(), tx.Size())
+	}
 	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, len(migrations.AllBuckets))}
 	for _, name := range migrations.AllBuckets {
 		b := tx.Bucket(name)
@@ -116,4 +119,14 @@ func (t *txw) flushPuts() error {
 func hasVersion(tx *bolt.Tx, v int) bool {
 	n, err := strconv.Atoi(string(tx.Bucket(migrations.BucketMeta).Get(migrations.KeyVersion)))
 	return err == nil && n >= v
+}
+
+// growStep sets how far bbolt grows the file when a write needs more room: by as much
+// again as the pages in use, 32 KiB at least and 16 MiB at most, which is how far bbolt
+// grew it on its own while its mapping grew with the file. With the mapping reserved up
+// front (mmapReserve) bbolt would add its 16 MiB step to every file, however small. Only a
+// writer calls it (bbolt reads AllocSize when a commit grows the file, under the writer's
+// lock), or Open before anything else runs.
+func growStep(db *bolt.DB, used int64) {
+	db.AllocSize = int(min(max(used, 32<<10), 16<<20))
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/internal/etcdtest"
 	"github.com/devgraph/devgraph/store"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // The cluster mode (--cluster N) starts N etcd members on loopback (child processes of an
@@ -48,6 +49,7 @@ type clusterRun struct {
 	log     *slog.Logger
 	stdout  io.Writer
 	stderr  io.Writer
+	tb      *etcdtest.Standalone
 }
 
 func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error {
@@ -60,7 +62,7 @@ func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error 
 	if _, err := etcdtest.BuildBinary(); err != nil {
 		return fmt.Errorf("build etcd from the pinned module: %w", err)
 	}
-	r := &clusterRun{c: c, stdout: stdout, stderr: stderr,
+	r := &clusterRun{c: c, stdout: stdout, stderr: stderr, tb: tb,
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
 	phases, err := r.selected()
 	if err != nil {
@@ -110,6 +112,9 @@ func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error 
 		return ctx.Err()
 	}
 	fmt.Fprintln(stdout)
+	if err := r.floor(ctx, min(c.duration, 10*time.Second)); err != nil {
+		return err
+	}
 	if err := r.visibility(ctx, 200); err != nil {
 		return err
 	}
@@ -122,6 +127,45 @@ func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error 
 		}
 	}
 	return ctx.Err()
+}
+
+// floor times what etcd alone takes for a commit shaped like a bind's, one writer at a
+// time on the same cluster: a Txn fenced on a key's ModRevision that moves the fence, puts
+// a request key and eight records of 200 bytes (scratch keys outside the graph's
+// prefix). The one-writer row above, less this, is what devgraph adds.
+func (r *clusterRun) floor(ctx context.Context, d time.Duration) error {
+	cli := r.members.Client(r.tb)
+	fence := "/load-floor/txn"
+	val := strings.Repeat("x", 200)
+	var lat []time.Duration
+	var rev int64
+	for start := time.Now(); time.Since(start) < d && ctx.Err() == nil; {
+		n := len(lat)
+		ops := []clientv3.Op{clientv3.OpPut(fence, fmt.Sprint(n)), clientv3.OpPut(fmt.Sprintf("/load-floor/req/%d", n), "")}
+		for i := range 8 {
+			ops = append(ops, clientv3.OpPut(fmt.Sprintf("/load-floor/d/%d/%d", n%64, i), val))
+		}
+		t0 := time.Now()
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		resp, err := cli.Txn(tctx).If(clientv3.Compare(clientv3.ModRevision(fence), "=", rev)).Then(ops...).Commit()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("etcd floor: %w", err)
+		}
+		if !resp.Succeeded {
+			return fmt.Errorf("etcd floor: the fence moved under a single writer")
+		}
+		lat = append(lat, time.Since(t0))
+		rev = resp.Header.Revision
+	}
+	if _, err := cli.Delete(ctx, "/load-floor/", clientv3.WithPrefix()); err != nil {
+		return fmt.Errorf("etcd floor: %w", err)
+	}
+	res := &clusterResult{lat: lat}
+	slices.Sort(res.lat)
+	fmt.Fprintf(r.stdout, "etcd alone: a fenced Txn shaped like a bind (10 puts, ~2 KB), one writer: p50 %s, p99 %s over %d commits; load average %s\n",
+		fmtDur(res.pct(50)), fmtDur(res.pct(99)), len(lat), loadAvg())
+	return nil
 }
 
 func loadAvg() string {

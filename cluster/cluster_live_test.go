@@ -94,8 +94,9 @@ type host struct {
 	done   chan struct{}
 }
 
-// startHost serves host name on the cluster from rig, written under dir.
-func startHost(t *testing.T, c *etcdtest.Cluster, prefix, name string, rig *fixture.Rig, dir string) *host {
+// startHost serves host name on the cluster from rig, written under dir, with serve's
+// extra flags.
+func startHost(t *testing.T, c *etcdtest.Cluster, prefix, name string, rig *fixture.Rig, dir string, extra ...string) *host {
 	t.Helper()
 	root := filepath.Join(dir, "rig")
 	if err := rig.Write(root); err != nil {
@@ -112,6 +113,7 @@ func startHost(t *testing.T, c *etcdtest.Cluster, prefix, name string, rig *fixt
 	h.args = []string{"serve", "--store", "etcd://" + joinEndpoints(c.Endpoints()) + prefix, "--db", h.db, "--host-name", name,
 		"--sys-root", filepath.Join(root, "sys"), "--proc-root", filepath.Join(root, "proc"), "--pw-dump-file", filepath.Join(root, "pw-dump.json"),
 		"--dev-root", filepath.Join(root, "dev"), "--usb-ids", filepath.Join(root, "usb.ids"), "--poll", "500ms"}
+	h.args = append(h.args, extra...)
 	h.start()
 	t.Cleanup(h.stop)
 	return h

@@ -6,9 +6,10 @@
 //
 // Keys, under the target's prefix P:
 //
-//	P/schema            the schema version of the records (written once, when the cluster is seeded)
+//	P/schema            the schema version of the records (written when the cluster is seeded; "N>M" while a migration runs, upgrade.go)
+//	P/migrate           a migration's marker, while it runs (upgrade.go)
 //	P/txn               the id of the newest commit; every commit writes it, so its ModRevision is the fence
-//	P/req/<id>          one per commit, so a retried Txn whose first try committed is known (leased, 1 h)
+//	P/req/<id>          one per commit, so a retried Txn whose first try committed is known (leased, ≤ 2 min)
 //	P/d/<bucket>/<key>  the records: exactly the keys and values of one bbolt file's buckets
 //	P/hosts/<name>      a live host's claim of its name (leased, 10 s)
 //	P/live/<name>       a live host's published state (leased)
@@ -20,7 +21,6 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +44,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -70,6 +71,8 @@ type Config struct {
 
 	// ConnectTimeout bounds how long Open tries to reach the cluster; 10 s when zero.
 	ConnectTimeout time.Duration
+
+	dialOptions []grpc.DialOption // tests: to lose an answer on its way back
 }
 
 // FrontEnd is one host's connection to the fleet's graph.
@@ -81,10 +84,9 @@ type FrontEnd struct {
 	log    *slog.Logger
 	name   string // the cluster's name: "etcd:<cluster id><prefix>"
 
-	hostLease clientv3.LeaseID
-	reqLease  clientv3.LeaseID
-	lost      chan struct{} // closed when the host's lease is lost
-	lostOnce  sync.Once
+	leaseMu sync.Mutex
+	lease   *leaseEpoch // the host's lease (lease.go): hostLease()
+	reqs    reqLeases   // the lease new request keys ride on (lease.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -94,6 +96,8 @@ type FrontEnd struct {
 	headRev  atomic.Int64 // the cluster's revision when last asked
 
 	stats Stats
+
+	up upgrade // the cluster's schema while it is not this devgraph's (upgrade.go)
 
 	view fleetView // the fleet's live hosts and their live state (live.go)
 	pub  publisher // this host's live state (live.go)
@@ -121,7 +125,7 @@ func Open(ctx context.Context, cfg Config) (*FrontEnd, error) {
 	if err := validHost(cfg.Host); err != nil {
 		return nil, err
 	}
-	fe := &FrontEnd{cfg: cfg, target: t, log: cfg.Logger, lost: make(chan struct{})}
+	fe := &FrontEnd{cfg: cfg, target: t, log: cfg.Logger, reqs: reqLeases{ttl: reqLeaseTTL, use: reqLeaseUse}}
 	fe.ctx, fe.cancel = context.WithCancel(context.Background())
 	ok := false
 	defer func() {
@@ -160,8 +164,9 @@ func (fe *FrontEnd) Host() string { return fe.cfg.Host }
 // Stats returns the committer's counters.
 func (fe *FrontEnd) Stats() *Stats { return &fe.stats }
 
-// Lost is closed when the host's lease is lost (the cluster unreachable past its TTL).
-func (fe *FrontEnd) Lost() <-chan struct{} { return fe.lost }
+// Lost is closed when the lease the host holds now is lost (the cluster unreachable past
+// its TTL); the host then claims its name again under a new lease (lease.go).
+func (fe *FrontEnd) Lost() <-chan struct{} { return fe.hostLease().lost }
 
 // Close stops the feed, gives up the host's lease and closes the replica.
 func (fe *FrontEnd) Close() error {
@@ -172,9 +177,9 @@ func (fe *FrontEnd) Close() error {
 		err = fe.db.Close()
 	}
 	if fe.cli != nil {
-		if fe.hostLease != 0 {
+		if ep := fe.hostLease(); ep != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			fe.cli.Revoke(ctx, fe.hostLease)
+			fe.cli.Revoke(ctx, ep.id)
 			cancel()
 		}
 		fe.cli.Close()
@@ -183,7 +188,7 @@ func (fe *FrontEnd) Close() error {
 }
 
 func (fe *FrontEnd) connect(ctx context.Context) error {
-	cli, name, err := dial(ctx, fe.target, fe.cfg.ConnectTimeout)
+	cli, name, err := dial(ctx, fe.target, fe.cfg.ConnectTimeout, fe.cfg.dialOptions...)
 	if err != nil {
 		return err
 	}
@@ -194,7 +199,7 @@ func (fe *FrontEnd) connect(ctx context.Context) error {
 // dial connects to the cluster at t and waits (up to timeout, retrying with backoff)
 // until one of its endpoints answers; it returns the client and the cluster's name,
 // "etcd:<cluster id><prefix>". What the front end and the offline verbs share.
-func dial(ctx context.Context, t *Target, timeout time.Duration) (*clientv3.Client, string, error) {
+func dial(ctx context.Context, t *Target, timeout time.Duration, opts ...grpc.DialOption) (*clientv3.Client, string, error) {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
@@ -208,6 +213,7 @@ func dial(ctx context.Context, t *Target, timeout time.Duration) (*clientv3.Clie
 		// Keep the connection honest: a dead member is noticed in seconds.
 		DialKeepAliveTime:    5 * time.Second,
 		DialKeepAliveTimeout: 2 * time.Second,
+		DialOptions:          opts,
 	})
 	if err != nil {
 		return nil, "", graph.Errorf(graph.EUNAVAILABLE, "cannot use etcd at %s: %v", t.endpointList(), err)
@@ -339,64 +345,6 @@ type hostClaim struct {
 	Since     time.Time `json:"since"`
 }
 
-// claimHost takes the host's name in the cluster under a lease of HostTTL seconds: a name
-// no live host holds, or one this machine held before (a restart), is taken; one another
-// live machine holds is refused.
-func (fe *FrontEnd) claimHost(ctx context.Context) error {
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	lease, err := fe.cli.Grant(lctx, HostTTL)
-	if err != nil {
-		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not grant a lease: %v", fe.target.endpointList(), short(err))
-	}
-	fe.hostLease = lease.ID
-	req, err := fe.cli.Grant(lctx, 3600)
-	if err != nil {
-		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not grant a lease: %v", fe.target.endpointList(), short(err))
-	}
-	fe.reqLease = req.ID
-	key := fe.target.key("hosts", fe.cfg.Host)
-	claim, _ := json.Marshal(hostClaim{MachineID: fe.cfg.MachineID, Version: fe.cfg.Version, Schema: migrations.CurrentVersion, Since: time.Now().UTC()})
-	resp, err := fe.cli.Txn(lctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(claim), clientv3.WithLease(lease.ID))).
-		Else(clientv3.OpGet(key)).Commit()
-	if err != nil {
-		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
-	}
-	if !resp.Succeeded {
-		kvs := resp.Responses[0].GetResponseRange().Kvs
-		var held hostClaim
-		if len(kvs) > 0 {
-			json.Unmarshal(kvs[0].Value, &held)
-		}
-		if held.MachineID == "" || held.MachineID != fe.cfg.MachineID {
-			return graph.FieldErrorf(graph.ECONFLICT, "host-name", "host name %q is held by another live host (machine %s, since %s); pick another --host-name, or stop that host", fe.cfg.Host, shortID(held.MachineID), held.Since.Format(time.RFC3339))
-		}
-		// This machine, restarted before its old lease ran out: take the name back.
-		if _, err := fe.cli.Put(lctx, key, string(claim), clientv3.WithLease(lease.ID)); err != nil {
-			return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", fe.target.endpointList(), short(err))
-		}
-	}
-	for _, id := range []clientv3.LeaseID{lease.ID, req.ID} {
-		ch, err := fe.cli.KeepAlive(fe.ctx, id)
-		if err != nil {
-			return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not keep the lease alive: %v", fe.target.endpointList(), short(err))
-		}
-		isHost := id == lease.ID
-		fe.wg.Add(1)
-		go func() {
-			defer fe.wg.Done()
-			for range ch {
-			}
-			if isHost && fe.ctx.Err() == nil {
-				fe.log.Error("cluster: this host's lease is lost (the cluster was out of reach for its 10 s); its robots stop and it shows offline to the fleet until devgraph serve is restarted here", "host", fe.cfg.Host)
-				fe.lostOnce.Do(func() { close(fe.lost) })
-			}
-		}()
-	}
-	return nil
-}
-
 // validHost checks a host name: a slug of lowercase letters, digits and inner dashes.
 func validHost(h string) error {
 	ok := h != "" && len(h) <= 63 && h[0] != '-' && h[len(h)-1] != '-'
@@ -442,6 +390,10 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 	// Ours and the claims of front ends starting with us: a prefix being seeded right now
 	// holds those and nothing else until the seed commits.
 	seeded, rev, err := checkGraph(ctx, fe.cli, fe.target, allHostClaims)
+	var older *olderGraph
+	if errors.As(err, &older) {
+		seeded, err = true, nil // served read-only, migrated locally (upgrade.go)
+	}
 	if err != nil {
 		return err
 	}
@@ -478,6 +430,9 @@ func (fe *FrontEnd) openReplica(ctx context.Context) error {
 			return err
 		}
 	}
+	if older != nil {
+		return fe.openOld(ctx, older.v, rev)
+	}
 	from, err := fe.catchUp(ctx)
 	if err != nil {
 		return err
@@ -509,14 +464,12 @@ func checkGraph(ctx context.Context, cli *clientv3.Client, t *Target, own int64)
 	}
 	rev = txn.Header.Revision
 	if resp := txn.Responses[0].GetResponseRange(); len(resp.Kvs) > 0 {
-		v, err := strconv.Atoi(string(resp.Kvs[0].Value))
-		switch {
-		case err != nil:
+		s, ok := parseSchema(string(resp.Kvs[0].Value))
+		if !ok {
 			return false, rev, graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", schemaKey, t.endpointList(), resp.Kvs[0].Value)
-		case v > migrations.CurrentVersion:
-			return false, rev, graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, newer than this devgraph's %d: upgrade devgraph on this host", v, migrations.CurrentVersion)
-		case v < migrations.CurrentVersion:
-			return false, rev, graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, older than this devgraph's %d: the fleet is mid-upgrade; run the older devgraph here until the cluster is migrated", v, migrations.CurrentVersion)
+		}
+		if err := schemaRefusal(t, s); err != nil {
+			return true, rev, err
 		}
 		return true, rev, nil
 	}
@@ -587,6 +540,14 @@ func (fe *FrontEnd) rebuild(ctx context.Context) (int64, error) {
 		return 0, graph.Errorf(graph.EINVALID, "the cluster at %s has no devgraph graph under %s", fe.target.endpointList(), fe.target.Prefix)
 	}
 	rev, txnRev := resp.Header.Revision, resp.Kvs[0].ModRevision
+	if fe.up.local() {
+		// A graph at an older schema, served read-only (upgrade.go).
+		if err := fe.fillMigrated(ctx, rev, txnRev); err != nil {
+			return 0, err
+		}
+		fe.log.Info("cluster: replica filled from a snapshot and migrated locally", "cluster", fe.name, "revision", rev, "path", fe.db.Path())
+		return rev + 1, nil
+	}
 	err = fe.db.ResetReplica(txnRev, func(put func(bucket, key, value []byte) error) error {
 		return fe.scan(ctx, rev, func(k, v []byte) error {
 			b, key, err := fe.target.splitDataKey(k)
@@ -780,6 +741,9 @@ type committer FrontEnd
 // is never made twice nor reported lost.
 func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Change) (int64, error) {
 	fe := (*FrontEnd)(c)
+	if err := fe.refuseWrite(); err != nil {
+		return 0, err
+	}
 	order := make([]string, 0, len(changes))
 	last := make(map[string]store.Change, len(changes))
 	for _, ch := range changes {
@@ -802,7 +766,8 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 			ops = append(ops, clientv3.OpPut(k, string(ch.Value)))
 		}
 	}
-	ops = append(ops, clientv3.OpPut(txnKey, id), clientv3.OpPut(reqKey, strconv.FormatInt(fence, 10), clientv3.WithLease(fe.reqLease)))
+	// The request key's lease is added when the Txn is sent (below): a short one (lease.go).
+	ops = append(ops, clientv3.OpPut(txnKey, id), clientv3.OpPut(reqKey, ""))
 	if len(ops) > NeedTxnOps || size > NeedRequestBytes-64<<10 {
 		return 0, &store.TooBigError{Err: graph.Errorf(graph.ELIMIT, "this change is too big for one etcd transaction (%d operations, %d bytes; the cluster takes %d and %d): nothing was written; make it in smaller steps", len(ops), size, NeedTxnOps, NeedRequestBytes)}
 	}
@@ -813,37 +778,39 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 		clientv3.Compare(clientv3.Value(schemaKey), "=", schema),
 	}
 	deadline := time.Now().Add(30 * time.Second)
+	ambiguous, freshLease := false, false // a try's answer was lost; etcd no longer has the request lease
 	for attempt := 0; ; attempt++ {
-		actx, cancel := context.WithTimeout(fe.ctx, 2*time.Second)
-		resp, err := fe.cli.Txn(actx).If(cmp...).Then(ops...).Else(clientv3.OpGet(reqKey), clientv3.OpGet(txnKey), clientv3.OpGet(schemaKey)).Commit()
-		cancel()
+		lease, err := fe.requestLease(fe.ctx, freshLease)
 		if err == nil {
-			if resp.Succeeded {
-				fe.stats.Commits.Add(1)
-				if attempt > 0 {
+			freshLease = false
+			ops[len(ops)-1] = clientv3.OpPut(reqKey, strconv.FormatInt(fence, 10), clientv3.WithLease(lease))
+			actx, cancel := context.WithTimeout(fe.ctx, 2*time.Second)
+			var resp *clientv3.TxnResponse
+			resp, err = fe.cli.Txn(actx).If(cmp...).Then(ops...).Else(clientv3.OpGet(reqKey), clientv3.OpGet(txnKey), clientv3.OpGet(schemaKey)).Commit()
+			cancel()
+			if err == nil {
+				if resp.Succeeded {
+					fe.stats.Commits.Add(1)
+					if ambiguous {
+						fe.stats.Ambiguous.Add(1)
+					}
+					return resp.Header.Revision, nil
+				}
+				if rev, ok := committedBefore(resp, id); ok {
+					// An earlier try of this very Txn committed.
+					fe.stats.Commits.Add(1)
 					fe.stats.Ambiguous.Add(1)
+					return rev, nil
 				}
-				return resp.Header.Revision, nil
+				return 0, fe.refused(resp, schema)
 			}
-			if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
-				// An earlier try of this very Txn committed.
-				fe.stats.Commits.Add(1)
-				fe.stats.Ambiguous.Add(1)
-				return kvs[0].CreateRevision, nil
+			if isLeaseNotFound(err) {
+				// The request lease is gone (this process stalled past it): nothing was
+				// written; send the Txn again on a new one.
+				freshLease = true
+			} else {
+				ambiguous = true
 			}
-			if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) == 0 || string(kvs[0].Value) != schema {
-				got := "none"
-				if len(kvs) > 0 {
-					got = string(kvs[0].Value)
-				}
-				return 0, graph.Errorf(graph.EINVALID, "this front end is read-only: the cluster's graph is now at schema version %s and this devgraph writes version %s (the fleet is mid-upgrade); upgrade devgraph on host %s", got, schema, fe.cfg.Host)
-			}
-			var head int64
-			if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
-				head = kvs[0].ModRevision
-			}
-			fe.stats.Conflicts.Add(1)
-			return 0, &store.ConflictError{Rev: head}
 		}
 		if isTooBig(err) {
 			return 0, &store.TooBigError{Err: graph.Errorf(graph.ELIMIT, "the etcd cluster refused this change as too big (%v): nothing was written; make it in smaller steps", short(err))}
@@ -852,9 +819,43 @@ func (c *committer) Commit(ctx context.Context, fence int64, changes []store.Cha
 			return 0, graph.Errorf(graph.EUNAVAILABLE, "the front end is shutting down; the change may have been made: look for it in the changelog")
 		}
 		if time.Now().After(deadline) {
+			if !ambiguous { // no Txn was sent: it did not grant a request lease
+				return 0, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s has not answered for 30s (%v); nothing was written: try again once the cluster is back", fe.target.endpointList(), short(err))
+			}
 			return 0, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s has not answered for 30s (%v); the change may have been made: look for it in the changelog once the cluster is back", fe.target.endpointList(), short(err))
 		}
 		fe.stats.Retries.Add(1)
 		time.Sleep(backoff(attempt, 20*time.Millisecond, 500*time.Millisecond))
 	}
+}
+
+// committedBefore reads a refused Txn's answer (the request key, P/txn) for an earlier
+// try of the commit id: its request key, or P/txn still naming it, says it committed, and
+// at which revision.
+func committedBefore(resp *clientv3.TxnResponse, id string) (int64, bool) {
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		return kvs[0].CreateRevision, true
+	}
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 && string(kvs[0].Value) == id {
+		return kvs[0].ModRevision, true
+	}
+	return 0, false
+}
+
+// refused says why a Txn that did not commit was refused: the schema moved (this front
+// end is now read-only), or another commit came first (a conflict, to make again on top).
+func (fe *FrontEnd) refused(resp *clientv3.TxnResponse, schema string) error {
+	if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) == 0 || string(kvs[0].Value) != schema {
+		got := "none"
+		if len(kvs) > 0 {
+			got = string(kvs[0].Value)
+		}
+		return graph.Errorf(graph.EINVALID, "this front end is read-only: the cluster's graph is now at schema version %s and this devgraph writes version %s (the fleet is mid-upgrade); upgrade devgraph on host %s", got, schema, fe.cfg.Host)
+	}
+	var head int64
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+		head = kvs[0].ModRevision
+	}
+	fe.stats.Conflicts.Add(1)
+	return &store.ConflictError{Rev: head}
 }

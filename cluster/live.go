@@ -254,16 +254,21 @@ func (fe *FrontEnd) Publications() int {
 }
 
 // publishLoop writes the newest live state offered, on the host's lease, when it differs
-// from the last one written, at most every PublishEvery.
+// from the last one written, at most every PublishEvery. When the host holds a new lease
+// (its old one was lost, and with it the state written on it) it writes the state again
+// at once.
 func (fe *FrontEnd) publishLoop() {
 	defer fe.wg.Done()
 	p := &fe.pub
 	key := fe.target.key("live", fe.cfg.Host)
 	var written []byte
 	var last time.Time
+	lease := fe.hostLease()
 	for attempt := 0; ; {
 		select {
 		case <-p.wake:
+		case <-lease.next:
+			lease, written, last, attempt = fe.hostLease(), nil, time.Time{}, 0
 		case <-fe.ctx.Done():
 			return
 		}
@@ -281,13 +286,13 @@ func (fe *FrontEnd) publishLoop() {
 			continue
 		}
 		pctx, cancel := context.WithTimeout(fe.ctx, 5*time.Second)
-		_, err := fe.cli.Put(pctx, key, string(want), clientv3.WithLease(fe.hostLease))
+		_, err := fe.cli.Put(pctx, key, string(want), clientv3.WithLease(lease.id))
 		cancel()
 		last = time.Now()
 		if err != nil {
 			select {
-			case <-fe.lost: // the lease is gone, and with it this host's place in the fleet
-				return
+			case <-lease.lost: // gone with its lease: written again on the next one
+				continue
 			default:
 			}
 			if fe.ctx.Err() != nil {

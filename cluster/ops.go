@@ -119,15 +119,16 @@ func (c *Client) Head(ctx context.Context) (int64, error) {
 
 // Member is one etcd member as doctor shows it.
 type Member struct {
-	Name      string `json:"name"`
-	ID        string `json:"id"`
-	Endpoint  string `json:"endpoint"`
-	Healthy   bool   `json:"healthy"`
-	Leader    bool   `json:"leader"`
-	Version   string `json:"version,omitempty"`
-	DBSize    int64  `json:"db_size"`
-	RaftIndex uint64 `json:"raft_index"`
-	Error     string `json:"error,omitempty"`
+	Name       string `json:"name"`
+	ID         string `json:"id"`
+	Endpoint   string `json:"endpoint"`             // where doctor reached it: an endpoint --store gave, else its advertised client URL
+	Advertised string `json:"advertised,omitempty"` // the client URL it advertises, when that is not Endpoint
+	Healthy    bool   `json:"healthy"`
+	Leader     bool   `json:"leader"`
+	Version    string `json:"version,omitempty"`
+	DBSize     int64  `json:"db_size"`
+	RaftIndex  uint64 `json:"raft_index"`
+	Error      string `json:"error,omitempty"`
 }
 
 // LiveHost is a host whose claim (P/hosts/<name>) is live.
@@ -165,17 +166,48 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 	if err != nil {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not list its members: %v", c.target.endpointList(), short(err))
 	}
+	// The endpoints --store gave are asked first: the URLs members advertise may not be
+	// reachable from this host (another network's names, a NAT).
+	given := map[uint64]string{}                      // member id → the endpoint given that reached it
+	statuses := map[uint64]*clientv3.StatusResponse{} // by member id
+	unreached := map[string]error{}                   // endpoints given that did not answer
+	for _, ep := range c.target.Endpoints {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := c.cli.Status(sctx, ep)
+		cancel()
+		if err != nil {
+			unreached[ep] = err
+			continue
+		}
+		if _, dup := given[st.Header.MemberId]; !dup {
+			given[st.Header.MemberId], statuses[st.Header.MemberId] = ep, st
+		}
+	}
 	for _, m := range ml.Members {
 		mem := Member{Name: m.Name, ID: fmt.Sprintf("%x", m.ID)}
-		if len(m.ClientURLs) == 0 {
+		if len(m.ClientURLs) > 0 {
+			mem.Endpoint = m.ClientURLs[0]
+		}
+		st, err := statuses[m.ID], error(nil)
+		if ep, ok := given[m.ID]; ok {
+			if mem.Endpoint != "" && hostPort(mem.Endpoint) != ep {
+				mem.Advertised = mem.Endpoint
+			}
+			mem.Endpoint = ep
+		} else if mem.Endpoint == "" {
 			mem.Error = "not started yet (no client URL)"
 			h.Members = append(h.Members, mem)
 			continue
+		} else {
+			if e, ok := unreached[hostPort(mem.Endpoint)]; ok {
+				err = e // given, and it did not answer: no need to ask again
+				delete(unreached, hostPort(mem.Endpoint))
+			} else {
+				sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				st, err = c.cli.Status(sctx, mem.Endpoint)
+				cancel()
+			}
 		}
-		mem.Endpoint = m.ClientURLs[0]
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st, err := c.cli.Status(sctx, mem.Endpoint)
-		cancel()
 		if err != nil {
 			mem.Error = short(err)
 		} else {
@@ -193,6 +225,11 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 			h.Problems = append(h.Problems, fmt.Sprintf("etcd member %s (%s) is unhealthy: %s", mem.Name, mem.Endpoint, mem.Error))
 		}
 		h.Members = append(h.Members, mem)
+	}
+	for _, ep := range c.target.Endpoints {
+		if err, ok := unreached[ep]; ok {
+			h.Problems = append(h.Problems, fmt.Sprintf("the endpoint %s that --store gives does not answer (%s): is it right, and is its member up?", ep, short(err)))
+		}
 	}
 	sort.Slice(h.Members, func(i, j int) bool { return h.Members[i].Name < h.Members[j].Name })
 	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -221,7 +258,8 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 	}
 	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	if resp, err := c.cli.Get(gctx, c.target.key("schema")); err == nil && len(resp.Kvs) > 0 {
-		h.Schema, _ = strconv.Atoi(string(resp.Kvs[0].Value))
+		s, _ := parseSchema(string(resp.Kvs[0].Value))
+		h.Schema = s.v
 	}
 	cancel()
 	if h.Hosts, err = c.LiveHosts(ctx); err != nil {
@@ -247,12 +285,68 @@ func (c *Client) liveHostKeys(ctx context.Context) int64 {
 
 // LiveHosts returns the hosts whose claims are live, by name.
 func (c *Client) LiveHosts(ctx context.Context) ([]LiveHost, error) {
-	p := c.target.key("hosts") + "/"
+	return liveHosts(ctx, c.cli, c.target)
+}
+
+// FleetHosts lists the live hosts (their claims) and the hosts this front end's replica
+// holds devices of, online or not, by name: GraphQL's hosts. See graph.FleetHosts.
+func (fe *FrontEnd) FleetHosts(ctx context.Context) ([]graph.FleetHost, error) {
+	live, err := liveHosts(ctx, fe.cli, fe.target)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := devicesByHost(ctx, fe.db)
+	if err != nil {
+		return nil, err
+	}
+	return fleetHosts(live, counts), nil
+}
+
+// fleetHosts joins the live hosts' claims with the device counts by host: a host with
+// devices and no claim is offline.
+func fleetHosts(live []LiveHost, devices map[string]int) []graph.FleetHost {
+	out := []graph.FleetHost{}
+	seen := map[string]bool{}
+	for _, h := range live {
+		seen[h.Name] = true
+		out = append(out, graph.FleetHost{Name: h.Name, Online: true, Since: h.Since, Version: h.Version, Schema: h.Schema, Devices: devices[h.Name]})
+	}
+	for name, n := range devices {
+		if !seen[name] && name != "" {
+			out = append(out, graph.FleetHost{Name: name, Devices: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// devicesByHost counts the devices db holds (present or remembered) by host.
+func devicesByHost(ctx context.Context, db *store.DB) (map[string]int, error) {
+	counts := map[string]int{}
+	after := ""
+	for {
+		devs, _, next, err := db.FindDevices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range devs {
+			counts[d.Host]++
+		}
+		if next == "" || len(devs) == 0 {
+			return counts, nil
+		}
+		after = next
+	}
+}
+
+// liveHosts returns the hosts whose claims are live, by name.
+func liveHosts(ctx context.Context, cli *clientv3.Client, t *Target) ([]LiveHost, error) {
+	p := t.key("hosts") + "/"
 	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	resp, err := c.cli.Get(gctx, p, clientv3.WithPrefix())
+	resp, err := cli.Get(gctx, p, clientv3.WithPrefix())
 	cancel()
 	if err != nil {
-		return nil, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", c.target.endpointList(), short(err))
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", t.endpointList(), short(err))
 	}
 	hosts := []LiveHost{}
 	for _, kv := range resp.Kvs {
@@ -457,6 +551,20 @@ func (c *Client) Load(ctx context.Context, src *store.DB, o ImportOptions) (*Imp
 		st.Txns++
 	}
 	return st, nil
+}
+
+// hostPort is a client URL without its scheme: the form --store's endpoints take.
+func hostPort(u string) string {
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		return strings.TrimSuffix(rest, "/")
+	}
+	return u
+}
+
+// JoinHosts is the fleet's hosts from the live hosts' claims and the graph's device
+// counts by host (a host with devices and no claim is offline): what doctor lists.
+func JoinHosts(live []LiveHost, devices map[string]int) []graph.FleetHost {
+	return fleetHosts(live, devices)
 }
 
 func okIf(ok bool, yes, no string) string {

@@ -27,6 +27,8 @@ import (
 //	                         put again with cancel set to cancel it
 //	P/robot/<host>/out/<id>  its progress (navigate) and then its outcome, on <host>'s lease,
 //	                         written only while cmd/<id> exists
+//	P/robot/<host>/state/<ref>  a robot's state, streamed by <host> as it changes, on its
+//	                         lease (robotstream.go)
 //
 // The caller deletes cmd/<id> and out/<id> when it has the outcome; a caller that dies
 // loses cmd/<id> with its lease, the driver cancels the command and deletes out/<id>; a
@@ -38,10 +40,16 @@ import (
 // ref, name, device id or device key, as a fleet looks robots up); a ref qualified with
 // its host ("studio-a/robot:scout") goes to that host.
 type Robots struct {
+	// ReadOnly (set before Open) makes this host refuse, as a --read-only server does,
+	// every command from another host that moves or changes one of its robots; robot_stop
+	// is always run.
+	ReadOnly bool
+
 	fe     *FrontEnd
 	local  graph.Fleet
 	writer *robotWriter
 	log    *slog.Logger
+	stream robotStream
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -75,6 +83,7 @@ const (
 // Store before building the fleet, then Open with the fleet.
 func NewRobots(fe *FrontEnd) *Robots {
 	r := &Robots{fe: fe, log: fe.log, inflight: map[string]*driven{}, subs: map[int]func(string){}}
+	r.stream.init()
 	r.ctx, r.cancel = context.WithCancel(fe.ctx)
 	return r
 }
@@ -107,6 +116,9 @@ func (r *Robots) Open(local graph.Fleet) error {
 	r.opened, r.local = true, local
 	r.mu.Unlock()
 	if err := r.publish(); err != nil {
+		return err
+	}
+	if err := r.openStream(); err != nil {
 		return err
 	}
 	r.wg.Add(2)
@@ -166,7 +178,7 @@ func (r *Robots) publish() error {
 	b, _ := json.Marshal(list)
 	ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
 	defer cancel()
-	if _, err := r.fe.cli.Put(ctx, r.listKey(r.fe.cfg.Host), string(b), clientv3.WithLease(r.fe.hostLease)); err != nil {
+	if _, err := r.fe.cli.Put(ctx, r.listKey(r.fe.cfg.Host), string(b), clientv3.WithLease(r.fe.hostLease().id)); err != nil {
 		return graph.Errorf(graph.EUNAVAILABLE, "publish this host's robots on etcd at %s: %v", r.fe.target.endpointList(), short(err))
 	}
 	return nil
@@ -301,8 +313,24 @@ func (r *Robots) Robots(ctx context.Context) ([]*graph.RobotState, error) {
 	return out, nil
 }
 
+// Status answers a robot of another host that is on the move from the state its host
+// streams (see robotstream.go), and asks the host otherwise.
 func (r *Robots) Status(ctx context.Context, ref string) (*graph.RobotState, error) {
-	return r.stateCall(ctx, ref, command{Verb: verbStatus}, func(f graph.Fleet, name string) (*graph.RobotState, error) { return f.Status(ctx, name) })
+	host, name, err := r.driverOf(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if host == "" {
+		return r.local.Status(ctx, name)
+	}
+	if st := r.stream.moving(host, name); st != nil {
+		return st, nil
+	}
+	o, err := r.call(ctx, host, command{Verb: verbStatus, Robot: name}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return o.State, nil
 }
 
 // Navigate drives a robot of any host and blocks until the navigation ends, with
@@ -383,6 +411,7 @@ func (r *Robots) stateCall(ctx context.Context, ref string, c command, local fun
 
 // Subscribe calls fn with a robot's ref when its state changes: on every change of this
 // host's robots (when the local fleet tells of them), and for another host's robot on each
+// state that host streams (every change, motion at most every robotStreamEvery), each
 // robot event the changelog brings, each answer to a command from this host and each
 // progress of a navigation this host asked for. Nothing is written to etcd for it. cancel
 // stops the calls.
@@ -487,6 +516,8 @@ type outcome struct {
 	Nav      *graph.NavResult       `json:"nav,omitempty"`
 	Objects  []graph.DetectedObject `json:"objects"`
 	Err      *wireError             `json:"error,omitempty"`
+
+	rev int64 // the out key's revision, as the caller read it
 }
 
 // hostedState is a robot state as it leaves its driving host: it names that host, so the
@@ -572,12 +603,12 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 
 	select {
 	case <-r.fe.Lost():
-		return nil, graph.Errorf(graph.EUNAVAILABLE, "this host is cut off from the cluster (its lease was lost), so it cannot reach host %s, which drives %s; restart devgraph serve here once the cluster is reachable", host, robot)
+		return nil, graph.Errorf(graph.EUNAVAILABLE, "this host is offline to the fleet (its cluster lease was lost; it keeps claiming its name again, see its log), so it cannot reach host %s, which drives %s; try again once it is back", host, robot)
 	default:
 	}
 	pctx, pcancel := context.WithTimeout(r.ctx, 5*time.Second)
 	resp, err := r.fe.cli.Txn(pctx).If(clientv3.Compare(clientv3.CreateRevision(hostKey), ">", 0)).
-		Then(clientv3.OpPut(cmdKey, string(b), clientv3.WithLease(r.fe.hostLease))).Commit()
+		Then(clientv3.OpPut(cmdKey, string(b), clientv3.WithLease(r.fe.hostLease().id))).Commit()
 	pcancel()
 	if err != nil {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "cannot send %s to host %s: etcd at %s did not answer (%v); try again when the cluster is back", what, host, r.fe.target.endpointList(), short(err))
@@ -625,6 +656,8 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 					return nil, graph.Errorf(graph.EINTERNAL, "host %s answered %s unreadably: %v", host, what, err)
 				}
 				if o.Done {
+					o.rev = ev.Kv.ModRevision
+					r.stream.answered(host, &o)
 					if o.Err != nil {
 						return nil, o.Err.err()
 					}
@@ -663,7 +696,7 @@ func (r *Robots) call(ctx context.Context, host string, c command, progress func
 			b, _ := json.Marshal(c)
 			cctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
 			_, err := r.fe.cli.Txn(cctx).If(clientv3.Compare(clientv3.CreateRevision(cmdKey), ">", 0)).
-				Then(clientv3.OpPut(cmdKey, string(b), clientv3.WithLease(r.fe.hostLease))).Commit()
+				Then(clientv3.OpPut(cmdKey, string(b), clientv3.WithLease(r.fe.hostLease().id))).Commit()
 			cancel()
 			if err != nil {
 				return nil, graph.Errorf(graph.EUNAVAILABLE, "%s was cancelled, but the cancel could not reach host %s (%v): call robot_stop", what, host, short(err))
@@ -769,9 +802,14 @@ func (r *Robots) dispatch(evs []*clientv3.Event) {
 	}
 }
 
-// run runs one command for a caller in its own goroutine, and writes its outcome.
+// run runs one command for a caller in its own goroutine, and writes its outcome. Its
+// events carry the caller's actor qualified with the caller's host ("mcp:agent@b"), and
+// its request id and message.
 func (r *Robots) run(id string, c command) {
 	ctx := graph.WithActor(r.ctx, c.Actor)
+	if validHost(c.From) == nil && c.From != r.fe.cfg.Host {
+		ctx = graph.WithActorOfHost(r.ctx, c.Actor, c.From)
+	}
 	if c.Request != "" {
 		ctx = graph.WithRequestID(ctx, c.Request)
 	}
@@ -814,6 +852,11 @@ func (r *Robots) run(id string, c command) {
 func (r *Robots) exec(ctx context.Context, id string, c command) *outcome {
 	o := &outcome{}
 	var err error
+	if r.ReadOnly {
+		if what := readOnlyRefused[c.Verb]; what != "" {
+			return &outcome{Err: toWire(r.readOnlyRefusal(ctx, c.Robot, what), r.fe.cfg.Host)}
+		}
+	}
 	switch c.Verb {
 	case verbRobots:
 		o.States, err = r.local.Robots(ctx)
@@ -849,6 +892,7 @@ func (r *Robots) exec(ctx context.Context, id string, c command) *outcome {
 		o.Nav, err = r.local.Navigate(ctx, c.Robot, *c.Goal, func(p graph.NavProgress) {
 			r.answer(id, &outcome{Ref: ref, Progress: &p})
 		})
+		o.Ref = ref
 	default:
 		err = graph.Errorf(graph.EINVALID, "host %s does not know the robot command %q; is it running an older devgraph?", r.fe.cfg.Host, c.Verb)
 	}
@@ -862,17 +906,47 @@ func (r *Robots) exec(ctx context.Context, id string, c command) *outcome {
 }
 
 // answer writes o to the command's out key, on this host's lease, if the command is
-// still there (its caller has not gone).
+// still there (its caller has not gone). An outcome is written between two of the
+// robots' streamed states, never during one (see robotStream.order).
 func (r *Robots) answer(id string, o *outcome) {
 	host := r.fe.cfg.Host
 	b, _ := json.Marshal(hostedOutcome(o, host))
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 5*time.Second)
 	defer cancel()
+	if o.Done {
+		r.stream.order.Lock()
+		defer r.stream.order.Unlock()
+	}
 	_, err := r.fe.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(r.cmdKey(host, id)), ">", 0)).
-		Then(clientv3.OpPut(r.outKey(host, id), string(b), clientv3.WithLease(r.fe.hostLease))).Commit()
+		Then(clientv3.OpPut(r.outKey(host, id), string(b), clientv3.WithLease(r.fe.hostLease().id))).Commit()
 	if err != nil && o.Done {
 		r.log.Warn("cluster: could not answer a robot command", "id", id, "err", short(err))
 	}
+}
+
+// readOnlyRefused says, in a user's words, what each command a read-only host refuses
+// changes (the words a --read-only server's socket uses); the others are reads, and stop.
+var readOnlyRefused = map[string]string{
+	verbNavigate:   "driving a robot",
+	verbArm:        "arming a robot",
+	verbDisarm:     "disarming a robot",
+	verbGrasp:      "grasping with a robot",
+	verbRelease:    "releasing a robot's gripper",
+	verbParameters: "changing a robot's parameters",
+}
+
+// readOnlyRefusal is a read-only host's answer to a command that would move or change
+// robot: refused before the robot is looked up, as a --read-only server refuses it, with
+// stopping the robot (always allowed) as the next step.
+func (r *Robots) readOnlyRefusal(ctx context.Context, robot, what string) error {
+	ref := robot
+	if st, err := r.local.Status(ctx, robot); err == nil {
+		ref = st.Ref
+	}
+	host := r.fe.cfg.Host
+	return (&graph.Error{Code: graph.EFORBIDDEN, Field: "robot",
+		Message: fmt.Sprintf("host %s, which drives %s, is read-only (--read-only): %s is refused and nothing was changed; stopping the robot is always allowed; ask its owner, or serve host %s without --read-only", host, ref, what, host),
+	}).Next(graph.Step{Do: graph.StepStop, Robot: graph.QualifyHost(host, ref)})
 }
 
 // drop deletes what a command whose caller has gone left behind.
@@ -886,16 +960,33 @@ func (r *Robots) drop(id string) {
 
 // guard stops every robot this host drives when its lease is lost: a host cut off from
 // the cluster must not leave robots moving that no one elsewhere can stop. A robot that is
-// disarmed and at rest is safe already and is left as it is.
+// disarmed and at rest is safe already and is left as it is. Robot changes other than
+// stops are refused until the host holds a lease again; then its robot list is published
+// on the new lease and it takes changes and other hosts' commands again.
 func (r *Robots) guard() {
 	defer r.wg.Done()
-	select {
-	case <-r.fe.Lost():
-	case <-r.ctx.Done():
-		return
+	for {
+		lease := r.fe.hostLease()
+		select {
+		case <-lease.lost:
+		case <-r.ctx.Done():
+			return
+		}
+		r.stopAll()
+		select {
+		case <-lease.next:
+		case <-r.ctx.Done():
+			return
+		}
+		r.resume()
 	}
+}
+
+// stopAll stops this host's robots that are armed or moving; its lease is lost.
+func (r *Robots) stopAll() {
 	if r.writer != nil {
 		r.writer.degrade()
+		r.writer.setOffline(true)
 	}
 	states, err := r.local.Robots(context.Background())
 	if err != nil {
@@ -915,5 +1006,29 @@ func (r *Robots) guard() {
 	}
 	if r.writer != nil {
 		r.writer.settle()
+	}
+}
+
+// resume publishes this host's robot list on its new lease (trying again while that lease
+// holds) and takes robot changes again.
+func (r *Robots) resume() {
+	if r.writer != nil {
+		r.writer.setOffline(false)
+	}
+	lease := r.fe.hostLease()
+	for attempt := 0; ; attempt++ {
+		err := r.publish()
+		if err == nil {
+			r.log.Info("cluster: lease back; this host's robots are published and take commands again")
+			return
+		}
+		r.log.Warn("cluster: lease back, but this host's robot list is not published yet; retrying", "err", err)
+		select {
+		case <-time.After(backoff(attempt, 200*time.Millisecond, 5*time.Second)):
+		case <-lease.lost:
+			return
+		case <-r.ctx.Done():
+			return
+		}
 	}
 }

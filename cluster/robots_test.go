@@ -29,8 +29,15 @@ type robotHost struct {
 
 func openRobotHost(t *testing.T, c *etcdtest.Cluster, prefix, host string, sims ...string) *robotHost {
 	t.Helper()
+	return openRobotHostRO(t, c, prefix, host, false, sims...)
+}
+
+// openRobotHostRO is openRobotHost for a host serving --read-only or not.
+func openRobotHostRO(t *testing.T, c *etcdtest.Cluster, prefix, host string, readOnly bool, sims ...string) *robotHost {
+	t.Helper()
 	fe := openFront(t, c, prefix, host)
 	r := NewRobots(fe)
+	r.ReadOnly = readOnly
 	fleet, err := robot.NewFleet(robot.Options{Store: r.Store(fe.DB()), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +138,7 @@ func TestRobots_AcrossHosts(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	a := openRobotHost(t, c, "/rb", "a", "scout@1,1")
 	b := openRobotHost(t, c, "/rb", "b", "rover@0,0")
-	ctx := graph.WithRequestID(graph.WithActor(context.Background(), "mcp:agent-on-b"), "req-1")
+	ctx := graph.WithMessage(graph.WithRequestID(graph.WithActor(context.Background(), "mcp:agent-on-b"), "req-1"), "why from b")
 
 	t.Run("List", func(t *testing.T) {
 		for _, h := range []*robotHost{a, b} {
@@ -214,10 +221,23 @@ func TestRobots_AcrossHosts(t *testing.T) {
 		if err != nil || lerr != nil || !reflect.DeepEqual(objs, local) || (objs == nil) != (local == nil) {
 			t.Fatalf("detect from b: %#v %v; on a: %#v %v", objs, err, local, lerr)
 		}
-		// The caller's actor and request id are on a's events.
-		ends := robotEvents(t, a, graph.ActRobotNavEnd)
-		if len(ends) == 0 || who(ends[0].Actor) != "mcp:agent-on-b" || ends[0].RequestID != "req-1" {
-			t.Fatalf("navigate.end events %+v; want the caller's actor and request id", ends)
+		// The caller's actor (with the caller's host), request id and message are on a's
+		// events, as b's replica reads them too.
+		for _, h := range []*robotHost{a, b} {
+			ends := robotEvents(t, h, graph.ActRobotNavEnd)
+			if len(ends) == 0 || ends[0].Actor != "mcp:agent-on-b@b" || ends[0].RequestID != "req-1" || ends[0].Message != "why from b" {
+				t.Fatalf("navigate.end events on %s %+v; want actor mcp:agent-on-b@b, request id req-1, message \"why from b\"", h.fe.Host(), ends)
+			}
+		}
+		// A's own caller is a's.
+		if _, err := a.robots.Disarm(graph.WithActor(context.Background(), "mcp:agent-on-a"), "robot:scout"); err != nil {
+			t.Fatal(err)
+		}
+		if evs := robotEvents(t, a, graph.ActRobotDisarm); len(evs) == 0 || evs[0].Actor != "mcp:agent-on-a@a" {
+			t.Fatalf("disarm on a: %+v", evs)
+		}
+		if _, err := b.robots.Arm(ctx, "robot:scout"); err != nil {
+			t.Fatal(err)
 		}
 	})
 
@@ -250,6 +270,70 @@ func TestRobots_AcrossHosts(t *testing.T) {
 		if count() < before+prog.len() {
 			t.Fatalf("b's subscribers heard %d changes over %d progress reports", count()-before, prog.len())
 		}
+	})
+
+	t.Run("Stream", func(t *testing.T) {
+		// a drives its robot itself: b's subscribers hear it move, and b reads its pose
+		// as it goes from what a streams, at most every robotStreamEvery.
+		var mu sync.Mutex
+		heard := 0
+		stop := b.robots.Subscribe(func(ref string) {
+			if ref == "robot:scout" {
+				mu.Lock()
+				heard++
+				mu.Unlock()
+			}
+		})
+		defer stop()
+		count := func() int { mu.Lock(); defer mu.Unlock(); return heard }
+		written := a.robots.StatesWritten()
+		prog := newProgressLog()
+		done := make(chan *graph.NavResult, 1)
+		start := time.Now()
+		go func() {
+			res, err := a.robots.Navigate(graph.WithActor(context.Background(), "cli:on-a"), "robot:scout", graph.Goal{X: 3, Y: 1}, prog.add)
+			if err != nil {
+				t.Errorf("navigate on a: %v", err)
+			}
+			done <- res
+		}()
+		started(t, prog, done)
+		poses := map[graph.Pose]bool{}
+		var res *graph.NavResult
+	drive:
+		for {
+			select {
+			case res = <-done:
+				break drive
+			case <-time.After(50 * time.Millisecond):
+			}
+			st, err := b.robots.Status(ctx, "scout")
+			if err != nil {
+				t.Fatalf("status from b while a drives: %v", err)
+			}
+			if st.State == graph.RobotNavigating {
+				poses[st.Pose] = true
+			}
+		}
+		elapsed := time.Since(start)
+		if res == nil || res.Status != graph.NavArrived {
+			t.Fatalf("navigate on a: %+v", res)
+		}
+		n := a.robots.StatesWritten() - written
+		t.Logf("a drove for %s: %d states streamed, b heard %d, read %d poses on the move", elapsed.Round(time.Millisecond), n, count(), len(poses))
+		if len(poses) < 3 {
+			t.Fatalf("b read %d poses while a drove for %s; want it to follow the robot", len(poses), elapsed)
+		}
+		if max := int(elapsed/robotStreamEvery) + 3; n > max {
+			t.Fatalf("a streamed %d states in %s; want at most %d (one per %s)", n, elapsed, max, robotStreamEvery)
+		}
+		waitUntil(t, "b hearing of the drive", 10*time.Second, func() bool { return count() >= 3 })
+		// At rest b asks a: the same state as a's own.
+		waitUntil(t, "b reading the robot at rest where a has it", 10*time.Second, func() bool {
+			st, err := b.robots.Status(ctx, "robot:scout")
+			local, _ := a.fleet.Status(ctx, "robot:scout")
+			return err == nil && st.State == graph.RobotIdle && st.Pose == local.Pose
+		})
 	})
 
 	t.Run("Cancel", func(t *testing.T) {
@@ -301,7 +385,7 @@ func TestRobots_AcrossHosts(t *testing.T) {
 		if res := <-done; res == nil || res.Status != graph.NavDisarmed {
 			t.Fatalf("the navigation a stop ended: %+v; want disarmed", res)
 		}
-		if stops := robotEvents(t, a, graph.ActRobotStop); len(stops) == 0 || who(stops[0].Actor) != "mcp:agent-on-b" {
+		if stops := robotEvents(t, a, graph.ActRobotStop); len(stops) == 0 || stops[0].Actor != "mcp:agent-on-b@b" {
 			t.Fatalf("stop events %+v", stops)
 		}
 		// And a's robot from a: nothing differs.
@@ -317,14 +401,24 @@ func TestRobots_AcrossHosts(t *testing.T) {
 			if err != nil {
 				return false
 			}
+			lists := 0
 			for _, kv := range resp.Kvs {
-				if !strings.HasSuffix(string(kv.Key), "/list") {
+				switch k := string(kv.Key); {
+				case strings.HasSuffix(k, "/list"):
+					lists++
+				case !strings.Contains(k, "/state/"):
 					return false
 				}
 			}
-			return len(resp.Kvs) == 2
+			return lists == 2
 		})
-		// An idle fleet writes nothing under P/robot/.
+		// An idle fleet writes nothing under P/robot/ (once the last change is streamed).
+		settled := func() bool {
+			n := a.robots.StatesWritten()
+			time.Sleep(3 * robotStreamEvery)
+			return a.robots.StatesWritten() == n
+		}
+		waitUntil(t, "the last state streamed", 10*time.Second, settled)
 		wctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		for wr := range cli.Watch(wctx, "/rb/robot/", clientv3.WithPrefix()) {
@@ -333,6 +427,61 @@ func TestRobots_AcrossHosts(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRobots_ReadOnlyHost: a host serving --read-only refuses every command from another
+// host that would move or change its robot, before looking at the robot and changing
+// nothing, with stopping it as the next step; status, detect and robot_stop still work.
+func TestRobots_ReadOnlyHost(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	a := openRobotHostRO(t, c, "/ro", "a", true, "scout@1,1")
+	b := openRobotHost(t, c, "/ro", "b")
+	ctx := graph.WithActor(context.Background(), "mcp:agent-on-b")
+	for what, call := range map[string]func() error{
+		"driving a robot": func() error {
+			_, err := b.robots.Navigate(ctx, "scout", graph.Goal{X: 2, Y: 1}, nil)
+			return err
+		},
+		"arming a robot":              func() error { _, err := b.robots.Arm(ctx, "robot:scout"); return err },
+		"disarming a robot":           func() error { _, err := b.robots.Disarm(ctx, "robot:scout"); return err },
+		"grasping with a robot":       func() error { _, err := b.robots.Grasp(ctx, "robot:scout", "cup"); return err },
+		"releasing a robot's gripper": func() error { _, err := b.robots.Release(ctx, "robot:scout"); return err },
+		"changing a robot's parameters": func() error {
+			_, err := b.robots.SetParameters(ctx, "robot:scout", graph.RobotParamsUpdate{MaxSpeed: ptr(0.5)})
+			return err
+		},
+	} {
+		err := call()
+		want := "host a, which drives robot:scout, is read-only (--read-only): " + what + " is refused and nothing was changed"
+		if graph.ErrorCode(err) != graph.EFORBIDDEN || !strings.HasPrefix(graph.ErrorMessage(err), want) {
+			t.Fatalf("%s from b: %s %q; want %s %q…", what, graph.ErrorCode(err), graph.ErrorMessage(err), graph.EFORBIDDEN, want)
+		}
+		if steps := graph.ErrorSteps(err); len(steps) != 1 || steps[0] != (graph.Step{Do: graph.StepStop, Robot: "a/robot:scout"}) {
+			t.Fatalf("%s from b: steps %+v; want stopping a/robot:scout", what, steps)
+		}
+	}
+	if st, _ := a.fleet.Status(ctx, "robot:scout"); st.Armed || st.State != graph.RobotIdle || st.Params.MaxSpeed == 0.5 {
+		t.Fatalf("the refused commands changed the robot: %+v", st)
+	}
+	if st, err := b.robots.Status(ctx, "robot:scout"); err != nil || st.Ref != "robot:scout" {
+		t.Fatalf("status from b: %+v %v", st, err)
+	}
+	if _, err := b.robots.Detect(ctx, "robot:scout"); err != nil {
+		t.Fatalf("detect from b: %v", err)
+	}
+	st, err := b.robots.Stop(ctx, "a/robot:scout") // the step's own robot
+	if err != nil || st.State != graph.RobotStopped {
+		t.Fatalf("robot_stop from b on a read-only host: %+v %v", st, err)
+	}
+	var byB []string
+	for _, ev := range robotEvents(t, a, "") {
+		if ev.Actor == "mcp:agent-on-b@b" {
+			byB = append(byB, ev.Action)
+		}
+	}
+	if strings.Join(byB, ",") != graph.ActRobotStop {
+		t.Fatalf("events by b's agent after the refusals and the stop: %v; want the stop alone", byB)
+	}
 }
 
 // TestRobots_DriverGone: a call to a host that goes away mid-navigation ends with a clear

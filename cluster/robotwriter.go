@@ -26,6 +26,7 @@ type robotWriter struct {
 	mu       sync.Mutex
 	queue    []*robotSave
 	degraded bool
+	offline  bool // this host's lease is lost: only kept saves are taken until it is back
 	closing  bool
 	wake     chan struct{}
 	done     chan struct{} // closed when run returns
@@ -73,7 +74,7 @@ func (w *robotWriter) SaveRobot(ctx context.Context, rec *graph.RobotRecord, act
 		w.mu.Unlock()
 		return graph.Errorf(graph.EUNAVAILABLE, "devgraph is shutting down; try again when it is back")
 	}
-	if w.degraded && !s.kept {
+	if (w.degraded || w.offline) && !s.kept {
 		w.mu.Unlock()
 		return errCutOff()
 	}
@@ -132,6 +133,13 @@ func (w *robotWriter) settle() {
 	if len(w.queue) == 0 {
 		w.degraded = false
 	}
+	w.mu.Unlock()
+}
+
+// setOffline refuses saves other than kept ones while this host's lease is lost.
+func (w *robotWriter) setOffline(offline bool) {
+	w.mu.Lock()
+	w.offline = offline
 	w.mu.Unlock()
 }
 

@@ -15,6 +15,7 @@ const (
 	authActorKey
 	pruneKey
 	clientNameKey
+	hostedActorKey
 )
 
 // WithActor returns a context carrying the actor recorded on every change made with it:
@@ -43,6 +44,26 @@ func WithAuthenticatedActor(ctx context.Context, actor string) context.Context {
 func ActorAuthenticated(ctx context.Context) bool {
 	a, ok := ctx.Value(authActorKey).(string)
 	return ok && a != "" && a == ActorFrom(ctx)
+}
+
+// WithActorOfHost returns a context whose actor acted from another host of a fleet: a
+// robot command routed here from host carries its caller's actor, and a fleet store
+// records it qualified with that host ("mcp:agent@b") instead of with its own. Only the
+// fleet's routing of commands between hosts sets it; an actor set by WithActor is always
+// qualified with the store's own host, so no caller can pass for one on another host.
+func WithActorOfHost(ctx context.Context, actor, host string) context.Context {
+	q := ActorAt(actor, host)
+	return context.WithValue(WithActor(ctx, q), hostedActorKey, q)
+}
+
+// HostedActor returns ctx's actor when WithActorOfHost set it (and it was not replaced
+// since): already qualified with the host it acted from.
+func HostedActor(ctx context.Context) (string, bool) {
+	a, ok := ctx.Value(hostedActorKey).(string)
+	if !ok || a == "" || a != ActorFrom(ctx) {
+		return "", false
+	}
+	return a, true
 }
 
 // WithPrunePermission returns a context allowed to prune the changelog. Only callers

@@ -1,5 +1,10 @@
 package graph
 
+import (
+	"context"
+	"time"
+)
+
 // In a fleet (an etcd store) each host publishes what its sources see right now and
 // never store — observed relations, clients, the /dev nodes of its present devices —
 // under a key that lives only as long as the host does, and every front end merges the
@@ -53,4 +58,21 @@ func QualifyClientID(host, id string) string {
 		return id
 	}
 	return prefix + host + "/" + id[len(prefix):]
+}
+
+// FleetHost is one host of a fleet as GraphQL's hosts and doctor show it: a live host
+// (its claim exists) or one whose devices the graph remembers while it is not live.
+type FleetHost struct {
+	Name    string    `json:"name"`
+	Online  bool      `json:"online"`
+	Since   time.Time `json:"since,omitzero"`    // when it claimed its name (online hosts)
+	Version string    `json:"version,omitempty"` // its devgraph's version (online hosts)
+	Schema  int       `json:"schema,omitempty"`  // the schema its devgraph writes (online hosts)
+	Devices int       `json:"devices"`           // devices the graph holds of it, present or remembered
+}
+
+// FleetHosts lists a fleet's hosts (a front end on an etcd store implements it).
+type FleetHosts interface {
+	// FleetHosts returns the live hosts and the hosts the graph's devices name, by name.
+	FleetHosts(ctx context.Context) ([]FleetHost, error)
 }

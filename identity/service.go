@@ -49,6 +49,9 @@ type Service struct {
 
 	syncMu   sync.Mutex
 	observed *graph.Snapshot // the last snapshot reconciled into the store
+	// observeErr is the last reconcile's error, logged once until it changes (a fleet
+	// front end that is read-only mid-upgrade refuses every one, for minutes).
+	observeErr string
 
 	qualMu             sync.Mutex
 	qualRaw, qualified *graph.Snapshot // the last snapshot Live gave, as a fleet records it
@@ -211,9 +214,13 @@ func (s *Service) sync(ctx context.Context) (*graph.Snapshot, error) {
 			return nil, ctx.Err()
 		}
 		// Reads still get the live snapshot; the store catches up on the next one.
-		s.logger().Warn("record snapshot", "err", err)
+		if msg := err.Error(); msg != s.observeErr {
+			s.observeErr = msg
+			s.logger().Warn("record snapshot", "err", err)
+		}
 		return snap, nil
 	}
+	s.observeErr = ""
 	s.observed = snap
 	return snap, nil
 }

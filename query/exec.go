@@ -26,6 +26,8 @@ type Options struct {
 	// Finder serves find; nil builds a search.Finder over the service (give the one
 	// graph_find uses, so both rank alike from one index).
 	Finder graph.Finder
+	// Hosts serves the root field hosts on a fleet; nil (one machine) answers it empty.
+	Hosts graph.FleetHosts
 }
 
 // Request is one GraphQL request.
@@ -56,7 +58,7 @@ func New(svc graph.Service, opts Options) (*Executor, error) {
 	if finder == nil {
 		finder = search.NewFinder(search.ServiceNames(svc))
 	}
-	e.b = &builder{svc: svc, finder: finder, rep: errorReporter{log: log}, limits: l}
+	e.b = &builder{svc: svc, finder: finder, hosts: opts.Hosts, rep: errorReporter{log: log}, limits: l}
 	schema, err := newSchema(e.b)
 	if err != nil {
 		return nil, fmt.Errorf("query: build schema: %w", err)

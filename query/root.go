@@ -209,6 +209,13 @@ func (b *builder) queryType() *graphql.Object {
 				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 					return b.svc.Sources(ctx)
 				})},
+			"hosts": {Type: listOf(fleetHostType), Description: "The fleet's hosts, by name: the live ones and those the graph's devices name while they are not live. Empty on one machine.",
+				Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
+					if b.hosts == nil {
+						return []graph.FleetHost{}, nil
+					}
+					return b.hosts.FleetHosts(ctx)
+				})},
 			"stats": {Type: nonNull(statsType), Resolve: b.resolve(func(ctx context.Context, p graphql.ResolveParams) (any, error) {
 				return b.svc.Stats(ctx)
 			})},

@@ -46,6 +46,7 @@ func (h *findHit) edgeNode() any { return h.node }
 type builder struct {
 	svc    graph.Service
 	finder graph.Finder
+	hosts  graph.FleetHosts // nil on one machine
 	rep    errorReporter
 	limits Limits
 
@@ -817,6 +818,29 @@ var navResultType = graphql.NewObject(graphql.ObjectConfig{
 		"elapsedS":          field(nonNull(graphql.Float), "", func(r *graph.NavResult) any { return r.ElapsedS }),
 		"battery":           field(nonNull(graphql.Float), "%", func(r *graph.NavResult) any { return r.Battery }),
 		"message":           field(graphql.String, "", func(r *graph.NavResult) any { return nilIfEmpty(r.Message) }),
+	},
+})
+
+var fleetHostType = graphql.NewObject(graphql.ObjectConfig{
+	Name:        "Host",
+	Description: "A host of a fleet (an etcd store): live, or named by devices the graph remembers.",
+	Fields: graphql.Fields{
+		"name":   field(nonNull(graphql.String), "Its host name (--host-name).", func(h graph.FleetHost) any { return h.Name }),
+		"online": field(nonNull(graphql.Boolean), "True while its claim is live (its front end holds its lease); an offline host's devices are remembered, not unplugged.", func(h graph.FleetHost) any { return h.Online }),
+		"since": field(TimeScalar, "When it claimed its name (online hosts).", func(h graph.FleetHost) any {
+			if h.Since.IsZero() {
+				return nil
+			}
+			return h.Since
+		}),
+		"version": field(graphql.String, "Its devgraph's version (online hosts).", func(h graph.FleetHost) any { return nilIfEmpty(h.Version) }),
+		"schema": field(graphql.Int, "The schema version its devgraph writes (online hosts).", func(h graph.FleetHost) any {
+			if h.Schema == 0 {
+				return nil
+			}
+			return h.Schema
+		}),
+		"devices": field(nonNull(graphql.Int), "Devices the graph holds of it, present or remembered.", func(h graph.FleetHost) any { return h.Devices }),
 	},
 })
 

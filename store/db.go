@@ -365,6 +365,15 @@ func (db *DB) actorAt(actor string) string {
 	return graph.ActorAt(actor, db.host)
 }
 
+// actorOf is ctx's actor as this store records it: on a fleet, an actor that acted from
+// another host (graph.WithActorOfHost: a robot command routed here) keeps that host.
+func (db *DB) actorOf(ctx context.Context) string {
+	if a, ok := graph.HostedActor(ctx); ok && db.opts.Fleet {
+		return a
+	}
+	return db.actorAt(graph.ActorFrom(ctx))
+}
+
 // MultiHost reports whether refs, keys and usb_path fingerprints carry their host
 // (Options.Fleet). See graph.Hosted.
 func (db *DB) MultiHost() bool { return db.opts.Fleet }
@@ -782,7 +791,7 @@ func (w *wtx) run(r *writeReq) (err error) {
 	if w.reqID == "" {
 		w.reqID = graph.NewRequestID()
 	}
-	w.actor = w.db.actorAt(graph.ActorFrom(r.ctx))
+	w.actor = w.db.actorOf(r.ctx)
 	w.msg = graph.MessageFrom(r.ctx)
 	if err := r.ctx.Err(); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,5 +85,43 @@ func TestFleet_ObserveOwnHost(t *testing.T) {
 	}
 	if _, err := b.FindDeviceByID(ctx, "usb:1-2"); graph.ErrorCode(err) != graph.ENOTFOUND {
 		t.Fatalf("a bare ref on studio-b: %v", err)
+	}
+}
+
+// A fleet store records an actor that acted from another host (a robot command routed
+// here) with that host, and every other actor with its own: an actor that only names
+// another host is qualified like any other, so a caller cannot pass for one elsewhere.
+func TestFleet_ActorOfAnotherHost(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(filepath.Join(t.TempDir(), "replica.db"), store.Options{Host: "studio-a", Fleet: true, NoBackup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ObserveDevices(ctxActor("cli:alice"), &graph.Snapshot{Devices: []*graph.ObservedDevice{dev("path:0582:01a9:1-2", "usb:1-2")},
+		Sources: []graph.SourceStatus{{Name: "usb", OK: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	routed := graph.WithMessage(graph.WithActorOfHost(context.Background(), "mcp:agent", "studio-b"), "from b")
+	spoof := graph.WithActor(graph.WithActorOfHost(context.Background(), "mcp:agent", "studio-b"), "mcp:mallory@studio-b")
+	for _, c := range []struct {
+		ctx  context.Context
+		tag  string
+		want string
+	}{
+		{routed, "role:a", "mcp:agent@studio-b"},
+		{ctxActor("mcp:mallory@studio-b"), "role:b", "mcp:mallory@studio-b@studio-a"},
+		{spoof, "role:c", "mcp:mallory@studio-b@studio-a"}, // replaced since: no longer the routed actor
+	} {
+		if _, err := db.UpdateTags(c.ctx, "usb:1-2", []string{c.tag}, nil); err != nil {
+			t.Fatal(err)
+		}
+		evs := allEvents(t, db, graph.EventFilter{Action: graph.ActTagAdd})
+		if got := evs[0].Actor; got != c.want {
+			t.Fatalf("%s: actor %q, want %q", c.tag, got, c.want)
+		}
+	}
+	if evs := allEvents(t, db, graph.EventFilter{Actor: "mcp:agent@studio-b"}); len(evs) != 1 || evs[0].Message != "from b" {
+		t.Fatalf("the routed actor's events: %+v", evs)
 	}
 }

@@ -154,7 +154,7 @@ func TestClusterCLI_Verbs(t *testing.T) {
 		t.Fatalf("doctor --store beside an idle front end: server %v, lag %v, chain ok %v", rep.Server, rep.ReplicaLag, rep.Chain.OK)
 	}
 	table := c.ok("--store", s, "--db", replica, "doctor")
-	for _, w := range []string{"member m0", "leader", "limits", "hosts", "1 live", "replica", "current"} {
+	for _, w := range []string{"member m0", "leader", "limits", "hosts", "1 online, 0 offline", "host a", "replica", "current"} {
 		if !strings.Contains(table, w) {
 			t.Fatalf("doctor's table lacks %q:\n%s", w, table)
 		}

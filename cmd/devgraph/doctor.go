@@ -35,6 +35,9 @@ type doctorReport struct {
 	// behind the cluster's last commit (absent when no front end runs here).
 	Cluster    *cluster.Health `json:"cluster,omitempty"`
 	ReplicaLag *int64          `json:"replica_lag,omitempty"`
+	// With --store: the fleet's hosts, online (a live claim) or offline (devices the
+	// graph holds of a host with none).
+	Hosts []graph.FleetHost `json:"hosts,omitempty"`
 }
 
 func newDoctorCmd(c *common) *cobra.Command {

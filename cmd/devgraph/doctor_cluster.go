@@ -52,6 +52,9 @@ func (e *env) doctorCluster(ctx context.Context, o *common, strict bool, out io.
 		if err := rep.checkGraph(ctx, s.svc); err != nil {
 			return err
 		}
+		if err := rep.fleetHosts(ctx, s.svc); err != nil {
+			return err
+		}
 		lag := max(h.Head-rep.Stats.ReplicaRev, 0)
 		rep.ReplicaLag = &lag
 	} else if h.Graph == "ok" {
@@ -61,6 +64,9 @@ func (e *env) doctorCluster(ctx context.Context, o *common, strict bool, out io.
 		}
 		defer snap.Close()
 		if err := rep.checkGraph(ctx, snap.svc); err != nil {
+			return err
+		}
+		if err := rep.fleetHosts(ctx, snap.svc); err != nil {
 			return err
 		}
 		snapshotRev = rep.Stats.ReplicaRev
@@ -84,10 +90,14 @@ func (e *env) doctorCluster(ctx context.Context, o *common, strict bool, out io.
 	tb.row("cluster", "ok", fmt.Sprintf("%s at %s", h.Name, strings.Join(h.Endpoints, ", ")))
 	for _, m := range h.Members {
 		detail := m.Error
+		at := m.Endpoint
+		if m.Advertised != "" {
+			at += " (advertises " + m.Advertised + ")"
+		}
 		if m.Healthy {
-			detail = fmt.Sprintf("%s, %s, db %s, raft index %d, etcd %s", m.Endpoint, okIf(m.Leader, "leader", "follower"), store.FormatSize(m.DBSize), m.RaftIndex, m.Version)
+			detail = fmt.Sprintf("%s, %s, db %s, raft index %d, etcd %s", at, okIf(m.Leader, "leader", "follower"), store.FormatSize(m.DBSize), m.RaftIndex, m.Version)
 		} else if m.Endpoint != "" {
-			detail = m.Endpoint + ": " + m.Error
+			detail = at + ": " + m.Error
 		}
 		tb.row("member "+m.Name, okIf(m.Healthy, "ok", "DOWN"), detail)
 	}
@@ -103,11 +113,27 @@ func (e *env) doctorCluster(ctx context.Context, o *common, strict bool, out io.
 	default:
 		tb.row("graph", "BROKEN", h.Graph)
 	}
-	names := make([]string, len(h.Hosts))
-	for i, x := range h.Hosts {
-		names[i] = fmt.Sprintf("%s (devgraph %s, since %s)", x.Name, x.Version, fmtTime(x.Since))
+	hosts := rep.Hosts
+	if hosts == nil { // no graph to count devices in: the live hosts alone
+		hosts = cluster.JoinHosts(h.Hosts, nil)
 	}
-	tb.row("hosts", okIf(len(names) > 0, fmt.Sprintf("%d live", len(names)), "none live"), strings.Join(names, "; "))
+	online, offline := 0, 0
+	for _, x := range hosts {
+		if x.Online {
+			online++
+		} else {
+			offline++
+		}
+	}
+	tb.row("hosts", fmt.Sprintf("%d online, %d offline", online, offline), "")
+	for _, x := range hosts {
+		devs := plural(x.Devices, "device", "devices")
+		if x.Online {
+			tb.row("host "+x.Name, "online", fmt.Sprintf("devgraph %s (schema %d), since %s, %s", okIf(x.Version == "", "unknown", x.Version), x.Schema, fmtTime(x.Since), devs))
+		} else {
+			tb.row("host "+x.Name, "offline", devs+" remembered, not unplugged")
+		}
+	}
 	switch {
 	case rep.ReplicaLag != nil:
 		tb.row("replica", okIf(*rep.ReplicaLag == 0, "current", "behind"), fmt.Sprintf("%s, served by pid %d: %d revisions behind the cluster's last commit (%d)", replica, rep.ServerPID, *rep.ReplicaLag, h.Head))
@@ -134,4 +160,26 @@ func clusterVerdict(h *cluster.Health) error {
 		more = fmt.Sprintf(" (and %d more problems)", n)
 	}
 	return graph.Errorf(graph.EUNAVAILABLE, "the cluster is not healthy: %s%s", h.Problems[0], more)
+}
+
+// fleetHosts fills the report's hosts: the live hosts' claims joined with the devices
+// the graph holds of each host, so a host with devices and no claim shows offline.
+func (rep *doctorReport) fleetHosts(ctx context.Context, svc graph.Service) error {
+	counts := map[string]int{}
+	after := ""
+	for {
+		devs, _, next, err := svc.Devices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
+		if err != nil {
+			return err
+		}
+		for _, d := range devs {
+			counts[d.Host]++
+		}
+		if next == "" || len(devs) == 0 {
+			break
+		}
+		after = next
+	}
+	rep.Hosts = cluster.JoinHosts(rep.Cluster.Hosts, counts)
+	return nil
 }

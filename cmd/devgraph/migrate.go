@@ -20,10 +20,13 @@ func newMigrateCmd(c *common) *cobra.Command {
 	o := &migrateOptions{common: c}
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "migrate the database to this version's schema (--status: report only)",
+		Short: "migrate the database or cluster to this version's schema (--status: report only)",
+		Long:  "migrate the database file (--db) to this devgraph's schema, with a backup beside it. With --store, migrate the cluster's graph once every host runs this devgraph (refused while a host of an older one is live): the records are migrated in a scratch copy and the difference is written in etcd transactions; front ends of this devgraph, read-only until then, take writes again. A migration that stopped is finished by running it again. --host-name names the host whose devices a graph from before hosts (schema 3) holds.",
 		Example: `  devgraph migrate --status
   devgraph migrate
-  devgraph --db old.db migrate --json`,
+  devgraph --db old.db migrate --json
+  devgraph --store etcd://h1:2379,h2:2379,h3:2379 migrate --status
+  devgraph --store etcd://h1:2379,h2:2379,h3:2379 migrate`,
 		Args: nargs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMigrate(cmd.Context(), o, c.e.stdout)
@@ -36,6 +39,9 @@ func newMigrateCmd(c *common) *cobra.Command {
 
 func runMigrate(ctx context.Context, o *migrateOptions, out io.Writer) error {
 	e := o.e
+	if o.store != "" {
+		return e.migrateCluster(ctx, o, out)
+	}
 	db := e.dbPath(o.common)
 	if cl := dialServer(ctx, db); cl != nil {
 		// A running server has already migrated the file when it opened it.

@@ -18,6 +18,7 @@ import (
 	"github.com/devgraph/devgraph/internal/etcdtest"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -122,6 +123,51 @@ func robotField(m map[string]any, field string) any {
 	return r[field]
 }
 
+// resourceWatcher is a real MCP client over streamable HTTP subscribed to one resource,
+// counting the notifications/resources/updated it hears for it.
+type resourceWatcher struct {
+	mu      sync.Mutex
+	updates int
+}
+
+func watchResource(t *testing.T, ctx context.Context, base, name, uri string) *resourceWatcher {
+	t.Helper()
+	//lint:ignore SA1019 the 2025-11-25 era's standalone GET stream is served, so it is tested
+	c, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	w := &resourceWatcher{}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationResourceUpdated) && n.Params.AdditionalFields["uri"] == uri {
+			w.mu.Lock()
+			w.updates++
+			w.mu.Unlock()
+		}
+	})
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize %s: %v", name, err)
+	}
+	//lint:ignore SA1019 resources/subscribe is the 2025-11-25 era's, which is served
+	if err := c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
+		t.Fatalf("subscribe %s: %v", uri, err)
+	}
+	return w
+}
+
+func (w *resourceWatcher) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.updates
+}
+
 // storeURL is the --store URL of c under prefix.
 func storeURL(t *testing.T, c *etcdtest.Cluster, prefix string) string {
 	t.Helper()
@@ -153,12 +199,17 @@ func serveHost(t *testing.T, store, name string, extra ...string) (*child, strin
 // 3-member etcd cluster; host a drives a simulated robot, and an agent on host b (a real
 // MCP client over HTTP) drives it as it would a local one: the same answers and errors as
 // host a gives, navigate with progress, cancel, arm and disarm, robot_stop mid-drive; when
-// host a is killed mid-navigation b's call ends with a clear error, not a hang.
+// host a is killed mid-navigation b's call ends with a clear error, not a hang. b's
+// events on a's robot carry b's agent as their actor ("mcp:agent-on-b@b") and its why; an
+// MCP client on b subscribed to a's robot hears it move when a drives it, and reads its
+// pose as it goes; host c, serving --read-only, refuses b's navigate as it refuses its own
+// CLI's, and takes b's robot_stop.
 func TestCluster_RobotsAcrossHosts(t *testing.T) {
 	c := etcdtest.Start(t, 3)
 	store := storeURL(t, c, "/robots")
 	srvA, baseA, _, _ := serveHost(t, store, "a", "--sim-robot", "scout@1,1")
 	_, baseB, envB, dbB := serveHost(t, store, "b")
+	_, _, envC, dbC := serveHost(t, store, "c", "--read-only", "--sim-robot", "ranger@3,3")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	onA := newMCPAgent(t, ctx, baseA, "agent-on-a")
@@ -181,7 +232,7 @@ func TestCluster_RobotsAcrossHosts(t *testing.T) {
 	if st := onB.ok(ctx, "robot_arm", scout); robotField(st, "armed") != true {
 		t.Fatalf("robot_arm from b: %v", st)
 	}
-	res, err := onB.call(ctx, "robot_navigate", goal, "to-goal")
+	res, err := onB.call(ctx, "robot_navigate", map[string]any{"robot": "robot:scout", "x": 2.0, "y": 1.0, "why": "fetch the sample"}, "to-goal")
 	if err != nil || res.IsError {
 		t.Fatalf("robot_navigate from b: %v %s", err, resultText(res))
 	}
@@ -191,6 +242,63 @@ func TestCluster_RobotsAcrossHosts(t *testing.T) {
 	if onB.heard("to-goal") == 0 {
 		t.Fatal("no progress notifications on b while host a drove the robot")
 	}
+	// Who asked, from where, and why: on every host's changelog.
+	for _, on := range []*mcpAgent{onA, onB} {
+		cl := on.ok(ctx, "graph_changelog", map[string]any{"action": "robot.navigate.end", "limit": 1, "bodies": true})
+		evs, _ := cl["events"].([]any)
+		ev, _ := evs[0].(map[string]any)
+		if ev["actor"] != "mcp:agent-on-b@b" || ev["message"] != "fetch the sample" {
+			t.Fatalf("the navigation's end event: %v; want actor mcp:agent-on-b@b, message \"fetch the sample\"", ev)
+		}
+	}
+
+	t.Run("Stream", func(t *testing.T) {
+		// An agent on a drives the robot: a client on b subscribed to it hears it move,
+		// and robot_status and GraphQL's Robot.pose on b follow it.
+		uri := "devgraph://robot/robot:scout/state"
+		watcher := watchResource(t, ctx, baseB, "watcher-on-b", uri)
+		done := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			res, _ := onA.call(ctx, "robot_navigate", map[string]any{"robot": "robot:scout", "x": 4.0, "y": 1.0}, "")
+			done <- res
+		}()
+		poses, gqlPoses := map[string]bool{}, map[string]bool{}
+		var res *mcp.CallToolResult
+	drive:
+		for {
+			select {
+			case res = <-done:
+				break drive
+			case <-time.After(100 * time.Millisecond):
+			}
+			if st := onB.ok(ctx, "robot_status", scout); robotField(st, "state") == graph.RobotNavigating {
+				poses[fmt.Sprint(robotField(st, "pose"))] = true
+			}
+			code, body := postGraphQL(t, baseB+"/graphql", `{ robot(id: "robot:scout") { state pose { x y heading } } }`)
+			data, _ := body["data"].(map[string]any)
+			if r, _ := data["robot"].(map[string]any); code != 200 || r == nil {
+				t.Fatalf("GraphQL robot on b: %d %v", code, body)
+			} else if r["state"] == graph.RobotNavigating {
+				gqlPoses[fmt.Sprint(r["pose"])] = true
+			}
+		}
+		if res == nil || res.IsError || structuredOf(t, res)["status"] != graph.NavArrived {
+			t.Fatalf("robot_navigate on a: %s", resultText(res))
+		}
+		heard := watcher.count()
+		t.Logf("b's subscriber heard %d updates of %s; robot_status on b read %d poses on the move, GraphQL %d", heard, uri, len(poses), len(gqlPoses))
+		if heard < 5 || len(poses) < 2 || len(gqlPoses) < 2 {
+			t.Fatalf("while a drove its robot, b's subscriber heard %d updates, robot_status on b read %d poses and GraphQL %d; want it followed", heard, len(poses), len(gqlPoses))
+		}
+		// At rest as a has it, once a's last streamed state (sent at once on a change of
+		// state) has reached b.
+		waitUntil(t, "robot_status on b at rest at the goal", 5*time.Second, func() bool {
+			st := onB.ok(ctx, "robot_status", scout)
+			p, _ := robotField(st, "pose").(map[string]any)
+			x, _ := p["x"].(float64)
+			return robotField(st, "state") == graph.RobotIdle && x > 3.8
+		})
+	})
 
 	t.Run("Cancel", func(t *testing.T) {
 		cctx, stop := context.WithCancel(ctx)
@@ -241,6 +349,33 @@ func TestCluster_RobotsAcrossHosts(t *testing.T) {
 		}
 	})
 
+	t.Run("ReadOnlyHost", func(t *testing.T) {
+		// c's own CLI is refused by c's socket; b's agent and b's CLI by c itself, with
+		// the same words; robot_stop from b goes through.
+		refused := "is read-only (--read-only): driving a robot is refused"
+		nav := []string{"robot", "navigate", "ranger", "1", "1"}
+		if _, errOut, code := runBin(t, envC, append(nav, dbC...)...); code == 0 || !strings.Contains(errOut, refused) {
+			t.Fatalf("navigate on c itself: exit %d %s", code, errOut)
+		}
+		if _, errOut, code := runBin(t, envB, append(nav, dbB...)...); code == 0 || !strings.Contains(errOut, "host c, which drives robot:ranger, "+refused) {
+			t.Fatalf("navigate c's robot from b's CLI: exit %d %s", code, errOut)
+		}
+		ranger := map[string]any{"robot": "robot:ranger"}
+		for _, tool := range []string{"robot_arm", "robot_navigate"} {
+			args := map[string]any{"robot": "robot:ranger", "x": 1.0, "y": 1.0}
+			if tool == "robot_arm" {
+				args = ranger
+			}
+			res, err := onB.call(ctx, tool, args, "")
+			if err != nil || !res.IsError || !strings.Contains(resultText(res), "host c, which drives robot:ranger, is read-only (--read-only)") || !strings.Contains(resultText(res), "robot_stop") {
+				t.Fatalf("%s on c's robot from b: %v %s", tool, err, resultText(res))
+			}
+		}
+		if st := onB.ok(ctx, "robot_stop", ranger); robotField(st, "state") != graph.RobotStopped {
+			t.Fatalf("robot_stop on c's robot from b: %v", st)
+		}
+	})
+
 	t.Run("NothingLeftBehind", func(t *testing.T) {
 		cli := c.Client(t)
 		resp, err := cli.Get(ctx, "/robots/robot/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
@@ -249,10 +384,12 @@ func TestCluster_RobotsAcrossHosts(t *testing.T) {
 		}
 		var keys []string
 		for _, kv := range resp.Kvs {
-			keys = append(keys, string(kv.Key))
+			if k := string(kv.Key); strings.Contains(k, "/cmd/") || strings.Contains(k, "/out/") {
+				keys = append(keys, k)
+			}
 		}
-		if strings.Join(keys, " ") != "/robots/robot/a/list" {
-			t.Fatalf("robot keys after the commands: %v; want only host a's list", keys)
+		if len(keys) > 0 {
+			t.Fatalf("command keys left after the commands: %v", keys)
 		}
 	})
 

@@ -83,7 +83,7 @@ func newRootCmd(e *env) (*cobra.Command, *common) {
 }
 
 // fileOnly are the verbs that work on a database file itself, never on a cluster.
-var fileOnly = map[string]bool{"compact": true, "migrate": true}
+var fileOnly = map[string]bool{"compact": true}
 
 // newHelpCmd is `devgraph help [VERB [SUB]]`: the verb's own help, as `VERB -h` prints it.
 func newHelpCmd() *cobra.Command {

@@ -77,6 +77,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	var robotStore graph.RobotStore = st
 	if fe != nil {
 		router = cluster.NewRobots(fe)
+		router.ReadOnly = f.readOnly // other hosts' commands are refused as this host's edges refuse them
 		robotStore = router.Store(st)
 		parts.add("robot router", router.Close) // after the robots stop: records their stops
 	}

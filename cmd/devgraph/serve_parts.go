@@ -73,7 +73,8 @@ func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph
 	if rt.names == nil {
 		rt.names = search.NewFinder(names)
 	}
-	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: rt.names})
+	fleetHosts, _ := hosts.(graph.FleetHosts) // GraphQL hosts on a fleet
+	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: rt.names, Hosts: fleetHosts})
 	if err != nil {
 		return err
 	}

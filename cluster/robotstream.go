@@ -1,0 +1,305 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/devgraph/devgraph/graph"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Streaming robot states. The host that drives a robot publishes its state under
+//
+//	P/robot/<host>/state/<ref>   the robot's state (JSON, naming the host), on <host>'s lease
+//
+// each time the local fleet tells of a change (a state change, or motion at most every
+// NotifyEvery), at most every robotStreamEvery per robot (a change of its state — idle,
+// navigating, stopped … — at once) and only when the state differs from the one last
+// written: a robot at rest writes nothing, and these are never changelog writes. Every other host watches P/robot/, tells its subscribers of each
+// state (so an MCP client subscribed to the robot's resource on any host hears it move)
+// and answers the status of a robot on the move from it, without a command round trip.
+//
+// Order: a state streamed before a command's outcome must not be taken for newer than the
+// outcome. The driving host writes an outcome and reads-then-writes a state under one lock
+// (order), so a state with a higher revision than an outcome was read after the command
+// ended; the caller keeps, per robot, the revision of the last outcome it had and ignores
+// older states. A robot at rest is always asked (its battery drains without a change
+// being told, so a rest state streamed earlier is not its state now).
+const robotStreamEvery = 100 * time.Millisecond
+
+// robotStream is both ends of the stream on one host.
+type robotStream struct {
+	// Publishing this host's robots.
+	mu      sync.Mutex
+	pending map[string]string // refs told of since they were last written: their state then
+	wake    chan struct{}
+	written int // states written (tests)
+	order   sync.Mutex
+
+	// The other hosts' robots, by host + "/" + ref.
+	smu    sync.Mutex
+	states map[string]*streamedState
+}
+
+type streamedState struct {
+	st  *graph.RobotState // nil: no state since the last outcome
+	rev int64
+}
+
+func (s *robotStream) init() {
+	s.pending, s.wake, s.states = map[string]string{}, make(chan struct{}, 1), map[string]*streamedState{}
+}
+
+func (r *Robots) stateKey(host, ref string) string {
+	return r.fe.target.key("robot", host, "state", ref)
+}
+
+// openStream loads the other hosts' streamed states, then starts the publisher (when the
+// local fleet tells of changes) and the watch.
+func (r *Robots) openStream() error {
+	gctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
+	resp, err := r.fe.cli.Get(gctx, r.fe.target.key("robot")+"/", clientv3.WithPrefix())
+	cancel()
+	if err != nil {
+		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer (other hosts' robots): %v", r.fe.target.endpointList(), short(err))
+	}
+	for _, kv := range resp.Kvs {
+		r.applyState(kv, false)
+	}
+	if f, ok := r.local.(interface {
+		Subscribe(func(ref string, st graph.RobotState)) func()
+	}); ok {
+		stop := f.Subscribe(func(ref string, st graph.RobotState) {
+			r.stream.mu.Lock()
+			r.stream.pending[ref] = st.State
+			r.stream.mu.Unlock()
+			select {
+			case r.stream.wake <- struct{}{}:
+			default:
+			}
+		})
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer stop()
+			r.publishStates()
+		}()
+	}
+	r.wg.Add(1)
+	go r.watchStates(resp.Header.Revision + 1)
+	return nil
+}
+
+// publishStates writes the states of the robots the local fleet told of, each at most
+// every robotStreamEvery but at once when its state changed (the last change always
+// written), until the router closes.
+func (r *Robots) publishStates() {
+	s := &r.stream
+	last := map[string]time.Time{}
+	lastState := map[string]string{}
+	sent := map[string]sentState{}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.wake:
+		case <-timer.C:
+		case <-r.ctx.Done():
+			return
+		}
+		s.mu.Lock()
+		var due []string
+		var next time.Duration
+		for ref, state := range s.pending {
+			if wait := robotStreamEvery - time.Since(last[ref]); wait > 0 && state == lastState[ref] {
+				if next == 0 || wait < next {
+					next = wait
+				}
+				continue
+			}
+			due = append(due, ref)
+			lastState[ref] = state
+			delete(s.pending, ref)
+		}
+		s.mu.Unlock()
+		for _, ref := range due {
+			last[ref] = time.Now()
+			r.publishState(ref, sent)
+		}
+		if next > 0 {
+			timer.Reset(next)
+		}
+	}
+}
+
+// sentState is the state last written for a robot, and the host lease it was written on
+// (keys on a lost lease are gone: a state is written again on the next one).
+type sentState struct {
+	lease clientv3.LeaseID
+	state []byte
+}
+
+// publishState writes ref's state now, unless it is the one last written on this lease.
+func (r *Robots) publishState(ref string, sent map[string]sentState) {
+	s := &r.stream
+	s.order.Lock()
+	defer s.order.Unlock()
+	st, err := r.local.Status(r.ctx, ref)
+	if err != nil {
+		return // gone from the fleet
+	}
+	host := r.fe.cfg.Host
+	b, _ := json.Marshal(hostedState{st, host})
+	lease := r.fe.hostLease().id
+	if prev := sent[ref]; prev.lease == lease && bytes.Equal(b, prev.state) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
+	defer cancel()
+	if _, err := r.fe.cli.Put(ctx, r.stateKey(host, ref), string(b), clientv3.WithLease(lease)); err != nil {
+		select {
+		case <-r.fe.Lost(): // cut off: nothing is streamed until the host is back
+		default:
+			if r.ctx.Err() == nil {
+				r.log.Debug("cluster: streaming a robot's state", "robot", ref, "err", short(err))
+			}
+		}
+		return
+	}
+	sent[ref] = sentState{lease, b}
+	s.mu.Lock()
+	s.written++
+	s.mu.Unlock()
+}
+
+// StatesWritten reports how many robot states this host has streamed.
+func (r *Robots) StatesWritten() int {
+	r.stream.mu.Lock()
+	defer r.stream.mu.Unlock()
+	return r.stream.written
+}
+
+// watchStates follows the other hosts' streamed states from revision from on; a broken
+// or compacted watch reads them afresh.
+func (r *Robots) watchStates(from int64) {
+	defer r.wg.Done()
+	prefix := r.fe.target.key("robot") + "/"
+	for attempt := 0; r.ctx.Err() == nil; attempt++ {
+		ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(r.ctx))
+		for wr := range r.fe.cli.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from)) {
+			if wr.CompactRevision != 0 || wr.Err() != nil {
+				break
+			}
+			attempt = 0
+			for _, ev := range wr.Events {
+				from = ev.Kv.ModRevision + 1
+				if ref := r.applyState(ev.Kv, ev.Type == mvccpb.DELETE); ref != "" {
+					r.notify(ref)
+				}
+			}
+		}
+		cancel()
+		select {
+		case <-time.After(backoff(attempt, 100*time.Millisecond, 2*time.Second)):
+		case <-r.ctx.Done():
+			return
+		}
+		gctx, gcancel := context.WithTimeout(r.ctx, 5*time.Second)
+		resp, err := r.fe.cli.Get(gctx, prefix, clientv3.WithPrefix())
+		gcancel()
+		if err != nil {
+			continue
+		}
+		r.stream.smu.Lock()
+		r.stream.states = map[string]*streamedState{}
+		r.stream.smu.Unlock()
+		for _, kv := range resp.Kvs {
+			r.applyState(kv, false)
+		}
+		from = resp.Header.Revision + 1
+	}
+}
+
+// applyState records another host's streamed state (or its deletion: the host is gone);
+// it returns the robot's ref when kv is one, "" for any other key.
+func (r *Robots) applyState(kv *mvccpb.KeyValue, deleted bool) string {
+	rest := strings.TrimPrefix(string(kv.Key), r.fe.target.key("robot")+"/")
+	host, rest, _ := strings.Cut(rest, "/")
+	ref, ok := strings.CutPrefix(rest, "state/")
+	if !ok || host == r.fe.cfg.Host || ref == "" {
+		return ""
+	}
+	s := &r.stream
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	key := host + "/" + ref
+	if deleted {
+		delete(s.states, key)
+		return ref
+	}
+	var st graph.RobotState
+	if err := json.Unmarshal(kv.Value, &st); err != nil {
+		r.log.Warn("cluster: ignoring a robot state that cannot be read", "key", string(kv.Key), "err", err)
+		return ""
+	}
+	if cur := s.states[key]; cur != nil && cur.rev >= kv.ModRevision {
+		return "" // an outcome this host had is newer
+	}
+	s.states[key] = &streamedState{st: &st, rev: kv.ModRevision}
+	return ref
+}
+
+// answered records that a command's outcome for robots of host is newer than every state
+// host streamed before it: those are not taken for the robots' state any more. (The
+// outcome's own state is not kept: only streamed states, which a moving robot renews,
+// answer a status.)
+func (s *robotStream) answered(host string, o *outcome) {
+	floor := func(ref string) {
+		key := host + "/" + ref
+		if cur := s.states[key]; cur == nil || cur.rev < o.rev {
+			s.states[key] = &streamedState{rev: o.rev}
+		}
+	}
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	switch {
+	case o.State != nil:
+		floor(o.State.Ref)
+	case o.Ref != "":
+		floor(o.Ref)
+	}
+	for _, st := range o.States {
+		floor(st.Ref)
+	}
+}
+
+// moving returns a copy of robot's streamed state when host streams it on the move
+// (navigating), nil otherwise. robot is named as the host's fleet takes it: ref, bare
+// name, device id or serial ref.
+func (s *robotStream) moving(host, robot string) *graph.RobotState {
+	bare := strings.ToLower(strings.TrimPrefix(robot, "robot:"))
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	for key, e := range s.states {
+		h, _, _ := strings.Cut(key, "/")
+		if h != host || e.st == nil {
+			continue
+		}
+		st := e.st
+		if st.Ref == robot || strings.EqualFold(st.Name, bare) || (st.DeviceID != "" && st.DeviceID == robot) || (st.Serial != "" && robot == "robot:"+st.Serial) {
+			if st.State != graph.RobotNavigating {
+				return nil
+			}
+			cp := *st
+			return &cp
+		}
+	}
+	return nil
+}

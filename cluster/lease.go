@@ -30,6 +30,11 @@ type leaseEpoch struct {
 	id   clientv3.LeaseID
 	lost chan struct{} // closed when this lease is lost
 	next chan struct{} // closed when the next lease is held: hostLease returns it then
+
+	// Once lost (under FrontEnd.leaseMu): when, and the claim of the machine that holds
+	// the name meanwhile (zero while none is known to).
+	lostAt time.Time
+	holder hostClaim
 }
 
 func newEpoch(id clientv3.LeaseID) *leaseEpoch {
@@ -42,6 +47,29 @@ func (fe *FrontEnd) hostLease() *leaseEpoch {
 	fe.leaseMu.Lock()
 	defer fe.leaseMu.Unlock()
 	return fe.lease
+}
+
+// leaseLost reports whether this host's lease is lost (it is claiming its name again).
+func (fe *FrontEnd) leaseLost() bool {
+	select {
+	case <-fe.hostLease().lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// LeaseLoss says whether this host's lease is lost: nil while it holds its name; else
+// since when, and the machine that holds the name meanwhile, if one does. See
+// graph.LeaseStatus.
+func (fe *FrontEnd) LeaseLoss() *graph.LeaseLoss {
+	fe.leaseMu.Lock()
+	defer fe.leaseMu.Unlock()
+	ep := fe.lease
+	if ep == nil || ep.lostAt.IsZero() {
+		return nil
+	}
+	return &graph.LeaseLoss{Host: fe.cfg.Host, Since: ep.lostAt, HeldBy: ep.holder.MachineID, HeldSince: ep.holder.Since}
 }
 
 // nameHeldError says another machine holds the host's name.
@@ -141,6 +169,9 @@ func (fe *FrontEnd) keepHost(ka <-chan *clientv3.LeaseKeepAliveResponse) {
 		}
 		old := fe.hostLease()
 		lostAt := time.Now()
+		fe.leaseMu.Lock()
+		old.lostAt = lostAt.UTC()
+		fe.leaseMu.Unlock()
 		fe.log.Error("cluster: this host's lease is lost (the cluster was out of reach, or this process stalled, for its 10 s); its robots stop and it shows offline to the fleet; it keeps claiming its name again", "host", fe.cfg.Host)
 		close(old.lost)
 		id, next, ok := fe.reclaim()
@@ -184,9 +215,14 @@ func (fe *FrontEnd) reclaim() (clientv3.LeaseID, <-chan *clientv3.LeaseKeepAlive
 		}
 		var held *nameHeldError
 		reason := "unreachable"
+		holder := hostClaim{}
 		if errors.As(err, &held) {
 			reason = "held by " + held.held.MachineID
+			holder = held.held
 		}
+		fe.leaseMu.Lock()
+		fe.lease.holder = holder
+		fe.leaseMu.Unlock()
 		if reason == said && time.Since(saidAt) < time.Minute {
 			continue
 		}

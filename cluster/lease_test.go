@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -423,6 +424,20 @@ func TestLease_NameTaken(t *testing.T) {
 	if _, _, err := a.fe.DB().FindEvents(ctx, graph.EventFilter{First: 1}); err != nil {
 		t.Errorf("a's reads while it is offline: %v", err)
 	}
+	// a shows itself offline while the lease is lost (GraphQL hosts, device views, doctor).
+	if a.fe.HostOnline("a") || slices.Contains(a.fe.HostsOnline(), "a") {
+		t.Errorf("a says it is online while its lease is lost: %v", a.fe.HostsOnline())
+	}
+	if fh := fleetHost(t, a.fe, "a"); fh == nil || fh.Online {
+		t.Errorf("a's FleetHosts row for itself while its lease is lost: %+v; want offline", fh)
+	}
+	waitUntil(t, "a's lease loss names the other machine", 10*time.Second, func() bool {
+		l := a.fe.LeaseLoss()
+		return l != nil && l.HeldBy == "other-machine-0042"
+	})
+	if l := a.fe.LeaseLoss(); l.Since.IsZero() || !strings.Contains(l.String(), "lost its cluster lease at") || !strings.Contains(l.String(), "held by another machine, other-machine-0042") {
+		t.Errorf("a's lease loss: %+v %q", l, l)
+	}
 	// Said once per holder, not once per attempt (it tries every 0.5–5 s).
 	time.Sleep(3 * time.Second)
 	if n := strings.Count(logs.String(), "this host stays offline"); n != 1 {
@@ -450,6 +465,12 @@ func TestLease_NameTaken(t *testing.T) {
 	if !strings.Contains(logs.String(), "this host holds its name again and is online to the fleet") {
 		t.Errorf("a's log does not say it is back:\n%s", logs)
 	}
+	if !a.fe.HostOnline("a") || a.fe.LeaseLoss() != nil {
+		t.Errorf("a once it holds its name again: online %v, lease loss %+v", a.fe.HostOnline("a"), a.fe.LeaseLoss())
+	}
+	if fh := fleetHost(t, a.fe, "a"); fh == nil || !fh.Online {
+		t.Errorf("a's FleetHosts row for itself once it holds its name again: %+v", fh)
+	}
 	waitUntil(t, "a's robot list on its new lease", 10*time.Second, func() bool {
 		id, _ := leaseOf(t, cli, "/taken/robot/a/list")
 		return id == now.id
@@ -469,4 +490,19 @@ func TestLease_NameTaken(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// fleetHost is fe's FleetHosts row for host (nil when it has none).
+func fleetHost(t *testing.T, fe *FrontEnd, host string) *graph.FleetHost {
+	t.Helper()
+	list, err := fe.FleetHosts(context.Background())
+	if err != nil {
+		t.Fatalf("FleetHosts: %v", err)
+	}
+	for i := range list {
+		if list[i].Name == host {
+			return &list[i]
+		}
+	}
+	return nil
 }

@@ -42,11 +42,14 @@ type fleetView struct {
 	dirty bool
 }
 
-// HostOnline reports whether host is live: this host and "" always are; another while
-// its claim exists. See graph.HostStatus.
+// HostOnline reports whether host is live: "" always is; this host unless its lease is
+// lost; another while its claim exists. See graph.HostStatus.
 func (fe *FrontEnd) HostOnline(host string) bool {
-	if host == "" || host == fe.cfg.Host {
+	if host == "" {
 		return true
+	}
+	if host == fe.cfg.Host {
+		return !fe.leaseLost()
 	}
 	v := &fe.view
 	v.mu.RLock()
@@ -54,11 +57,14 @@ func (fe *FrontEnd) HostOnline(host string) bool {
 	return v.hosts[host]
 }
 
-// HostsOnline lists the live hosts, this one included, sorted.
+// HostsOnline lists the live hosts, this one included unless its lease is lost, sorted.
 func (fe *FrontEnd) HostsOnline() []string {
+	out := []string{}
+	if !fe.leaseLost() {
+		out = append(out, fe.cfg.Host)
+	}
 	v := &fe.view
 	v.mu.RLock()
-	out := []string{fe.cfg.Host}
 	for h := range v.hosts {
 		if h != fe.cfg.Host {
 			out = append(out, h)

@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,13 +54,20 @@ func (c *Client) Serves(replicaOf string) bool { return replicaOf == c.name }
 
 // Snapshot writes the cluster's graph as of one revision into a new replica file at
 // path: a consistent copy the store reads like any file, for the verbs that read the
-// whole graph without a front end. It returns the revision of the cluster's last
-// commit the copy holds. opts are the store's (logger, timeout, the caller's host);
-// ReplicaOf and Fleet are set here.
+// whole graph without a front end. A graph at an older schema (the fleet mid-upgrade)
+// is migrated in the copy, as a read-only front end's replica is (a graph from before
+// hosts gives its devices opts.Host); the cluster is not changed. It returns the
+// revision of the cluster's last commit the copy holds. opts are the store's (logger,
+// timeout, the caller's host); ReplicaOf and Fleet are set here.
 func (c *Client) Snapshot(ctx context.Context, path string, opts store.Options) (int64, error) {
 	// A first front end claims its host before it seeds the graph: its claim is not
 	// someone else's keys.
 	seeded, _, err := checkGraph(ctx, c.cli, c.target, c.liveHostKeys(ctx))
+	var older *olderGraph
+	migrate := errors.As(err, &older)
+	if migrate {
+		err = nil
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -81,13 +90,22 @@ func (c *Client) Snapshot(ctx context.Context, path string, opts store.Options) 
 		return 0, err
 	}
 	err = db.ResetReplica(txnRev, func(put func(bucket, key, value []byte) error) error {
-		return scan(ctx, c.cli, c.target, rev, func(k, v []byte) error {
-			b, key, err := c.target.splitDataKey(k)
-			if err != nil {
-				return err
-			}
-			return put(b, key, v)
-		})
+		fill := func(put func(bucket, key, value []byte) error) error {
+			return scan(ctx, c.cli, c.target, rev, func(k, v []byte) error {
+				b, key, err := c.target.splitDataKey(k)
+				if err != nil {
+					return err
+				}
+				return put(b, key, v)
+			})
+		}
+		if !migrate {
+			return fill(put)
+		}
+		scratch := path + ".migrating"
+		os.Remove(scratch)
+		_, err := migrations.MigrateRecords(scratch, migrations.Options{Host: opts.Host}, fill, put)
+		return err
 	})
 	if cerr := db.Close(); err == nil {
 		err = cerr
@@ -289,7 +307,9 @@ func (c *Client) LiveHosts(ctx context.Context) ([]LiveHost, error) {
 }
 
 // FleetHosts lists the live hosts (their claims) and the hosts this front end's replica
-// holds devices of, online or not, by name: GraphQL's hosts. See graph.FleetHosts.
+// holds devices of, online or not, by name: GraphQL's hosts. See graph.FleetHosts. This
+// host is offline while its lease is lost, even when another machine's claim holds its
+// name meanwhile.
 func (fe *FrontEnd) FleetHosts(ctx context.Context) ([]graph.FleetHost, error) {
 	live, err := liveHosts(ctx, fe.cli, fe.target)
 	if err != nil {
@@ -299,7 +319,21 @@ func (fe *FrontEnd) FleetHosts(ctx context.Context) ([]graph.FleetHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fleetHosts(live, counts), nil
+	if !fe.leaseLost() {
+		return fleetHosts(live, counts), nil
+	}
+	// A claim under this name is not this front end's now; this host is listed, offline,
+	// even without devices.
+	others := live[:0:0]
+	for _, h := range live {
+		if h.Name != fe.cfg.Host {
+			others = append(others, h)
+		}
+	}
+	if _, ok := counts[fe.cfg.Host]; !ok {
+		counts[fe.cfg.Host] = 0
+	}
+	return fleetHosts(others, counts), nil
 }
 
 // fleetHosts joins the live hosts' claims with the device counts by host: a host with

@@ -162,7 +162,7 @@ func (r *Robots) outKey(host, id string) string {
 func (r *Robots) hostKey(host string) string { return r.fe.target.key("hosts", host) }
 
 // publish writes the list of the robots this host drives on its host lease (nothing when
-// it drives none).
+// it drives none), and has their states streamed.
 func (r *Robots) publish() error {
 	states, err := r.local.Robots(r.ctx)
 	if err != nil {
@@ -180,6 +180,17 @@ func (r *Robots) publish() error {
 	defer cancel()
 	if _, err := r.fe.cli.Put(ctx, r.listKey(r.fe.cfg.Host), string(b), clientv3.WithLease(r.fe.hostLease().id)); err != nil {
 		return graph.Errorf(graph.EUNAVAILABLE, "publish this host's robots on etcd at %s: %v", r.fe.target.endpointList(), short(err))
+	}
+	// Each robot's state is streamed once with the list, so the other hosts list the
+	// fleet's robots without asking this one.
+	r.stream.mu.Lock()
+	for _, st := range states {
+		r.stream.pending[st.Ref] = st.State
+	}
+	r.stream.mu.Unlock()
+	select {
+	case r.stream.wake <- struct{}{}:
+	default:
 	}
 	return nil
 }
@@ -277,8 +288,10 @@ func sortedHosts(m map[string][]robotEntry) []string {
 	return out
 }
 
-// Robots lists every robot of the fleet: this host's, and each other host's as that host
-// reports it (a host that does not answer is left out, and logged).
+// Robots lists every robot of the fleet: this host's, and each other host's from the
+// states that host streamed (robotstream.go) for every robot of its published list; a
+// host with a robot that has none (not streamed on its lease yet, or older than a command
+// this host had answered) is asked, and one that does not answer is left out, and logged.
 func (r *Robots) Robots(ctx context.Context) ([]*graph.RobotState, error) {
 	out, err := r.local.Robots(ctx)
 	if err != nil {
@@ -293,6 +306,12 @@ func (r *Robots) Robots(ctx context.Context) ([]*graph.RobotState, error) {
 	var wg sync.WaitGroup
 	for host, list := range lists {
 		if len(list) == 0 {
+			continue
+		}
+		if sts := r.stream.streamed(host, list); sts != nil {
+			mu.Lock()
+			out = append(out, sts...)
+			mu.Unlock()
 			continue
 		}
 		wg.Add(1)

@@ -604,3 +604,120 @@ func asMap(t *testing.T, v any) map[string]any {
 	}
 	return m
 }
+
+// TestRobots_ListFromStreams: the list of the fleet's robots on b is answered from a's
+// published list and the states a streams (each robot's once with the list, then as it
+// changes), without a command to a — the fleet's revision does not move — and with the
+// fields a's own answer has; a robot whose streamed state b lacks makes b ask a.
+func TestRobots_ListFromStreams(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	a := openRobotHost(t, c, "/rl", "a", "scout@1,1", "rover@2,2")
+	b := openRobotHost(t, c, "/rl", "b", "ranger@5,5")
+	cli := c.Client(t)
+	ctx := graph.WithActor(context.Background(), "cli:test")
+	rev := func() int64 {
+		resp, err := cli.Get(context.Background(), "/rl/schema")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Header.Revision
+	}
+	// compare checks b's list against each host's own answer: every field, the battery
+	// to within what a robot at rest drains meanwhile (its idle drain is not streamed).
+	compare := func(got []*graph.RobotState) {
+		t.Helper()
+		var want []*graph.RobotState
+		for _, h := range []*robotHost{a, b} {
+			sts, err := h.fleet.Robots(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range sts {
+				cp := *st
+				if h != b { // another host's robot names its host
+					cp.Host = h.fe.Host()
+				}
+				want = append(want, &cp)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("b lists %d robots; want %d", len(got), len(want))
+		}
+		byRef := map[string]*graph.RobotState{}
+		for _, st := range want {
+			byRef[st.Ref] = st
+		}
+		for _, g := range got {
+			w := byRef[g.Ref]
+			if w == nil {
+				t.Fatalf("b lists %s, which no host drives", g.Ref)
+			}
+			if math.Abs(g.Battery-w.Battery) > 0.5 {
+				t.Errorf("%s: battery %.3f on b's list, %.3f on its host", g.Ref, g.Battery, w.Battery)
+			}
+			gj, _ := json.Marshal(hostedState{g, g.Host})
+			g2, w2 := *g, *w
+			g2.Battery, w2.Battery = 0, 0
+			if !reflect.DeepEqual(g2, w2) {
+				t.Errorf("%s on b's list:\n %s\nits host's:\n %+v", g.Ref, gj, w2)
+			}
+		}
+	}
+	// b's list asks a no more once a's states are streamed to b.
+	waitUntil(t, "a's robots' states streamed to b", 10*time.Second, func() bool {
+		list, _ := b.robots.lists(ctx)
+		return b.robots.stream.streamed("a", list["a"]) != nil
+	})
+	before := rev()
+	got, err := b.robots.Robots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := rev(); after != before {
+		t.Errorf("listing the fleet's robots on b moved the cluster's revision %d → %d: a was sent a command", before, after)
+	}
+	compare(got)
+
+	// A command from b (its outcome is newer than what a streamed) and the state a
+	// streams after it: the list is read from that state, armed.
+	if _, err := b.robots.Arm(ctx, "robot:scout"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "a's armed state streamed to b", 10*time.Second, func() bool {
+		list, _ := b.robots.lists(ctx)
+		sts := b.robots.stream.streamed("a", list["a"])
+		for _, st := range sts {
+			if st.Ref == "robot:scout" && st.Armed {
+				return true
+			}
+		}
+		return false
+	})
+	before = rev()
+	got, err = b.robots.Robots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := rev(); after != before {
+		t.Errorf("listing after the arm moved the revision %d → %d", before, after)
+	}
+	compare(got)
+
+	// A robot b has no streamed state of: b asks a, with the same answer.
+	if _, err := cli.Delete(context.Background(), "/rl/robot/a/state/robot:rover"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "b seeing rover's state gone", 10*time.Second, func() bool {
+		list, _ := b.robots.lists(ctx)
+		return b.robots.stream.streamed("a", list["a"]) == nil
+	})
+	before = rev()
+	got, err = b.robots.Robots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := rev(); after == before {
+		t.Errorf("b listed a robot it has no streamed state of without asking a")
+	}
+	compare(got)
+}

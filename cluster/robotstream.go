@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -50,6 +51,9 @@ type robotStream struct {
 type streamedState struct {
 	st  *graph.RobotState // nil: no state since the last outcome
 	rev int64
+	// told is the state a command's outcome gave (at rev), when no state was streamed
+	// since: it answers the list of robots, never a status (see answered).
+	told *graph.RobotState
 }
 
 func (s *robotStream) init() {
@@ -258,26 +262,49 @@ func (r *Robots) applyState(kv *mvccpb.KeyValue, deleted bool) string {
 
 // answered records that a command's outcome for robots of host is newer than every state
 // host streamed before it: those are not taken for the robots' state any more. (The
-// outcome's own state is not kept: only streamed states, which a moving robot renews,
-// answer a status.)
+// outcome's own state answers no status — only streamed states, which a moving robot
+// renews, do — but it is the robot's state in the list of robots until host streams a
+// newer one.)
 func (s *robotStream) answered(host string, o *outcome) {
-	floor := func(ref string) {
+	floor := func(ref string, told *graph.RobotState) {
 		key := host + "/" + ref
 		if cur := s.states[key]; cur == nil || cur.rev < o.rev {
-			s.states[key] = &streamedState{rev: o.rev}
+			s.states[key] = &streamedState{rev: o.rev, told: told}
 		}
 	}
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	switch {
 	case o.State != nil:
-		floor(o.State.Ref)
+		floor(o.State.Ref, o.State)
 	case o.Ref != "":
-		floor(o.Ref)
+		floor(o.Ref, nil)
 	}
 	for _, st := range o.States {
-		floor(st.Ref)
+		floor(st.Ref, st)
 	}
+}
+
+// streamed returns copies of the states host streamed for every robot of its list (or,
+// newer, that a command's outcome gave), in the list's order; nil when any robot has
+// none (not streamed on host's lease yet).
+func (s *robotStream) streamed(host string, list []robotEntry) []*graph.RobotState {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	out := make([]*graph.RobotState, 0, len(list))
+	for _, e := range list {
+		cur := s.states[host+"/"+e.Ref]
+		st := (*graph.RobotState)(nil)
+		if cur != nil {
+			st = cmp.Or(cur.st, cur.told)
+		}
+		if st == nil {
+			return nil
+		}
+		cp := *st
+		out = append(out, &cp)
+	}
+	return out
 }
 
 // moving returns a copy of robot's streamed state when host streams it on the move

@@ -103,6 +103,8 @@ func schemaRefusal(t *Target, s schemaState) error {
 type upgrade struct {
 	mu     sync.Mutex
 	schema schemaState // the cluster's P/schema as last read; zero when it is this devgraph's
+	subs   map[int]func()
+	nextID int
 }
 
 func (u *upgrade) get() schemaState {
@@ -111,10 +113,42 @@ func (u *upgrade) get() schemaState {
 	return u.schema
 }
 
+// set records the cluster's schema; when that turns the front end read-only or
+// writable, OnReadOnly's subscribers are told, each on its own goroutine.
 func (u *upgrade) set(s schemaState) {
 	u.mu.Lock()
+	changed := (u.schema.v == 0) != (s.v == 0)
 	u.schema = s
+	var fns []func()
+	if changed {
+		for _, fn := range u.subs {
+			fns = append(fns, fn)
+		}
+	}
 	u.mu.Unlock()
+	for _, fn := range fns {
+		go fn()
+	}
+}
+
+// OnReadOnly calls fn, on a goroutine of its own, each time ReadOnly turns "" or stops
+// being "" (the graph migrated, or found mid-upgrade); cancel stops the calls. fn reads
+// ReadOnly for the state: calls may overtake each other. See graph.WriteState.
+func (fe *FrontEnd) OnReadOnly(fn func()) (cancel func()) {
+	u := &fe.up
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.subs == nil {
+		u.subs = map[int]func(){}
+	}
+	id := u.nextID
+	u.nextID++
+	u.subs[id] = fn
+	return func() {
+		u.mu.Lock()
+		delete(u.subs, id)
+		u.mu.Unlock()
+	}
 }
 
 // ReadOnly says why the front end takes no writes ("" when it takes them): the cluster's

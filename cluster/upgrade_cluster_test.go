@@ -95,6 +95,9 @@ func TestOps_MidUpgradeAndMigrate(t *testing.T) {
 
 	fe := openFront(t, c, prefix, "a")
 	why := fe.ReadOnly()
+	// MCP's writing tools follow OnReadOnly (mcptools Options.Writable).
+	turned := make(chan string, 16)
+	defer fe.OnReadOnly(func() { turned <- fe.ReadOnly() })()
 	for _, want := range []string{"read-only", "schema version 3", "writes version 4", "devgraph --store " + storeURL(c, prefix) + " migrate"} {
 		if !strings.Contains(why, want) {
 			t.Fatalf("ReadOnly() = %q, want %q in it", why, want)
@@ -178,6 +181,14 @@ func TestOps_MidUpgradeAndMigrate(t *testing.T) {
 	}
 
 	eventually(t, "the front end taking writes again", func() bool { return fe.ReadOnly() == "" })
+	select {
+	case got := <-turned:
+		if got != "" {
+			t.Errorf("OnReadOnly's first call, once the graph is migrated: ReadOnly() = %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnReadOnly did not call when the front end took writes again")
+	}
 	if _, err := fe.DB().CreateIdentity(actx, graph.IdentityCreate{Name: "Desk Mixer"}); err != nil {
 		t.Fatalf("a write once the graph is migrated: %v", err)
 	}

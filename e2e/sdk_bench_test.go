@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/devgraph/devgraph/store/storetest"
 )
 
 // BenchmarkSDK_FindNote times a find and a note through the official MCP TypeScript SDK
@@ -32,6 +34,8 @@ func BenchmarkSDK_FindNote(b *testing.B) {
 		}
 		b.Run("devgraph/"+sizeName(n), func(b *testing.B) {
 			args, env := serveArgs(b, benchDB(b, n))
+			// benchDB's files belong to storetest.Host (see startStdioEnv).
+			env = append(env, "DEVGRAPH_HOST_NAME="+storetest.Host)
 			runSDKBench(b, node, script, "devgraph", n, iters, env, bin, append([]string{"serve"}, args...)...)
 		})
 		b.Run("memory/"+sizeName(n), func(b *testing.B) {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -14,10 +15,11 @@ import (
 
 // HostStatus says which hosts of a fleet are live.
 type HostStatus interface {
-	// HostOnline reports whether the named host is live. This host, and "" (a record
-	// without a host, on one machine), are always online.
+	// HostOnline reports whether the named host is live. "" (a record without a host,
+	// on one machine) is always online, and so is this host, except while a fleet
+	// host's lease is lost (see LeaseStatus).
 	HostOnline(host string) bool
-	// HostsOnline lists the live hosts, this one included, sorted.
+	// HostsOnline lists the live hosts, this one included while it is online, sorted.
 	HostsOnline() []string
 }
 
@@ -75,4 +77,39 @@ type FleetHost struct {
 type FleetHosts interface {
 	// FleetHosts returns the live hosts and the hosts the graph's devices name, by name.
 	FleetHosts(ctx context.Context) ([]FleetHost, error)
+}
+
+// LeaseLoss says a fleet host lost its cluster lease and is claiming its name again:
+// since when, and the machine that holds the name meanwhile, when one does.
+type LeaseLoss struct {
+	Host      string    `json:"host"`
+	Since     time.Time `json:"since"`
+	HeldBy    string    `json:"held_by,omitempty"`   // the machine id of the name's holder meanwhile
+	HeldSince time.Time `json:"held_since,omitzero"` // since when that machine holds it
+}
+
+// LeaseStatus says whether this host's lease is lost (a front end on an etcd store
+// implements it).
+type LeaseStatus interface {
+	// LeaseLoss returns nil while the host holds its name.
+	LeaseLoss() *LeaseLoss
+}
+
+// String is the loss as doctor says it.
+func (l *LeaseLoss) String() string {
+	s := fmt.Sprintf("this host (%s) lost its cluster lease at %s; claiming its name again", l.Host, l.Since.Format(time.RFC3339))
+	if l.HeldBy != "" {
+		s += fmt.Sprintf(" (held by another machine, %s, since %s)", l.HeldBy, l.HeldSince.Format(time.RFC3339))
+	}
+	return s
+}
+
+// WriteState says whether the graph takes writes right now: a fleet's front end is
+// read-only while the cluster's graph is at another schema version (mid-upgrade).
+type WriteState interface {
+	// ReadOnly says why the graph takes no writes now ("" while it takes them).
+	ReadOnly() string
+	// OnReadOnly calls fn (on its own goroutine, never while the state is held) after
+	// ReadOnly turns "" or stops being ""; cancel stops the calls.
+	OnReadOnly(fn func()) (cancel func())
 }

@@ -10,21 +10,15 @@ import (
 )
 
 // typedSchema is the output schema of a tool whose handler returns T (see
-// deriveSchema), encoded, derived when first asked for: deriving costs about a
-// millisecond a type, which a server would otherwise spend before it answers
-// initialize, and the robot tools are listed only once a robot exists. Each (T, enums)
-// is derived once per process.
+// deriveSchema), encoded, derived when first asked for: the robot tools are listed only
+// once a robot exists. Each (T, enums) is derived once per process.
 func typedSchema[T any](enums map[string][]string) func() json.RawMessage {
 	key := schemaKey{reflect.TypeFor[T](), fmt.Sprint(enums)}
 	return func() json.RawMessage {
 		if b, ok := schemas.Load(key); ok {
 			return b.(json.RawMessage)
 		}
-		b, err := json.Marshal(deriveSchema[T](enums))
-		if err != nil {
-			panic(err)
-		}
-		v, _ := schemas.LoadOrStore(key, json.RawMessage(b))
+		v, _ := schemas.LoadOrStore(key, deriveSchema[T](enums))
 		return v.(json.RawMessage)
 	}
 }
@@ -37,24 +31,42 @@ type schemaKey struct {
 // schemas holds the encoded schemas typedSchema derived: schemaKey → json.RawMessage.
 var schemas sync.Map
 
-// deriveSchema derives a tool's output schema from the Go type its handler returns (the
-// type carries the schema, so the two cannot drift apart), then tightens it: the
-// handlers never send null for a list, a map or an object, so the schema says so, and
-// enums names the values a field may take ("properties.action" → its enum; a path goes
-// through "items" for arrays). A type the generator cannot describe is a programming
-// error caught by the registration test, so it panics.
-func deriveSchema[T any](enums map[string][]string) mcp.ToolOutputSchema {
-	tool := mcp.NewTool("schema", mcp.WithOutputSchema[T]())
-	if len(tool.OutputSchema.Properties) == 0 {
+// deriveSchema derives a tool's output schema, encoded, from the Go type its handler
+// returns (the type carries the schema, so the two cannot drift apart), then tightens
+// it: the handlers never send null for a list, a map or an object, so the schema says
+// so, and enums names the values a field may take ("properties.action" → its enum; a
+// path goes through "items" for arrays). The top level is what mcp.WithOutputSchema
+// keeps of the generated schema (type "object", $defs, properties, required,
+// additionalProperties), keys sorted as mcp-go encodes a ToolOutputSchema: one decode
+// and one encode of mcp.SchemaForRaw's bytes, where going through mcp.Tool's schema type
+// took five (a server derives a dozen of these before it answers initialize). A type
+// the generator cannot describe is a programming error caught by the registration
+// test, so it panics.
+func deriveSchema[T any](enums map[string][]string) json.RawMessage {
+	raw, err := mcp.SchemaForRaw[T]()
+	if err != nil {
+		panic(fmt.Sprintf("mcptools: no output schema derived from %T: %v", *new(T), err))
+	}
+	var gen map[string]any
+	if err := json.Unmarshal(raw, &gen); err != nil {
+		panic(err)
+	}
+	props, _ := gen["properties"].(map[string]any)
+	if len(props) == 0 {
 		panic(fmt.Sprintf("mcptools: no output schema derived from %T", *new(T)))
 	}
-	b, err := json.Marshal(tool.OutputSchema)
-	if err != nil {
-		panic(err)
+	if _, ok := gen["definitions"]; ok {
+		panic(fmt.Sprintf("mcptools: the schema of %T has draft-07 definitions, which mcp-go rewrites", *new(T)))
 	}
-	var root map[string]any
-	if err := json.Unmarshal(b, &root); err != nil {
-		panic(err)
+	root := map[string]any{"type": "object", "properties": props, "required": []any{}}
+	if req, ok := gen["required"].([]any); ok && len(req) > 0 {
+		root["required"] = req
+	}
+	if defs, ok := gen["$defs"]; ok && defs != nil {
+		root["$defs"] = defs
+	}
+	if ap, ok := gen["additionalProperties"]; ok && ap != nil {
+		root["additionalProperties"] = ap
 	}
 	dropNull(root)
 	for at, values := range enums {
@@ -68,14 +80,11 @@ func deriveSchema[T any](enums map[string][]string) mcp.ToolOutputSchema {
 		}
 		node["enum"] = values
 	}
-	b, _ = json.Marshal(root)
-	var out mcp.ToolOutputSchema
-	if err := json.Unmarshal(b, &out); err != nil {
+	b, err := json.Marshal(root)
+	if err != nil {
 		panic(err)
 	}
-	out.Type = "object"
-	out.PropertyOrder = nil
-	return out
+	return b
 }
 
 // dropNull turns every ["null", T] type into T, recursively.

@@ -29,6 +29,11 @@ type Options struct {
 	// (robot_parameters stays, reading only; robot_stop stays: stopping is always
 	// allowed).
 	ReadOnly bool
+	// Writable, when set, says whether the graph takes writes right now (a fleet's front
+	// end is read-only while the cluster is mid-upgrade): while it does not, the tools are
+	// those of ReadOnly, and sessions are told (notifications/tools/list_changed) each
+	// time that changes.
+	Writable graph.WriteState
 	// Toolsets chooses the tools offered: "graph" (reading), "edit" (writing), "robots".
 	// Nil offers graph and edit, and the robot tools once any robot is stored (sessions
 	// then get notifications/tools/list_changed); naming "robots" offers them always.
@@ -81,6 +86,7 @@ type Server struct {
 	robotsMu    sync.Mutex
 	robotsShown bool // the robot tools are registered
 	robotsAuto  bool // they appear once a robot is stored
+	blocked     bool // Options.Writable says no writes now: the read-only tools are offered (under robotsMu)
 
 	subs     *subscriptions
 	sessions *sessionCap // the HTTP session cap (sessions.go)
@@ -186,6 +192,9 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	)
 
 	s.tools = append(s.graphTools(), s.robotTools()...)
+	if opts.Writable != nil {
+		s.blocked = opts.Writable.ReadOnly() != ""
+	}
 	var first []server.ServerTool
 	for _, t := range s.offered(toolsetGraph, toolsetEdit) {
 		first = append(first, server.ServerTool{Tool: t.tool(), Handler: s.wrap(t)})
@@ -203,6 +212,10 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 
 	if opts.Notifier != nil {
 		s.listenChanges(opts.Notifier)
+	}
+	if opts.Writable != nil && !opts.ReadOnly {
+		s.cancels = append(s.cancels, opts.Writable.OnReadOnly(s.writeStateChanged))
+		s.writeStateChanged() // a change before the subscription
 	}
 	if opts.RobotEvents != nil {
 		s.cancels = append(s.cancels, opts.RobotEvents(func(ref string) {

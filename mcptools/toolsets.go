@@ -39,15 +39,16 @@ func hasToolset(sets []string, name string) bool {
 }
 
 // offered returns the tools of the given toolsets this server offers: those chosen by
-// Options.Toolsets, less the writing ones in read-only mode (robot_stop stays; a tool
-// with a read-only variant is replaced by it).
+// Options.Toolsets, less the writing ones in read-only mode, or while Options.Writable
+// says the graph takes no writes (robot_stop stays; a tool with a read-only variant is
+// replaced by it). Called under robotsMu, or before the server is shared.
 func (s *Server) offered(sets ...string) []*toolDef {
 	var out []*toolDef
 	for _, t := range s.tools {
 		if !slices.Contains(sets, t.set) || t.set != toolsetRobots && !hasToolset(s.opts.Toolsets, t.set) {
 			continue
 		}
-		if s.opts.ReadOnly && t.write {
+		if (s.opts.ReadOnly || s.blocked) && t.write {
 			if t.readOnlyVariant == nil {
 				continue
 			}
@@ -73,6 +74,33 @@ func (s *Server) showRobots() {
 	}
 	s.mcp.AddTools(list...)
 	s.log.Debug("mcp: robot tools offered")
+}
+
+// writeStateChanged offers the tools Options.Writable's state allows, when it changed
+// since last offered: all of them once writes are taken again, the read-only set while
+// they are refused. mcp-go tells every session (notifications/tools/list_changed).
+func (s *Server) writeStateChanged() {
+	s.robotsMu.Lock()
+	defer s.robotsMu.Unlock()
+	blocked := s.opts.Writable.ReadOnly() != ""
+	if blocked == s.blocked {
+		return
+	}
+	s.blocked = blocked
+	sets := []string{toolsetGraph, toolsetEdit}
+	if s.robotsShown {
+		sets = append(sets, toolsetRobots)
+	}
+	var list []server.ServerTool
+	for _, t := range s.offered(sets...) {
+		list = append(list, server.ServerTool{Tool: t.tool(), Handler: s.wrap(t)})
+	}
+	s.mcp.SetTools(list...)
+	if blocked {
+		s.log.Info("mcp: the graph takes no writes now; the writing tools are withdrawn until it does", "why", s.opts.Writable.ReadOnly())
+	} else {
+		s.log.Info("mcp: the graph takes writes again; the writing tools are offered again")
+	}
 }
 
 // robotSeen is told of a robot's change or a robot event: by default the robot tools

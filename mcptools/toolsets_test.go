@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,5 +124,79 @@ func TestToolsets_Choose(t *testing.T) {
 	}
 	if _, err := ParseToolsets("graph,tools"); err == nil {
 		t.Error("ParseToolsets accepted an unknown toolset")
+	}
+}
+
+// writeState is a graph.WriteState a test turns read-only and back.
+type writeState struct {
+	mu   sync.Mutex
+	why  string
+	subs []func()
+}
+
+func (w *writeState) ReadOnly() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.why
+}
+
+func (w *writeState) OnReadOnly(fn func()) func() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.subs = append(w.subs, fn)
+	return func() {}
+}
+
+func (w *writeState) set(why string) {
+	w.mu.Lock()
+	w.why = why
+	subs := slices.Clone(w.subs)
+	w.mu.Unlock()
+	for _, fn := range subs {
+		go fn()
+	}
+}
+
+// TestToolsets_WritableChanges: while Options.Writable says the graph takes no writes (a
+// fleet's front end mid-upgrade), the tools are --read-only's (robot_stop stays); when it
+// takes writes again every session is sent notifications/tools/list_changed and the
+// writing tools are listed, and again when it turns read-only.
+func TestToolsets_WritableChanges(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	ws := &writeState{why: "this front end is read-only: the cluster's graph is at schema version 3 …"}
+	srv, err := New(e.svc, Options{Toolsets: []string{"graph", "edit", "robots"}, Writable: ws, Finder: search.NewFinder(nil), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	e.srv = srv
+	readOnly, all := sorted(graphReadTools, robotReadTools), sorted(graphTools, robotTools)
+	if !slices.Contains(readOnly, "robot_stop") {
+		t.Fatalf("robot_stop is not among the read-only tools %v", readOnly)
+	}
+	var conns []*conn
+	for _, tr := range []string{"inprocess", "stdio"} {
+		cn := e.dial(tr, false, "agent-"+tr)
+		if got := toolNames(t, cn); !slices.Equal(got, readOnly) {
+			t.Fatalf("%s while read-only: %v\nwant %v", tr, got, readOnly)
+		}
+		conns = append(conns, cn)
+	}
+	for _, step := range []struct {
+		why  string
+		want []string
+	}{{"", all}, {"this front end is read-only: a migration … is under way", readOnly}, {"", all}} {
+		marks := make([]int, len(conns))
+		for i, cn := range conns {
+			marks[i] = cn.mark()
+		}
+		ws.set(step.why)
+		for i, cn := range conns {
+			cn.waitNoteFrom(marks[i], "notifications/tools/list_changed", nil, 5*time.Second)
+			if got := toolNames(t, cn); !slices.Equal(got, step.want) {
+				t.Errorf("%s after ReadOnly became %q: %v\nwant %v", cn.name, step.why, got, step.want)
+			}
+		}
 	}
 }

@@ -40,7 +40,9 @@ type Executor struct {
 	limits Limits
 	log    *slog.Logger
 	cache  *docCache
-	sdl    string
+
+	sdlOnce sync.Once
+	sdl     string // printed on first use: a server's start does not wait for it
 }
 
 // New builds the schema over svc.
@@ -64,7 +66,6 @@ func New(svc graph.Service, opts Options) (*Executor, error) {
 		return nil, fmt.Errorf("query: build schema: %w", err)
 	}
 	e.schema = schema
-	e.sdl = printSDL(&schema)
 	return e, nil
 }
 
@@ -73,7 +74,10 @@ func New(svc graph.Service, opts Options) (*Executor, error) {
 func (e *Executor) Close() error { return nil }
 
 // SDL returns the schema in GraphQL schema definition language.
-func (e *Executor) SDL() string { return e.sdl }
+func (e *Executor) SDL() string {
+	e.sdlOnce.Do(func() { e.sdl = printSDL(&e.schema) })
+	return e.sdl
+}
 
 // Limits returns the limits in force (defaults filled).
 func (e *Executor) Limits() Limits { return e.limits }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -458,5 +459,38 @@ func TestClient_NoServer(t *testing.T) {
 	_, _, err := remote.Dial(context.Background(), sock, time.Second)
 	if graph.ErrorCode(err) != graph.EUNAVAILABLE {
 		t.Fatalf("dial with nobody listening: %v", err)
+	}
+}
+
+// TestHandler_PingLeaseLoss: a fleet front end's ping says while its host lease is lost,
+// and since when and who holds the name (doctor's "host lease" row), and nothing once the
+// host holds its name again.
+func TestHandler_PingLeaseLoss(t *testing.T) {
+	t.Parallel()
+	svc := identity.New(storetest.MustOpen(t), nil, nil)
+	var mu sync.Mutex
+	var loss *graph.LeaseLoss
+	_, client := serve(t, svc, remote.Options{LeaseLoss: func() *graph.LeaseLoss {
+		mu.Lock()
+		defer mu.Unlock()
+		return loss
+	}})
+	defer client.Close()
+	ctx := context.Background()
+	p, err := client.Ping(ctx)
+	if err != nil || p.LeaseLoss != nil {
+		t.Fatalf("ping while the host holds its name: %+v %v", p, err)
+	}
+	since := time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)
+	mu.Lock()
+	loss = &graph.LeaseLoss{Host: "studio-a", Since: since, HeldBy: "machine-42", HeldSince: since.Add(time.Second)}
+	mu.Unlock()
+	p, err = client.Ping(ctx)
+	if err != nil || p.LeaseLoss == nil || !p.LeaseLoss.Since.Equal(since) || p.LeaseLoss.HeldBy != "machine-42" {
+		t.Fatalf("ping while the lease is lost: %+v %v", p, err)
+	}
+	want := "this host (studio-a) lost its cluster lease at 2026-11-28T14:00:00Z; claiming its name again (held by another machine, machine-42, since 2026-11-28T14:00:01Z)"
+	if got := p.LeaseLoss.String(); got != want {
+		t.Errorf("doctor's line: %q\nwant %q", got, want)
 	}
 }

@@ -24,6 +24,9 @@ type Options struct {
 	// ReadOnly refuses every method that changes the graph or moves a robot (EINVALID),
 	// except stopping a robot, which is always allowed.
 	ReadOnly bool
+	// LeaseLoss, when set (a fleet's front end), says in GET /rpc/ping whether this host's
+	// cluster lease is lost.
+	LeaseLoss func() *graph.LeaseLoss
 }
 
 // maxArgs bounds a request's JSON arguments (imports stream and are not bounded).
@@ -58,7 +61,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if name == "ping" {
-		writeJSON(w, http.StatusOK, Ping{PID: os.Getpid(), DB: h.opts.DB, Version: h.opts.Version, ReadOnly: h.opts.ReadOnly})
+		p := Ping{PID: os.Getpid(), DB: h.opts.DB, Version: h.opts.Version, ReadOnly: h.opts.ReadOnly}
+		if h.opts.LeaseLoss != nil {
+			p.LeaseLoss = h.opts.LeaseLoss()
+		}
+		writeJSON(w, http.StatusOK, p)
 		return
 	}
 	fn, ok := h.routes[name]

@@ -113,6 +113,9 @@ type Ping struct {
 	Version string `json:"version,omitempty"`
 	// ReadOnly is true when the server refuses every change (--read-only).
 	ReadOnly bool `json:"read_only,omitempty"`
+	// LeaseLoss is set while a fleet host's cluster lease is lost (it is claiming its
+	// name again).
+	LeaseLoss *graph.LeaseLoss `json:"lease_loss,omitempty"`
 }
 
 // Argument objects, one per distinct signature.

@@ -42,6 +42,9 @@ type Finder struct {
 
 	tagsMu sync.Mutex // serialises loadTags
 
+	found     chan struct{} // closed when a first Find has returned
+	foundOnce sync.Once
+
 	idx       sync.RWMutex
 	ent       []finderEntry
 	masks     []classSet           // beside ent: each entry's masks
@@ -52,14 +55,30 @@ type Finder struct {
 	tagsReady bool                 // identities' tags are in ent (always, without the fast path)
 }
 
+// finderEntry is one node of the index. Its masks are beside it in Finder.masks. It is
+// kept small (80 bytes): a server builds 100,000 of them before its first find.
 type finderEntry struct {
 	id    string
-	kind  string // identity, device
-	robot bool
 	name  string // "" while not read (an identity indexed from the store's name index)
 	lower string
-	mask  classSet
 	tags  []string
+	kind  nodeKind
+	robot bool
+}
+
+// nodeKind is an entry's kind.
+type nodeKind uint8
+
+const (
+	kindIdentity nodeKind = iota
+	kindDevice
+)
+
+func (k nodeKind) String() string {
+	if k == kindDevice {
+		return "device"
+	}
+	return "identity"
 }
 
 // levels is how many times over a character class is counted: a classSet's level k
@@ -111,7 +130,7 @@ var (
 // NewFinder returns a Finder over src; it reads nothing until its first use.
 func NewFinder(src graph.NameSource) *Finder {
 	fast, _ := src.(graph.NameIndex)
-	return &Finder{src: src, fast: fast}
+	return &Finder{src: src, fast: fast, found: make(chan struct{})}
 }
 
 // Close releases nothing today; it is kept so callers can treat Finder like the other
@@ -125,9 +144,20 @@ func (f *Finder) Refresh(ctx context.Context) error {
 	return f.rebuildLocked(ctx)
 }
 
-// Warm builds the index if it is not built yet, then reads what it reads only when a
-// search first needs it (the tags), so no search waits for either; a server calls it
-// in the background at start.
+// Build builds the index if it is not built yet (else catches it up with the
+// changelog), so that a search after it waits for nothing.
+func (f *Finder) Build(ctx context.Context) error {
+	return f.sync(ctx)
+}
+
+// Found is closed once a first Find has returned: a server warms the rest (Warm) after
+// it, so that the work does not compete with the first search.
+func (f *Finder) Found() <-chan struct{} { return f.found }
+
+// Warm builds the index if it is not built yet, then what a search otherwise builds
+// when it first needs it (the id → position map a change needs, the tags a search by
+// tag needs), so no search waits for them; a server calls it in the background at
+// start.
 func (f *Finder) Warm(ctx context.Context) error {
 	if err := f.sync(ctx); err != nil {
 		return err
@@ -146,19 +176,26 @@ func (f *Finder) headSeq(ctx context.Context) (uint64, error) {
 
 func (f *Finder) rebuildLocked(ctx context.Context) error {
 	var head uint64
-	var names []graph.NameKey
-	var err error
 	if f.fast != nil {
-		names, head, err = f.fast.IdentityNameKeys(ctx)
+		// The devices and the names from one snapshot, whose changelog head is head.
+		if rv, ok := f.src.(graph.ReadViewer); ok {
+			view, release, err := rv.BeginRead(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			ctx = view
+		}
 	} else {
-		head, err = f.headSeq(ctx)
-	}
-	if err != nil {
-		return err
+		var err error
+		if head, err = f.headSeq(ctx); err != nil {
+			return err
+		}
 	}
 	ctx = context.WithValue(ctx, syncKey{}, f)
-	ents := make([]finderEntry, 0, len(names)+16)
-	keys := make([]idKeys, 0, len(names)+16)
+	var ents []finderEntry
+	var masks []classSet
+	var keys []idKeys
 	robots := map[string]bool{}
 	after := ""
 	for {
@@ -167,7 +204,8 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 			return err
 		}
 		for _, d := range devs {
-			ents = append(ents, deviceEntry(d))
+			e, m := deviceEntry(d)
+			ents, masks = append(ents, e), append(masks, m)
 			keys = append(keys, deviceKeys(d))
 			if d.Source == "robot" && d.IdentityID != "" {
 				robots[d.IdentityID] = true
@@ -179,11 +217,23 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 		after = next
 	}
 	if f.fast != nil {
-		for _, n := range names {
-			ents = append(ents, finderEntry{id: n.ID, kind: "identity", robot: robots[n.ID], lower: n.Lower, mask: classesOf(n.Lower, n.Lower)})
+		sized := false
+		var err error
+		head, err = f.fast.EachIdentityName(ctx, func(total int, n graph.NameKey) {
+			if !sized { // room for every identity, once
+				sized = true
+				ents = append(make([]finderEntry, 0, len(ents)+total+16), ents...)
+				masks = append(make([]classSet, 0, len(ents)+total+16), masks...)
+				keys = append(make([]idKeys, 0, len(ents)+total+16), keys...)
+			}
+			ents = append(ents, finderEntry{id: n.ID, kind: kindIdentity, robot: robots[n.ID], lower: n.Lower})
+			masks = append(masks, classesOf(n.Lower, n.Lower))
 			keys = append(keys, idKeys{key: n.ID[len("identity:"):]})
+		})
+		if err != nil {
+			return err
 		}
-		return f.install(ents, keys, head, false)
+		return f.install(ents, masks, keys, head, false)
 	}
 	after = ""
 	for {
@@ -192,9 +242,9 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 			return err
 		}
 		for _, id := range ids {
-			e := identityEntry(id)
+			e, m := identityEntry(id)
 			e.robot = robots[id.ID]
-			ents = append(ents, e)
+			ents, masks = append(ents, e), append(masks, m)
 			keys = append(keys, identityKeys(id))
 		}
 		if next == "" || len(ids) == 0 {
@@ -202,32 +252,34 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 		}
 		after = next
 	}
-	return f.install(ents, keys, head, true)
+	return f.install(ents, masks, keys, head, true)
 }
 
-// install makes ents the index, as of changelog seq head. The id → position map is
+// install makes ents (with their masks at the same positions) the index, as of
+// changelog seq head. The id → position map is
 // left to the first change to apply, or to Warm: at 100,000 identities it costs as much
 // as the rest of the build, and a first search needs none of it.
-func (f *Finder) install(ents []finderEntry, keys []idKeys, head uint64, tagsReady bool) error {
-	f.idx.Lock()
-	f.ent, f.pos, f.tagsReady = ents, nil, tagsReady
-	f.masks = make([]classSet, len(ents))
+func (f *Finder) install(ents []finderEntry, masks []classSet, keys []idKeys, head uint64, tagsReady bool) error {
+	// The bitmaps are made before the index is held: a search meanwhile goes on.
 	words := (len(ents) + 63) / 64
-	for l := range f.classes {
-		for b := range f.classes[l] {
-			f.classes[l][b] = make([]uint64, words)
+	var classes [levels][64][]uint64
+	all := make([]uint64, levels*64*words) // one allocation; each bitmap may grow apart (mark)
+	for l := range classes {
+		for b := range classes[l] {
+			k := (l*64 + b) * words
+			classes[l][b] = all[k : k+words : k+words]
 		}
 	}
-	for i := range ents {
-		m := ents[i].mask
-		f.masks[i] = m
+	for i, m := range masks {
 		w, bit := i/64, uint64(1)<<(i%64)
 		for l := range m {
 			for x := m[l]; x != 0; x &= x - 1 {
-				f.classes[l][bits.TrailingZeros64(x)][w] |= bit
+				classes[l][bits.TrailingZeros64(x)][w] |= bit
 			}
 		}
 	}
+	f.idx.Lock()
+	f.ent, f.masks, f.classes, f.pos, f.tagsReady = ents, masks, classes, nil, tagsReady
 	f.gen++
 	f.ids.reset(keys)
 	f.idx.Unlock()
@@ -275,14 +327,14 @@ func (f *Finder) warmPos() {
 	f.idx.Unlock()
 }
 
-func identityEntry(id *graph.Identity) finderEntry {
+func identityEntry(id *graph.Identity) (finderEntry, classSet) {
 	lower := strings.ToLower(id.Name)
-	return finderEntry{id: id.ID, kind: "identity", name: id.Name, lower: lower, mask: classesOf(id.Name, lower), tags: sortedCopy(id.Tags)}
+	return finderEntry{id: id.ID, kind: kindIdentity, name: id.Name, lower: lower, tags: sortedCopy(id.Tags)}, classesOf(id.Name, lower)
 }
 
-func deviceEntry(d *graph.Device) finderEntry {
+func deviceEntry(d *graph.Device) (finderEntry, classSet) {
 	lower := strings.ToLower(d.Name)
-	return finderEntry{id: d.ID, kind: "device", robot: d.Source == "robot", name: d.Name, lower: lower, mask: classesOf(d.Name, lower), tags: sortedCopy(d.Tags)}
+	return finderEntry{id: d.ID, kind: kindDevice, robot: d.Source == "robot", name: d.Name, lower: lower, tags: sortedCopy(d.Tags)}, classesOf(d.Name, lower)
 }
 
 func sortedCopy(s []string) []string {
@@ -393,12 +445,14 @@ func (f *Finder) syncLocked(ctx context.Context) error {
 	type upd struct {
 		id      string
 		ent     *finderEntry
+		mask    classSet
 		keys    idKeys
 		boundTo string
 	}
 	var upds []upd
 	for _, id := range ids {
 		var e *finderEntry
+		var mask classSet
 		var k idKeys
 		boundTo := ""
 		switch graph.KindOf(id) {
@@ -408,8 +462,8 @@ func (f *Finder) syncLocked(ctx context.Context) error {
 				return err
 			}
 			if ident != nil {
-				x := identityEntry(ident)
-				e, k = &x, identityKeys(ident)
+				x, m := identityEntry(ident)
+				e, mask, k = &x, m, identityKeys(ident)
 			}
 		case graph.KindDevice:
 			d, err := f.src.FindDeviceByID(ctx, id)
@@ -417,12 +471,12 @@ func (f *Finder) syncLocked(ctx context.Context) error {
 				return err
 			}
 			if d != nil {
-				x := deviceEntry(d)
-				e, k = &x, deviceKeys(d)
+				x, m := deviceEntry(d)
+				e, mask, k = &x, m, deviceKeys(d)
 				boundTo = d.IdentityID
 			}
 		}
-		upds = append(upds, upd{id, e, k, boundTo})
+		upds = append(upds, upd{id, e, mask, k, boundTo})
 	}
 	f.idx.Lock()
 	defer f.idx.Unlock()
@@ -445,25 +499,25 @@ func (f *Finder) syncLocked(ctx context.Context) error {
 			f.ent = f.ent[:last]
 			delete(f.pos, u.id)
 		case u.ent != nil && ok:
-			if u.ent.kind == "identity" {
+			if u.ent.kind == kindIdentity {
 				u.ent.robot = f.ent[i].robot
 			}
 			f.mark(i, f.masks[i], false)
-			f.mark(i, u.ent.mask, true)
+			f.mark(i, u.mask, true)
 			f.ent[i] = *u.ent
-			f.masks[i] = u.ent.mask
+			f.masks[i] = u.mask
 			f.ids.put(i, u.keys)
 		case u.ent != nil:
 			f.pos[u.id] = len(f.ent)
 			f.ent = append(f.ent, *u.ent)
-			f.masks = append(f.masks, u.ent.mask)
-			f.mark(len(f.masks)-1, u.ent.mask, true)
+			f.masks = append(f.masks, u.mask)
+			f.mark(len(f.masks)-1, u.mask, true)
 			f.ids.put(len(f.ent)-1, u.keys)
 		}
 	}
 	// A robot device bound to an identity makes that identity findable as a robot.
 	for _, u := range upds {
-		if u.ent != nil && u.ent.kind == "device" && u.ent.robot && robotBinds[u.id] && u.boundTo != "" {
+		if u.ent != nil && u.ent.kind == kindDevice && u.ent.robot && robotBinds[u.id] && u.boundTo != "" {
 			if j, ok := f.pos[u.boundTo]; ok {
 				f.ent[j].robot = true
 			}
@@ -518,7 +572,7 @@ func (f *Finder) loadTags(ctx context.Context) error {
 	}
 	for i := range f.ent {
 		e := &f.ent[i]
-		if e.kind == "identity" && !skip[e.id] {
+		if e.kind == kindIdentity && !skip[e.id] {
 			e.tags = tags[e.id]
 		}
 	}
@@ -696,6 +750,7 @@ func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, 
 	if err := f.sync(ctx); err != nil {
 		return nil, err
 	}
+	defer f.foundOnce.Do(func() { close(f.found) })
 
 	text := strings.TrimSpace(q.Text)
 	lower := strings.ToLower(text)
@@ -750,7 +805,7 @@ type search struct {
 func (s *search) keep(e *finderEntry) bool {
 	switch s.kind {
 	case "identity", "device":
-		if e.kind != s.kind {
+		if e.kind.String() != s.kind {
 			return false
 		}
 	case "robot":
@@ -979,7 +1034,7 @@ func (e *finderEntry) display() string {
 }
 
 func (e *finderEntry) hit(score int, matched []int) graph.FindHit {
-	kind := e.kind
+	kind := e.kind.String()
 	if e.robot {
 		kind = "robot"
 	}

@@ -40,7 +40,7 @@ func referenceFind(f *Finder, text, kind string, tags []string, n int) []graph.F
 	var prefix, contains, subseq []int
 	for i := range f.ent {
 		e := &f.ent[i]
-		if e.mask[0]&qmask != qmask || !s.keep(e) {
+		if f.masks[i][0]&qmask != qmask || !s.keep(e) {
 			continue
 		}
 		switch {
@@ -82,6 +82,7 @@ func TestFinder_SameAsPlainFuzzy(t *testing.T) {
 	const n = 20_000
 	ents := make([]finderEntry, 0, n)
 	var keys []idKeys
+	var masks []classSet
 	for i := 0; i < n; i++ {
 		var b strings.Builder
 		for w := 0; w < 1+r.IntN(4); w++ {
@@ -105,17 +106,19 @@ func TestFinder_SameAsPlainFuzzy(t *testing.T) {
 		}
 		if r.IntN(5) == 0 {
 			d := &graph.Device{ID: fmt.Sprintf("device:%d", i), Name: name, Source: []string{"usb", "robot"}[r.IntN(2)], Tags: []string{"role:synth"}}
-			ents, keys = append(ents, deviceEntry(d)), append(keys, deviceKeys(d))
+			e, m := deviceEntry(d)
+			ents, masks, keys = append(ents, e), append(masks, m), append(keys, deviceKeys(d))
 			continue
 		}
 		id := &graph.Identity{ID: fmt.Sprintf("identity:n%d", i), Name: name}
 		if r.IntN(2) == 0 {
 			id.Tags = []string{"role:synth"}
 		}
-		ents, keys = append(ents, identityEntry(id)), append(keys, identityKeys(id))
+		e, m := identityEntry(id)
+		ents, masks, keys = append(ents, e), append(masks, m), append(keys, identityKeys(id))
 	}
 	f := NewFinder(staticSource{})
-	if err := f.install(ents, keys, 0, true); err != nil {
+	if err := f.install(ents, masks, keys, 0, true); err != nil {
 		t.Fatal(err)
 	}
 	texts := []string{"roland", "Roland Synth", "synth 12", "moog 00", "3-3", "x x x", "élan", "ärger mix",
@@ -174,10 +177,10 @@ func TestFinder_SameAsPlainFuzzy(t *testing.T) {
 		e := f.ent[i]
 		e.name = e.name + " " + words[r.IntN(len(words))]
 		e.lower = strings.ToLower(e.name)
-		e.mask = classesOf(e.name, e.lower)
+		mask := classesOf(e.name, e.lower)
 		f.mark(i, f.masks[i], false)
-		f.mark(i, e.mask, true)
-		f.ent[i], f.masks[i] = e, e.mask
+		f.mark(i, mask, true)
+		f.ent[i], f.masks[i] = e, mask
 		last := len(f.ent) - 1
 		if k%2 == 0 && i != last { // swap the last entry into i's place, i to the end
 			f.mark(i, f.masks[i], false)

@@ -91,7 +91,8 @@ type DB struct {
 	replicaOf  string       // the shared store this file mirrors; "" for an ordinary database
 	replicaURL string       // the --store URL it was last served from
 	replica    replicaState // the revision of the shared store's last commit the replica holds
-	shared     sharedWrites // a shared store's write in flight, and the last batch's size (replica.go)
+	shared     sharedWrites // a shared store's write in flight (replica.go)
+	refill     atomic.Int64 // a commit the shared store made (at this revision) could not be stored here: the feed refills the replica (replica.go)
 
 	// failed is set when a read found the file damaged (a fault, or bbolt panicking on a
 	// page): every later call returns it instead of touching the memory map again.
@@ -632,7 +633,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 					}
 				}
 				committing = true
-				return nil
+				return w.hook("commit") // tests: the local commit fails
 			})
 			returned = true
 			return uerr
@@ -679,6 +680,21 @@ func (db *DB) runBatch(batch []*writeReq) {
 		if err == nil {
 			for _, r := range batch {
 				db.notify(r.events)
+				close(r.done)
+			}
+			return
+		}
+		if failed < 0 && shipped > 0 && committing {
+			// The shared store made the change but this replica could not store it: the
+			// change WAS made, and the feed brings it here (and tells subscribers).
+			if err = db.lostLocally(shipped, err); err == nil {
+				for _, r := range batch {
+					close(r.done)
+				}
+				return
+			}
+			for _, r := range batch {
+				r.err, r.events = err, nil
 				close(r.done)
 			}
 			return

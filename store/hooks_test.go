@@ -1,6 +1,9 @@
 package store
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Test-only access to internals for the external test package.
 
@@ -49,4 +52,12 @@ func SetBeforeCommit(db *DB, fn func(ops []WriteOp) error) {
 		}
 		return fn(ops)
 	}
+}
+
+// SetReplicaCatchUp sets how long a write the shared store made but the replica could not
+// store waits for the feed, until the returned func.
+func SetReplicaCatchUp(d time.Duration) (restore func()) {
+	old := replicaCatchUp
+	replicaCatchUp = d
+	return func() { replicaCatchUp = old }
 }

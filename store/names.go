@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/devgraph/devgraph/graph"
 	m "github.com/devgraph/devgraph/migrations"
@@ -22,37 +23,48 @@ func headSeq(tx *bolt.Tx) uint64 {
 	return h.Seq
 }
 
-// IdentityNameKeys reads the names bucket (lower(name) 0x00 slug): one string per
-// identity holds its id and its lowercased name.
-func (db *DB) IdentityNameKeys(ctx context.Context) ([]graph.NameKey, uint64, error) {
-	var out []graph.NameKey
+// EachIdentityName reads the names bucket (lower(name) 0x00 slug). The ids ("identity:"
+// slug) and lowercased names are cut from strings of nameChunk bytes that hold many of
+// them: at 100,000 identities a few dozen allocations instead of 100,000 make a
+// server's first find after start come sooner (fewer pages to fault in, fewer objects
+// for the collector).
+func (db *DB) EachIdentityName(ctx context.Context, fn func(total int, key graph.NameKey)) (uint64, error) {
 	var head uint64
 	err := db.view(ctx, func(tx *bolt.Tx) error {
 		head = headSeq(tx)
-		b := tx.Bucket(m.BucketNames)
-		out = make([]graph.NameKey, 0, m.ReadU64(tx.Bucket(m.BucketMeta).Get(m.CountIdentities)))
-		c := b.Cursor()
-		buf := make([]byte, 0, 128)
+		total := int(m.ReadU64(tx.Bucket(m.BucketMeta).Get(m.CountIdentities)))
+		var chunk strings.Builder // never grown: the strings cut from it stay as they are
+		c := tx.Bucket(m.BucketNames).Cursor()
+		n := 0
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
 			i := bytes.LastIndexByte(k, 0)
 			if i < 0 {
 				continue
 			}
-			if len(out)%4096 == 0 {
+			if n++; n%8192 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
-			// "identity:" slug lower, one allocation
-			buf = append(append(append(buf[:0], "identity:"...), k[i+1:]...), k[:i]...)
-			s := string(buf)
-			n := len("identity:") + len(k) - i - 1
-			out = append(out, graph.NameKey{ID: s[:n], Lower: s[n:]})
+			if need := len("identity:") + len(k) - 1; chunk.Cap()-chunk.Len() < need {
+				chunk = strings.Builder{}
+				chunk.Grow(max(need, nameChunk))
+			}
+			start := chunk.Len()
+			chunk.WriteString("identity:")
+			chunk.Write(k[i+1:])
+			mid := chunk.Len()
+			chunk.Write(k[:i])
+			s := chunk.String()
+			fn(total, graph.NameKey{ID: s[start:mid], Lower: s[mid:]})
 		}
 		return nil
 	})
-	return out, head, err
+	return head, err
 }
+
+// nameChunk is the size of the strings EachIdentityName cuts ids and names from.
+const nameChunk = 64 << 10
 
 // IdentityDisplayNames decodes only the name of each identity record.
 func (db *DB) IdentityDisplayNames(ctx context.Context, ids []string) ([]string, error) {

@@ -21,13 +21,19 @@ func TestDB_NameIndex(t *testing.T) {
 	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Arturia BeatStep", Slug: "beatstep"}); err != nil {
 		t.Fatal(err)
 	}
-	keys, head, err := db.IdentityNameKeys(ctx)
+	var keys []graph.NameKey
+	head, err := db.EachIdentityName(ctx, func(total int, k graph.NameKey) {
+		if total != 2 {
+			t.Errorf("EachIdentityName: total %d, want 2", total)
+		}
+		keys = append(keys, k)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []graph.NameKey{{ID: "identity:beatstep", Lower: "arturia beatstep"}, {ID: "identity:jdxi", Lower: "roland jd-xi"}}
 	if !reflect.DeepEqual(keys, want) || head == 0 {
-		t.Fatalf("IdentityNameKeys = %v, head %d; want %v", keys, head, want)
+		t.Fatalf("EachIdentityName = %v, head %d; want %v", keys, head, want)
 	}
 	names, err := db.IdentityDisplayNames(ctx, []string{"identity:jdxi", "identity:gone", "identity:beatstep"})
 	if got, want := names, []string{"Roland JD-Xi", "", "Arturia BeatStep"}; err != nil || !reflect.DeepEqual(got, want) {

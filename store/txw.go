@@ -18,7 +18,10 @@ import (
 // in the order bbolt saw it: the seam where DB.beforeCommit hands it to whoever must see
 // it before the transaction commits (see the package comment).
 type txw struct {
-	tx      *bolt.Tx
+	tx *bolt.Tx
+	// buckets holds the buckets opened so far: each is opened when first used (b), as a
+	// transaction touches a few of them and opening one costs (an inline bucket is copied
+	// out of its parent). A bucket an older fixture lacks is held as nil.
 	buckets map[string]*bolt.Bucket
 
 	// pending, when not nil, collects puts to make them in key order at flushPuts (bulk
@@ -40,27 +43,52 @@ type change struct {
 
 type kv struct{ k, v []byte }
 
+// newTxw sets a write transaction's file growth (growStep) and checks by name that tx's
+// file holds every bucket (a fixture written at an older version may lack the buckets a
+// later one added); b opens them.
 func newTxw(tx *bolt.Tx) (txw, error) {
 	if tx.Writable() {
 		growStep(tx.DB(), tx.Size())
 	}
-	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, len(migrations.AllBuckets))}
+	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, 8)}
+	c := tx.Cursor()
 	for _, name := range migrations.AllBuckets {
-		b := tx.Bucket(name)
-		if b == nil && migrations.BucketSince[string(name)] > 0 && !hasVersion(tx, migrations.BucketSince[string(name)]) {
-			continue // a fixture written at an older version lacks the later buckets
+		if k, _ := c.Seek(name); bytes.Equal(k, name) {
+			continue
 		}
-		if b == nil {
-			return t, fmt.Errorf("bucket %s missing", name)
+		if migrations.BucketSince[string(name)] > 0 && !hasVersion(tx, migrations.BucketSince[string(name)]) {
+			t.buckets[string(name)] = nil
+			continue
 		}
-		t.buckets[string(name)] = b
+		return t, fmt.Errorf("bucket %s missing", name)
 	}
-	t.buckets[string(migrations.BucketEvents)].FillPercent = 1 // appended in key order
 	return t, nil
 }
 
+// knownBuckets is migrations.AllBuckets as a set: b opens no other bucket.
+var knownBuckets = func() map[string]bool {
+	set := make(map[string]bool, len(migrations.AllBuckets))
+	for _, name := range migrations.AllBuckets {
+		set[string(name)] = true
+	}
+	return set
+}()
+
 // b returns a bucket for reading (Get, Cursor); writes go through put and delete.
-func (t *txw) b(name []byte) *bolt.Bucket { return t.buckets[string(name)] }
+func (t *txw) b(name []byte) *bolt.Bucket {
+	if b, ok := t.buckets[string(name)]; ok {
+		return b
+	}
+	var b *bolt.Bucket
+	if knownBuckets[string(name)] {
+		b = t.tx.Bucket(name)
+	}
+	if b != nil && bytes.Equal(name, migrations.BucketEvents) {
+		b.FillPercent = 1 // appended in key order
+	}
+	t.buckets[string(name)] = b
+	return b
+}
 
 // put writes k=v into bucket now, or later in key order while deferring (deferPuts).
 func (t *txw) put(bucket, k, v []byte) error {

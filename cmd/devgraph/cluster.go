@@ -16,7 +16,8 @@ import (
 
 // serveCluster serves a fleet's graph from an etcd cluster: the front end keeps a local
 // replica (--db, else a cache file) that every part reads and writes as it would a file.
-func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger) error {
+// endStart ends serve's hold on the collector (see serveDB).
+func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger, endStart func()) error {
 	replica := ""
 	if f.db != "" || e.getenv("DEVGRAPH_DB") != "" {
 		replica = e.dbPath(f.common)
@@ -39,7 +40,7 @@ func (e *env) serveCluster(ctx context.Context, f *serveFlags, log *slog.Logger)
 		return err
 	}
 	defer fe.Close()
-	return e.serveDB(ctx, f, fe.DB(), fe.DB().Path(), log, fe)
+	return e.serveDB(ctx, f, fe.DB(), fe.DB().Path(), log, fe, endStart)
 }
 
 // machineID identifies this machine to the cluster's host-name claims: the same machine

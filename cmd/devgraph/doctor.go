@@ -38,6 +38,9 @@ type doctorReport struct {
 	// With --store: the fleet's hosts, online (a live claim) or offline (devices the
 	// graph holds of a host with none).
 	Hosts []graph.FleetHost `json:"hosts,omitempty"`
+	// With --store, through a front end whose host lease is lost: since when, and who
+	// holds the name meanwhile (absent once it holds its name again).
+	LeaseLoss *graph.LeaseLoss `json:"lease_loss,omitempty"`
 }
 
 func newDoctorCmd(c *common) *cobra.Command {

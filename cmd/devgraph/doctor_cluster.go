@@ -47,6 +47,9 @@ func (e *env) doctorCluster(ctx context.Context, o *common, strict bool, out io.
 		defer s.Close()
 		if p, err := s.client.Ping(ctx); err == nil {
 			rep.Server, rep.ServerPID = true, p.PID
+			if rep.LeaseLoss = p.LeaseLoss; p.LeaseLoss != nil {
+				rep.Problems = append(rep.Problems, p.LeaseLoss.String())
+			}
 		}
 		rep.Exists = true
 		if err := rep.checkGraph(ctx, s.svc); err != nil {
@@ -133,6 +136,9 @@ func (e *env) doctorCluster(ctx context.Context, o *common, strict bool, out io.
 		} else {
 			tb.row("host "+x.Name, "offline", devs+" remembered, not unplugged")
 		}
+	}
+	if rep.LeaseLoss != nil {
+		tb.row("host lease", "LOST", rep.LeaseLoss.String())
 	}
 	switch {
 	case rep.ReplicaLag != nil:

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/devgraph/devgraph/internal/startgc"
 )
 
 func main() {
@@ -19,7 +21,12 @@ func main() {
 	// case something does not stop.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	context.AfterFunc(ctx, stop)
-	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	e := newEnv(os.Stdin, os.Stdout, os.Stderr)
+	// The collector has been held since the process started (startgc): version ends
+	// before it needs a collection, serve holds on until its first find, every other
+	// verb ends the hold before it runs (root.go).
+	e.endMainGC = startgc.Release
+	code := e.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/internal/startgc"
 	"github.com/devgraph/devgraph/remote"
 	"github.com/devgraph/devgraph/store"
 )
@@ -29,6 +30,7 @@ var binary string
 const testHost = "studio"
 
 func TestMain(m *testing.M) {
+	startgc.Release() // the tests run with the collector as it is
 	flag := false
 	for _, a := range os.Args[1:] {
 		flag = flag || strings.HasPrefix(a, "-test.run") && strings.Contains(a, "Unit")

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,6 +60,21 @@ func newMCPAgent(t *testing.T, ctx context.Context, base, name string) *mcpAgent
 		t.Fatalf("initialize %s: %v", name, err)
 	}
 	return a
+}
+
+// tools lists the tools the server offers the agent, sorted.
+func (a *mcpAgent) tools(ctx context.Context) []string {
+	a.t.Helper()
+	list, err := a.c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func (a *mcpAgent) heard(token string) int {

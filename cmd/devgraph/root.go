@@ -26,6 +26,9 @@ func newRootCmd(e *env) (*cobra.Command, *common) {
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if n := cmd.Name(); n != "version" && n != "serve" {
+				e.endGC()
+			}
 			if c.store != "" && fileOnly[cmd.Name()] {
 				return usagef("--store names a cluster; %s works on a database file (--db): drop --store", cmd.Name())
 			}

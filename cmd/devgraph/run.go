@@ -29,6 +29,17 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// endMainGC ends the hold on the collector the process started with (startgc):
+	// before every verb but version (too short to need a collection) and serve (which
+	// ends it once it holds its own). nil in tests.
+	endMainGC func()
+}
+
+// endGC ends main's hold on the collector, if any; safe twice.
+func (e *env) endGC() {
+	if e.endMainGC != nil {
+		e.endMainGC()
+	}
 }
 
 // usageError is bad usage: exit 2.
@@ -42,9 +53,12 @@ func usagef(format string, args ...any) error {
 
 // Run runs the devgraph command line and returns the exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return newEnv(stdin, stdout, stderr).run(ctx, args)
+}
+
+func newEnv(stdin io.Reader, stdout, stderr io.Writer) *env {
 	// On a terminal, stdout's tables and stderr's progress fit its width (fit.go).
-	e := &env{stdin: stdin, stdout: fitTo(stdout, os.Getenv), stderr: fitTo(stderr, os.Getenv), getenv: os.Getenv}
-	return e.run(ctx, args)
+	return &env{stdin: stdin, stdout: fitTo(stdout, os.Getenv), stderr: fitTo(stderr, os.Getenv), getenv: os.Getenv}
 }
 
 // run builds the command tree, reads the arguments the way devgraph always has (the old

@@ -15,6 +15,7 @@ import (
 	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
+	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/store"
 )
 
@@ -25,8 +26,12 @@ func runServe(ctx context.Context, f *serveFlags, logs io.Writer) error {
 // serve opens the database and serves it; when another server holds the database it
 // relays to that one instead.
 func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
+	// No collections until the first find (serveDB ends the hold then, or this on return).
+	endStart := holdGC(e.getenv)
+	defer endStart()
+	e.endGC() // the process's own hold (startgc): this one goes on
 	if f.store != "" {
-		return e.serveCluster(ctx, f, log)
+		return e.serveCluster(ctx, f, log, endStart)
 	}
 	db := e.dbPath(f.common)
 	// The holder may be starting up (locked, socket not yet listening): retry briefly.
@@ -34,6 +39,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 	for {
 		if cl := dialServer(ctx, db); cl != nil {
 			defer cl.Close()
+			endStart() // a relay builds no index
 			return e.relay(ctx, f, cl, db, log)
 		}
 		so, err := f.storeOptions(store.Options{Timeout: 500 * time.Millisecond, Logger: log})
@@ -42,7 +48,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 		}
 		st, err := store.Open(db, so)
 		if err == nil {
-			return e.serveDB(ctx, f, st, db, log, nil)
+			return e.serveDB(ctx, f, st, db, log, nil, endStart)
 		}
 		if graph.ErrorCode(err) != graph.ELOCKED || time.Now().After(deadline) || ctx.Err() != nil {
 			return lockedBy(err, db)
@@ -51,11 +57,19 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 }
 
 // serveDB serves st; fe is the cluster front end st is the replica of (serve --store), nil
-// for a file.
-func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger, fe *cluster.FrontEnd) error {
+// for a file. endStart ends holdGC's hold on the collector; serveDB calls it once the
+// first find has been answered (or after warmRestAfter), or when it returns.
+func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger, fe *cluster.FrontEnd, endStart func()) error {
 	parts := &closers{log: log}
 	defer parts.close()
 	parts.add("store", st.Close) // last: releases the lock
+
+	// The find index is built from here on, beside the rest of the start (robots, sources,
+	// the GraphQL schema, the MCP tools): at 100,000 identities it is most of the time
+	// from start to a first find's answer.
+	rt := &runtime{log: log, names: search.NewFinder(st), endStart: endStart}
+	rt.warmFind()
+	parts.add("find index", rt.stopWarmFind)
 
 	// On a cluster the edges reach every host's robots through the router, and this
 	// host's fleet records through it (kept across an outage); on a file, the fleet.
@@ -106,22 +120,25 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	}
 	parts.add("sources", svc.Close)
 
-	rt := &runtime{log: log}
 	var hosts graph.HostStatus
 	if fe != nil {
 		hosts = fe
+		rt.writable = fe // MCP withdraws its writing tools while the cluster is mid-upgrade
 	}
 	if err := rt.build(svc, svc, st, robotEvents, hosts, f); err != nil {
 		return err
 	}
 	st.SetSuggester(rt.names) // "did you mean" from the name index
 	parts.add("graphql+mcp", rt.close)
-	rt.warmFind()
 
 	// The socket: the CLI's verbs, `devgraph query` and relayed stdio sessions.
+	ro := remote.Options{Logger: log, DB: db, Version: Version, ReadOnly: f.readOnly}
+	if fe != nil {
+		ro.LeaseLoss = fe.LeaseLoss // doctor says when this host's lease is lost
+	}
 	sock := &remote.SocketServer{
 		Path:     remote.SocketPath(db),
-		RPC:      remote.NewHandler(svc, remote.Options{Logger: log, DB: db, Version: Version, ReadOnly: f.readOnly}),
+		RPC:      remote.NewHandler(svc, ro),
 		GraphQL:  rt.exec,
 		MCP:      rt.session,
 		Changes:  svc, // changelog --follow, devices --watch

@@ -7,6 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,10 +82,13 @@ func TestClusterCLI_Upgrade(t *testing.T) {
 	if errs, _ := gq["errors"].([]any); len(errs) != 1 || !strings.Contains(errs[0].(map[string]any)["message"].(string), refused) {
 		t.Fatalf("a GraphQL write mid-upgrade: %v", gq)
 	}
+	// MCP offers --read-only's tools mid-upgrade: no graph_tag.
 	agent := newMCPAgent(t, ctx, base, "agent")
-	res, err := agent.call(ctx, "graph_tag", map[string]any{"target": "jdxi", "add": []any{"room:b"}}, "")
-	if err != nil || !res.IsError || !strings.Contains(resultText(res), refused) {
-		t.Fatalf("an MCP write mid-upgrade: %v %s", err, resultText(res))
+	if tools := agent.tools(ctx); slices.Contains(tools, "graph_tag") || !slices.Contains(tools, "graph_find") {
+		t.Fatalf("MCP tools mid-upgrade: %v; want the reading tools only", tools)
+	}
+	if _, err := agent.call(ctx, "graph_tag", map[string]any{"target": "jdxi", "add": []any{"room:b"}}, ""); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("graph_tag mid-upgrade: %v; want tool not found", err)
 	}
 
 	// The hosts, through GraphQL and doctor.
@@ -103,6 +109,25 @@ func TestClusterCLI_Upgrade(t *testing.T) {
 		}
 	}
 
+	// With no front end, verify, export and backup read a snapshot migrated locally (the
+	// cluster is not changed): the chain is the front end's, the devices take --host-name.
+	if got, want := verified(t, c, "--store", s, "--host-name", "a"), verified(t, c, db...); got != want {
+		t.Fatalf("verify --store mid-upgrade from a snapshot: %q; the front end: %q", got, want)
+	}
+	dir := t.TempDir()
+	export, backup := filepath.Join(dir, "mid.jsonl"), filepath.Join(dir, "mid.db")
+	c.ok("--store", s, "--host-name", "a", "export", export)
+	if raw, err := os.ReadFile(export); err != nil || !strings.Contains(string(raw), `"host":"a"`) || !strings.Contains(string(raw), "Focusrite Scarlett 2i2") {
+		t.Fatalf("export --store mid-upgrade: %v\n%.400s", err, raw)
+	}
+	c.ok("--store", s, "--host-name", "a", "backup", backup)
+	if got, want := verified(t, c, "--db", backup, "--host-name", "a"), verified(t, c, db...); got != want {
+		t.Fatalf("the mid-upgrade backup verifies as %q; the front end: %q", got, want)
+	}
+	if got, _ := cli.Get(ctx, "/up/schema"); string(got.Kvs[0].Value) != "3" {
+		t.Fatalf("P/schema after reading snapshots: %s; want 3 (untouched)", got.Kvs[0].Value)
+	}
+
 	// migrate: refused while the older host lives, then done.
 	c.fail(1, "old (devgraph v0.3.0, schema 3) still runs an older devgraph", "--store", s, "migrate")
 	if out := c.ok("--store", s, "migrate", "--status"); !strings.Contains(out, "3→4: give every device and robot record the host") || !strings.Contains(out, "still on an older devgraph") {
@@ -121,6 +146,11 @@ func TestClusterCLI_Upgrade(t *testing.T) {
 	if !strings.Contains(srv.log(), "takes writes again") {
 		t.Fatalf("the front end did not say it takes writes again:\n%s", srv.log())
 	}
+	// MCP offers the writing tools again, to the session open since before.
+	if tools := agent.tools(ctx); !slices.Contains(tools, "graph_tag") {
+		t.Fatalf("MCP tools once the graph is migrated: %v; want graph_tag back", tools)
+	}
+	agent.ok(ctx, "graph_tag", map[string]any{"target": "jdxi", "add": []any{"room:b"}})
 	if got, want := verified(t, c, "--store", s), verified(t, c, db...); got != want {
 		t.Fatalf("the cluster verifies as %q, the front end as %q", got, want)
 	}

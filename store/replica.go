@@ -245,6 +245,7 @@ func (db *DB) ApplyReplicated(rev int64, changes []Change) error {
 	// still committing to the file: wait for that write to end, so the file says it holds
 	// the commit, rather than queue a write transaction behind it to find out.
 	db.shared.inFlight.Lock()
+	//lint:ignore SA2001 the lock is only waited for: the write holding it ends its commit
 	db.shared.inFlight.Unlock()
 	if held, err := db.heldRev(); err == nil && rev <= held {
 		// Held already (most often this front end's own commit, which the feed hears of

@@ -19,7 +19,6 @@ import (
 
 	"github.com/devgraph/devgraph/graph"
 	"github.com/devgraph/devgraph/internal/etcdtest"
-	"github.com/devgraph/devgraph/sources/robot"
 	"github.com/devgraph/devgraph/store"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -344,25 +343,7 @@ func openLoggedRobotHost(t *testing.T, c *etcdtest.Cluster, prefix, host string,
 		t.Fatalf("front end %s: %v", host, err)
 	}
 	t.Cleanup(func() { fe.Close() })
-	r := NewRobots(fe)
-	fleet, err := robot.NewFleet(robot.Options{Store: r.Store(fe.DB()), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range sims {
-		if err := fleet.AddSimSpec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fleet.Open(); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Open(fleet); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	t.Cleanup(func() { fleet.Close() })
-	return &robotHost{fe: fe, fleet: fleet, robots: r}
+	return startRobots(t, fe, false, sims...)
 }
 
 // TestLease_NameTaken: host a loses its lease, and meanwhile another machine claims the

@@ -35,7 +35,13 @@ func openRobotHost(t *testing.T, c *etcdtest.Cluster, prefix, host string, sims 
 // openRobotHostRO is openRobotHost for a host serving --read-only or not.
 func openRobotHostRO(t *testing.T, c *etcdtest.Cluster, prefix, host string, readOnly bool, sims ...string) *robotHost {
 	t.Helper()
-	fe := openFront(t, c, prefix, host)
+	return startRobots(t, openFront(t, c, prefix, host), readOnly, sims...)
+}
+
+// startRobots opens a robot router on fe and a fleet of the simulated robots sims
+// behind it, both closed when the test ends.
+func startRobots(t *testing.T, fe *FrontEnd, readOnly bool, sims ...string) *robotHost {
+	t.Helper()
 	r := NewRobots(fe)
 	r.ReadOnly = readOnly
 	fleet, err := robot.NewFleet(robot.Options{Store: r.Store(fe.DB()), Logger: quiet})

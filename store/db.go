@@ -548,24 +548,28 @@ func checkCaller(ctx context.Context) error {
 func (db *DB) commitLoop() {
 	defer close(db.done)
 	for r := range db.writes {
-		batch := []*writeReq{r}
-	gather:
-		for len(batch) < maxBatch {
-			select {
-			case r2, ok := <-db.writes:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, r2)
-			default:
-				break gather
-			}
-		}
+		batch := db.drainWrites([]*writeReq{r})
 		if db.opts.Committer != nil {
 			batch = db.gatherShared(batch)
 		}
 		db.runBatch(batch)
 	}
+}
+
+// drainWrites adds to batch the writes already queued, up to maxBatch, without waiting.
+func (db *DB) drainWrites(batch []*writeReq) []*writeReq {
+	for len(batch) < maxBatch {
+		select {
+		case r, ok := <-db.writes:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 func (db *DB) runBatch(batch []*writeReq) {

@@ -566,18 +566,7 @@ func (db *DB) gatherShared(batch []*writeReq) []*writeReq {
 	for range 4 {
 		n := len(batch)
 		runtime.Gosched()
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-db.writes:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
+		batch = db.drainWrites(batch)
 		if len(batch) == n {
 			break
 		}

@@ -90,6 +90,7 @@ func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error 
 		c.cluster, len(r.targets), time.Since(start).Round(time.Millisecond), loadAvg())
 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	var notes []string
 	fmt.Fprintln(tw, "phase\twriters\tacknowledged\twrites/s\tp50\tp99\tmax\tlongest stall\tfailed\tlost\tduplicated\tcommits\tconflicts\tretries")
 	for _, p := range phases {
 		if ctx.Err() != nil {
@@ -106,8 +107,14 @@ func runCluster(ctx context.Context, c *config, stdout, stderr io.Writer) error 
 		if res.firstErr != nil {
 			fmt.Fprintf(stderr, "%s: first error: %v\n", p.name, res.firstErr)
 		}
+		if res.fresh > 0 && len(res.lat) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: wrote in turn to %d identities of its own, made before it; each gained at most %d hints", p.name, res.fresh, res.hintsEach()))
+		}
 	}
 	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(stdout, n)
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -193,15 +200,38 @@ func (r *clusterRun) open(ctx context.Context, f *frontEnd) error {
 }
 
 func (r *clusterRun) makeTargets(ctx context.Context, n int) error {
-	db := r.fes[0].fe.Load().DB()
-	for i := range n {
-		id, err := db.CreateIdentity(graph.WithActor(ctx, "cli:load"), graph.IdentityCreate{Name: fmt.Sprintf("Load target %03d", i)})
-		if err != nil {
-			return err
-		}
-		r.targets = append(r.targets, id.ID)
+	ids, err := r.makeIdentities(ctx, "Load target", n)
+	r.targets = ids
+	return err
+}
+
+// makeIdentities creates n identities named prefix and a number, sixteen at a time across
+// both front ends, and waits until both replicas hold them.
+func (r *clusterRun) makeIdentities(ctx context.Context, prefix string, n int) ([]string, error) {
+	ids := make([]string, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for w := range errs {
+		db := r.fes[w%len(r.fes)].fe.Load().DB()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n && errs[w] == nil; i = int(next.Add(1) - 1) {
+				id, err := db.CreateIdentity(graph.WithActor(ctx, "cli:load"), graph.IdentityCreate{Name: fmt.Sprintf("%s %05d", prefix, i)})
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				ids[i] = id.ID
+			}
+		}()
 	}
-	return r.settle(ctx)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return ids, r.settle(ctx)
 }
 
 // settle waits until both replicas hold the cluster's last commit.
@@ -226,6 +256,10 @@ type clusterPhase struct {
 	name    string
 	writers int
 	kind    string // "tag" (tag.add) or "hint" (hint.add: a bind-sized change)
+	// fresh, when set, gives the phase its own identities, made before it starts, written
+	// in turn so that each gains only a few hints over the run: a bind adds two to five to
+	// a new identity, and an identity grown by hundreds of hints is no longer bind-sized.
+	fresh bool
 	fault   func(ctx context.Context) error
 	heal    func(ctx context.Context) error
 }
@@ -241,7 +275,7 @@ func (r *clusterRun) phases() []clusterPhase {
 	restart := func(ctx context.Context) error { r.members.Restart(down); return nil }
 	return []clusterPhase{
 		{name: "steady", writers: r.c.concurrency, kind: "tag"},
-		{name: "one writer (bind-sized)", writers: 1, kind: "hint"},
+		{name: "one writer (bind-sized)", writers: 1, kind: "hint", fresh: true},
 		{name: "leader kill", writers: r.c.concurrency, kind: "tag", fault: func(ctx context.Context) (err error) {
 			down, err = r.leader(ctx)
 			if err == nil {
@@ -305,6 +339,12 @@ type clusterResult struct {
 	lat                         []time.Duration
 	stall, elapsed              time.Duration
 	firstErr                    error
+	fresh                       int // identities made for the phase (0: the shared targets)
+}
+
+// hintsEach is how many hints each of the phase's own identities gained, at most.
+func (r *clusterResult) hintsEach() int {
+	return (len(r.lat) + r.fresh - 1) / r.fresh
 }
 
 func (r *clusterResult) pct(p int) time.Duration {
@@ -327,6 +367,17 @@ func (r *clusterRun) stats() (commits, conflicts, retries int64) {
 
 func (r *clusterRun) runPhase(ctx context.Context, p clusterPhase) (*clusterResult, error) {
 	res := &clusterResult{}
+	targets := r.targets
+	var turn atomic.Int64
+	if p.fresh {
+		// Enough for about 400 writes a second, four hints each; more wrap around.
+		n := max(64, int(r.c.duration.Seconds()*400/4))
+		var err error
+		if targets, err = r.makeIdentities(ctx, "Load "+p.name, n); err != nil {
+			return nil, fmt.Errorf("make the phase's %d identities: %w", n, err)
+		}
+		res.fresh = n
+	}
 	k0, c0, r0 := r.stats()
 	tag := strings.NewReplacer(" ", "-", ",", "").Replace(p.name)
 	var mu sync.Mutex
@@ -350,7 +401,10 @@ func (r *clusterRun) runPhase(ctx context.Context, p clusterPhase) (*clusterResu
 				default:
 				}
 				payload := fmt.Sprintf("%s-w%d-%d", tag, w, n)
-				target := r.targets[rng.IntN(len(r.targets))]
+				target := targets[rng.IntN(len(targets))]
+				if p.fresh {
+					target = targets[int(turn.Add(1)-1)%len(targets)]
+				}
 				wctx, cancel := context.WithTimeout(graph.WithActor(ctx, "cli:load"), 45*time.Second)
 				t0 := time.Now()
 				var err error

@@ -260,8 +260,8 @@ type clusterPhase struct {
 	// in turn so that each gains only a few hints over the run: a bind adds two to five to
 	// a new identity, and an identity grown by hundreds of hints is no longer bind-sized.
 	fresh bool
-	fault   func(ctx context.Context) error
-	heal    func(ctx context.Context) error
+	fault func(ctx context.Context) error
+	heal  func(ctx context.Context) error
 }
 
 func (r *clusterRun) leader(ctx context.Context) (int, error) {

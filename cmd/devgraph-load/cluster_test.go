@@ -45,8 +45,11 @@ func TestRunCluster(t *testing.T) {
 			t.Errorf("%s: lost %s, duplicated %s; want 0 and 0", p.name, cols[9], cols[10])
 		}
 	}
-	// The fresh replica holds the 400 loaded identities and the 64 the writers target.
-	for _, want := range []string{"visibility: ", "idle: two front ends left alone for 500ms moved the etcd revision by 0", "replica built (464 identities)"} {
+	// The one-writer phase made 150 identities of its own (100 a second of --duration) and
+	// wrote to them in turn; the fresh replica holds the 400 loaded identities, the 64 the
+	// other writers target and those 150.
+	for _, want := range []string{"one writer (bind-sized): wrote in turn to 150 identities of its own", "visibility: ",
+		"idle: two front ends left alone for 500ms moved the etcd revision by 0", "replica built (614 identities)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())
 		}

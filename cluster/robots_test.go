@@ -114,6 +114,20 @@ func (p *progressLog) len() int {
 	return len(p.got)
 }
 
+// countChanges subscribes to h's robot changes and counts those of ref; stop ends it.
+func countChanges(h *robotHost, ref string) (count func() int, stop func()) {
+	var mu sync.Mutex
+	heard := 0
+	stop = h.robots.Subscribe(func(r string) {
+		if r == ref {
+			mu.Lock()
+			heard++
+			mu.Unlock()
+		}
+	})
+	return func() int { mu.Lock(); defer mu.Unlock(); return heard }, stop
+}
+
 func waitUntil(t *testing.T, what string, limit time.Duration, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
@@ -250,17 +264,8 @@ func TestRobots_AcrossHosts(t *testing.T) {
 	t.Run("Subscribe", func(t *testing.T) {
 		// b's subscribers hear of a's robot: from the changelog when a drives it for
 		// itself, and from the progress of a navigation b asked for.
-		var mu sync.Mutex
-		heard := 0
-		stop := b.robots.Subscribe(func(ref string) {
-			if ref == "robot:scout" {
-				mu.Lock()
-				heard++
-				mu.Unlock()
-			}
-		})
+		count, stop := countChanges(b, "robot:scout")
 		defer stop()
-		count := func() int { mu.Lock(); defer mu.Unlock(); return heard }
 		if _, err := a.robots.Disarm(ctx, "robot:scout"); err != nil {
 			t.Fatal(err)
 		}
@@ -281,17 +286,8 @@ func TestRobots_AcrossHosts(t *testing.T) {
 	t.Run("Stream", func(t *testing.T) {
 		// a drives its robot itself: b's subscribers hear it move, and b reads its pose
 		// as it goes from what a streams, at most every robotStreamEvery.
-		var mu sync.Mutex
-		heard := 0
-		stop := b.robots.Subscribe(func(ref string) {
-			if ref == "robot:scout" {
-				mu.Lock()
-				heard++
-				mu.Unlock()
-			}
-		})
+		count, stop := countChanges(b, "robot:scout")
 		defer stop()
-		count := func() int { mu.Lock(); defer mu.Unlock(); return heard }
 		written := a.robots.StatesWritten()
 		prog := newProgressLog()
 		done := make(chan *graph.NavResult, 1)

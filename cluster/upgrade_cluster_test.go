@@ -57,17 +57,6 @@ func deviceByKey(t *testing.T, fe *FrontEnd, key string) *graph.Device {
 	return nil
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 20s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // A fleet mid-upgrade. The cluster's graph is at schema version 3 (the committed
 // version-3 file), an older host is live on it. A front end of this devgraph serves it
 // read-only: its replica is migrated locally (devices get a host), every read works,
@@ -131,7 +120,7 @@ func TestOps_MidUpgradeAndMigrate(t *testing.T) {
 	if _, err := cli.Txn(ctx).Then(clientv3.OpPut(dkey, string(raw)), clientv3.OpPut(prefix+"/txn", uuid.NewString())).Commit(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the old host's commit in the read-only replica", func() bool {
+	waitUntil(t, "the old host's commit in the read-only replica", 20*time.Second, func() bool {
 		d := deviceByKey(t, fe, keystep)
 		return d != nil && d.Name == "KeyStep 37 (renamed by the old host)" && d.Host == "a"
 	})
@@ -160,7 +149,7 @@ func TestOps_MidUpgradeAndMigrate(t *testing.T) {
 	if got, _ := cli.Get(ctx, prefix+"/schema"); string(got.Kvs[0].Value) != "3>4" {
 		t.Fatalf("P/schema of a stopped migration: %s", got.Kvs[0].Value)
 	}
-	eventually(t, "the front end saying a migration is under way", func() bool {
+	waitUntil(t, "the front end saying a migration is under way", 20*time.Second, func() bool {
 		return strings.Contains(fe.ReadOnly(), "a migration of the cluster's graph from schema version 3 to 4 is under way")
 	})
 	_, err = Open(ctx, Config{Store: storeURL(c, prefix), Replica: filepath.Join(t.TempDir(), "b.db"), Host: "b", MachineID: "machine-b", Logger: quiet})
@@ -180,7 +169,7 @@ func TestOps_MidUpgradeAndMigrate(t *testing.T) {
 		t.Fatalf("migrating a migrated graph: %+v %v", again, err)
 	}
 
-	eventually(t, "the front end taking writes again", func() bool { return fe.ReadOnly() == "" })
+	waitUntil(t, "the front end taking writes again", 20*time.Second, func() bool { return fe.ReadOnly() == "" })
 	select {
 	case got := <-turned:
 		if got != "" {

@@ -114,13 +114,6 @@ func TestResetReplica_AnyOrder(t *testing.T) {
 		}
 	}
 	type rec struct{ b, k, v []byte }
-	var recs []rec
-	if err := src.Records(ctx, func(b, k, v []byte) error {
-		recs = append(recs, rec{bytes.Clone(b), bytes.Clone(k), bytes.Clone(v)})
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 	dump := func(db *store.DB) []rec {
 		var out []rec
 		if err := db.Records(ctx, func(b, k, v []byte) error {
@@ -131,6 +124,7 @@ func TestResetReplica_AnyOrder(t *testing.T) {
 		}
 		return out
 	}
+	recs := dump(src)
 	// In order, reversed, and interleaved (every other record first, then the rest).
 	var interleaved []rec
 	for i := 0; i < len(recs); i += 2 {

@@ -50,15 +50,7 @@ func newMCPAgent(t *testing.T, ctx context.Context, base, name string) *mcpAgent
 		a.progress[tok] = append(a.progress[tok], n.Params.AdditionalFields)
 		a.mu.Unlock()
 	})
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("initialize %s: %v", name, err)
-	}
+	startClient(t, ctx, c, name)
 	return a
 }
 
@@ -139,6 +131,21 @@ func robotField(m map[string]any, field string) any {
 	return r[field]
 }
 
+// startClient starts c and initializes it as name (the 2025-11-25 era, which both
+// clients here speak).
+func startClient(t *testing.T, ctx context.Context, c *client.Client, name string) {
+	t.Helper()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize %s: %v", name, err)
+	}
+}
+
 // resourceWatcher is a real MCP client over streamable HTTP subscribed to one resource,
 // counting the notifications/resources/updated it hears for it.
 type resourceWatcher struct {
@@ -162,15 +169,7 @@ func watchResource(t *testing.T, ctx context.Context, base, name, uri string) *r
 			w.mu.Unlock()
 		}
 	})
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("initialize %s: %v", name, err)
-	}
+	startClient(t, ctx, c, name)
 	//lint:ignore SA1019 resources/subscribe is the 2025-11-25 era's, which is served
 	if err := c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
 		t.Fatalf("subscribe %s: %v", uri, err)

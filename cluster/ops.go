@@ -16,6 +16,7 @@ import (
 	"github.com/devgraph/devgraph/store"
 
 	"github.com/google/uuid"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -426,8 +427,8 @@ func (m *importMarker) unfinished(t *Target) error {
 }
 
 // loadBatch is the most records Load writes in one Txn (tests make it small); stopLoad,
-// when set, is called after each of its Txns and stops the import with its error (tests
-// stop one halfway).
+// when set, is called after each of its Txns of records with how many Txns it made, and
+// stops the import with its error (tests stop one halfway).
 var (
 	loadBatch = NeedTxnOps
 	stopLoad  func(txns int) error
@@ -495,25 +496,16 @@ func (c *Client) Load(ctx context.Context, src *store.DB, o ImportOptions) (*Imp
 		return nil, err
 	}
 	t := c.target
-	schemaKey, txnKey, markerKey := t.key("schema"), t.key("txn"), t.key("import")
-	noGraph := clientv3.Compare(clientv3.CreateRevision(schemaKey), "=", 0)
+	markerKey := t.key("import")
+	noGraph := clientv3.Compare(clientv3.CreateRevision(t.key("schema")), "=", 0)
 	noHosts := clientv3.Compare(clientv3.CreateRevision(t.key("hosts")+"/"), "=", 0).WithPrefix()
-	st := &ImportStats{}
-	txn := func(what string, cmps []clientv3.Cmp, ops []clientv3.Op) error {
-		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		resp, err := c.cli.Txn(tctx).If(cmps...).Then(ops...).Commit()
-		cancel()
-		if err != nil {
-			return graph.Errorf(graph.EUNAVAILABLE, "import: etcd at %s did not take %s: %v; no graph is visible; import again with --force", t.endpointList(), what, short(err))
-		}
-		if !resp.Succeeded {
+	sh := &shipper{ctx: ctx, cli: c.cli, batch: loadBatch,
+		failed: func(what string, err error) error {
+			if err != nil {
+				return graph.Errorf(graph.EUNAVAILABLE, "import: etcd at %s did not take %s: %v; no graph is visible; import again with --force", t.endpointList(), what, short(err))
+			}
 			return graph.Errorf(graph.ECONFLICT, "import: the cluster at %s changed while importing (a front end started, or another import ran) before %s; no graph is visible; stop the others and import again with --force", t.endpointList(), what)
-		}
-		st.Txns++
-		if stopLoad != nil {
-			return stopLoad(st.Txns)
-		}
-		return nil
+		},
 	}
 	old, err := readImportMarker(ctx, c.cli, t)
 	if err != nil {
@@ -526,65 +518,38 @@ func (c *Client) Load(ctx context.Context, src *store.DB, o ImportOptions) (*Imp
 		// Clear the stopped import: everything under the prefix (there is no graph and no
 		// live host, and the marker says these keys are that import's).
 		cmps := []clientv3.Cmp{noGraph, noHosts, clientv3.Compare(clientv3.ModRevision(markerKey), "=", old.rev)}
-		if err := txn("clearing the stopped import", cmps, []clientv3.Op{clientv3.OpDelete(t.Prefix+"/", clientv3.WithPrefix())}); err != nil {
+		if err := sh.txn("clearing the stopped import", cmps, []clientv3.Op{clientv3.OpDelete(t.Prefix+"/", clientv3.WithPrefix())}); err != nil {
 			return nil, err
 		}
 	}
 	mk := importMarker{ID: uuid.NewString(), Host: o.Host, MachineID: o.MachineID, Started: time.Now().UTC()}
 	raw, _ := json.Marshal(mk)
-	if err := txn("its marker", []clientv3.Cmp{noGraph, noHosts, clientv3.Compare(clientv3.CreateRevision(markerKey), "=", 0)}, []clientv3.Op{clientv3.OpPut(markerKey, string(raw))}); err != nil {
+	if err := sh.txn("its marker", []clientv3.Cmp{noGraph, noHosts, clientv3.Compare(clientv3.CreateRevision(markerKey), "=", 0)}, []clientv3.Op{clientv3.OpPut(markerKey, string(raw))}); err != nil {
 		return nil, err
 	}
-	ours := []clientv3.Cmp{noGraph, noHosts, clientv3.Compare(clientv3.Value(markerKey), "=", string(raw))}
-	var ops []clientv3.Op
-	size := 0
-	flush := func() error {
-		if len(ops) == 0 {
-			return nil
+	sh.guard = []clientv3.Cmp{noGraph, noHosts, clientv3.Compare(clientv3.Value(markerKey), "=", string(raw))}
+	sh.shipped = func(keys int) error {
+		if o.Progress != nil {
+			o.Progress(keys)
 		}
-		err := txn(fmt.Sprintf("records %d..%d", st.Keys-len(ops)+1, st.Keys), ours, ops)
-		ops, size = ops[:0], 0
-		if err == nil && o.Progress != nil {
-			o.Progress(st.Keys)
+		if stopLoad != nil {
+			return stopLoad(sh.txns)
 		}
-		return err
+		return nil
 	}
 	err = src.Records(ctx, func(bucket, key, value []byte) error {
-		k := t.dataKey(bucket, key)
-		n := len(k) + len(value) + 16
-		if len(ops) == loadBatch || size+n > NeedRequestBytes-64<<10 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		ops = append(ops, clientv3.OpPut(k, string(value)))
-		size += n
-		st.Keys++
-		return nil
+		return sh.add(clientv3.OpPut(t.dataKey(bucket, key), string(value)))
 	})
 	if err == nil {
-		err = flush()
+		// The marker gone with the schema there says the last Txn was made.
+		err = sh.finish("the schema key that makes the graph visible", t, strconv.Itoa(migrations.CurrentVersion), markerKey, func(schema, marker []*mvccpb.KeyValue) bool {
+			return len(schema) > 0 && len(marker) == 0
+		})
 	}
 	if err != nil {
 		return nil, err
 	}
-	last := []clientv3.Op{
-		clientv3.OpPut(schemaKey, strconv.Itoa(migrations.CurrentVersion)),
-		clientv3.OpPut(txnKey, uuid.NewString()),
-		clientv3.OpDelete(markerKey),
-	}
-	if err := txn("the schema key that makes the graph visible", ours, last); err != nil {
-		// An answer lost on the way may hide a commit: the marker gone with the schema
-		// there says the last Txn was made.
-		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		resp, gerr := c.cli.Txn(gctx).Then(clientv3.OpGet(schemaKey), clientv3.OpGet(markerKey)).Commit()
-		cancel()
-		if gerr != nil || len(resp.Responses[0].GetResponseRange().Kvs) == 0 || len(resp.Responses[1].GetResponseRange().Kvs) != 0 {
-			return nil, err
-		}
-		st.Txns++
-	}
-	return st, nil
+	return &ImportStats{Keys: sh.done, Txns: sh.txns}, nil
 }
 
 // hostPort is a client URL without its scheme: the form --store's endpoints take.

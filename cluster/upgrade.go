@@ -424,7 +424,6 @@ func (c *Client) Migrate(ctx context.Context, o MigrateOptions) (*MigrateStats, 
 	// The graph as of the marker's revision, migrated in a scratch file; the difference
 	// from what the cluster held then is what to ship.
 	held := map[string][16]byte{}
-	var ops []clientv3.Op
 	type op struct {
 		k, v string
 		del  bool
@@ -458,70 +457,47 @@ func (c *Client) Migrate(ctx context.Context, o MigrateOptions) (*MigrateStats, 
 	for k := range held {
 		diff = append(diff, op{k: k, del: true})
 	}
-	guard := []clientv3.Cmp{
-		clientv3.Compare(clientv3.Value(schemaKey), "=", schemaState{v: s.v, to: cur}.String()),
-		clientv3.Compare(clientv3.Value(markerKey), "=", markerRaw),
-	}
-	txn := func(what string, ops []clientv3.Op) error {
-		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		r, err := c.cli.Txn(tctx).If(guard...).Then(ops...).Commit()
-		cancel()
-		if err != nil {
-			return graph.Errorf(graph.EUNAVAILABLE, "migrate: etcd at %s did not take %s: %v; the migration stopped halfway (no front end writes meanwhile): run `devgraph --store %s migrate` again to finish it", t.endpointList(), what, short(err), t)
-		}
-		if !r.Succeeded {
+	sh := &shipper{ctx: ctx, cli: c.cli, batch: migrateBatch, txns: st.Txns,
+		guard: []clientv3.Cmp{
+			clientv3.Compare(clientv3.Value(schemaKey), "=", schemaState{v: s.v, to: cur}.String()),
+			clientv3.Compare(clientv3.Value(markerKey), "=", markerRaw),
+		},
+		failed: func(what string, err error) error {
+			if err != nil {
+				return graph.Errorf(graph.EUNAVAILABLE, "migrate: etcd at %s did not take %s: %v; the migration stopped halfway (no front end writes meanwhile): run `devgraph --store %s migrate` again to finish it", t.endpointList(), what, short(err), t)
+			}
 			return graph.Errorf(graph.ECONFLICT, "migrate: the cluster's schema or migration marker changed before %s (another migrate finished it?); check with `devgraph --store %s doctor`", what, t)
-		}
-		st.Txns++
-		return nil
+		},
 	}
-	size, done := 0, 0
-	flush := func() error {
-		if len(ops) == 0 {
-			return nil
-		}
-		err := txn(fmt.Sprintf("records %d..%d", done-len(ops)+1, done), ops)
-		ops, size = ops[:0], 0
-		if err == nil && o.Progress != nil {
+	sh.shipped = func(done int) error {
+		if o.Progress != nil {
 			o.Progress(done, len(diff))
 		}
-		if err == nil && stopMigrate != nil {
-			err = stopMigrate(st.Txns)
+		if stopMigrate != nil {
+			return stopMigrate(sh.txns)
 		}
-		return err
+		return nil
 	}
 	for _, d := range diff {
-		n := len(d.k) + len(d.v) + 16
-		if len(ops) == migrateBatch || size+n > NeedRequestBytes-64<<10 {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-		}
+		op := clientv3.OpPut(d.k, d.v)
 		if d.del {
-			ops = append(ops, clientv3.OpDelete(d.k))
+			op = clientv3.OpDelete(d.k)
 			st.Deletes++
 		} else {
-			ops = append(ops, clientv3.OpPut(d.k, d.v))
 			st.Puts++
 		}
-		size += n
-		done++
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	last := []clientv3.Op{clientv3.OpPut(schemaKey, strconv.Itoa(cur)), clientv3.OpPut(t.key("txn"), uuid.NewString()), clientv3.OpDelete(markerKey)}
-	if err := txn("the schema key that ends it", last); err != nil {
-		// An answer lost on the way may hide the commit: the schema at cur with the
-		// marker gone says it was made.
-		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		r, gerr := c.cli.Txn(gctx).Then(clientv3.OpGet(schemaKey), clientv3.OpGet(markerKey)).Commit()
-		cancel()
-		if gerr != nil || len(r.Responses[1].GetResponseRange().Kvs) != 0 || kvValue(r.Responses[0].GetResponseRange().Kvs) != strconv.Itoa(cur) {
+		if err := sh.add(op); err != nil {
 			return nil, err
 		}
-		st.Txns++
 	}
+	// The schema at cur with the marker gone says the last Txn was made.
+	err = sh.finish("the schema key that ends it", t, strconv.Itoa(cur), markerKey, func(schema, marker []*mvccpb.KeyValue) bool {
+		return len(marker) == 0 && kvValue(schema) == strconv.Itoa(cur)
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.Txns = sh.txns
 	return st, nil
 }
 

@@ -547,26 +547,44 @@ func (fe *FrontEnd) rebuild(ctx context.Context) (int64, error) {
 	rev, txnRev := resp.Header.Revision, resp.Kvs[0].ModRevision
 	if fe.up.local() {
 		// A graph at an older schema, served read-only (upgrade.go).
-		if err := fe.fillMigrated(ctx, rev, txnRev); err != nil {
+		if err := fillRecords(ctx, fe.cli, fe.target, fe.db, rev, txnRev, &migrations.Options{Host: fe.cfg.Host}); err != nil {
 			return 0, err
 		}
 		fe.log.Info("cluster: replica filled from a snapshot and migrated locally", "cluster", fe.name, "revision", rev, "path", fe.db.Path())
 		return rev + 1, nil
 	}
-	err = fe.db.ResetReplica(txnRev, func(put func(bucket, key, value []byte) error) error {
-		return fe.scan(ctx, rev, func(k, v []byte) error {
-			b, key, err := fe.target.splitDataKey(k)
+	if err := fillRecords(ctx, fe.cli, fe.target, fe.db, rev, txnRev, nil); err != nil {
+		return 0, err
+	}
+	fe.log.Info("cluster: replica filled from a snapshot", "cluster", fe.name, "revision", rev, "path", fe.db.Path())
+	return rev + 1, nil
+}
+
+// fillRecords replaces the replica db with the cluster's records at revision rev (txnRev
+// is the revision of its last commit there), inside the replica's one transaction:
+// readers see the old graph or the new, never a mix. With migrate set (a graph at an
+// older schema), the records are migrated to this devgraph's schema on the way, in a
+// scratch file beside the replica, as a file's migration would; the cluster is not
+// changed.
+func fillRecords(ctx context.Context, cli *clientv3.Client, t *Target, db *store.DB, rev, txnRev int64, migrate *migrations.Options) error {
+	fill := func(put func(bucket, key, value []byte) error) error {
+		return scan(ctx, cli, t, rev, func(k, v []byte) error {
+			b, key, err := t.splitDataKey(k)
 			if err != nil {
 				return err
 			}
 			return put(b, key, v)
 		})
-	})
-	if err != nil {
-		return 0, err
 	}
-	fe.log.Info("cluster: replica filled from a snapshot", "cluster", fe.name, "revision", rev, "path", fe.db.Path())
-	return rev + 1, nil
+	if migrate == nil {
+		return db.ResetReplica(txnRev, fill)
+	}
+	scratch := db.Path() + ".migrating"
+	os.Remove(scratch) // a leftover of a fill that died midway
+	return db.ResetReplica(txnRev, func(put func(bucket, key, value []byte) error) error {
+		_, err := migrations.MigrateRecords(scratch, *migrate, fill, put)
+		return err
+	})
 }
 
 // scanPage is how many records scan asks etcd for at once. etcd counts every key left in

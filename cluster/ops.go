@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,10 +63,9 @@ func (c *Client) Snapshot(ctx context.Context, path string, opts store.Options) 
 	// A first front end claims its host before it seeds the graph: its claim is not
 	// someone else's keys.
 	seeded, _, err := checkGraph(ctx, c.cli, c.target, c.liveHostKeys(ctx))
-	var older *olderGraph
-	migrate := errors.As(err, &older)
-	if migrate {
-		err = nil
+	var migrate *migrations.Options // a graph at an older schema: migrated in the copy
+	if older := (*olderGraph)(nil); errors.As(err, &older) {
+		migrate, err = &migrations.Options{Host: opts.Host}, nil
 	}
 	if err != nil {
 		return 0, err
@@ -90,24 +88,7 @@ func (c *Client) Snapshot(ctx context.Context, path string, opts store.Options) 
 	if err != nil {
 		return 0, err
 	}
-	err = db.ResetReplica(txnRev, func(put func(bucket, key, value []byte) error) error {
-		fill := func(put func(bucket, key, value []byte) error) error {
-			return scan(ctx, c.cli, c.target, rev, func(k, v []byte) error {
-				b, key, err := c.target.splitDataKey(k)
-				if err != nil {
-					return err
-				}
-				return put(b, key, v)
-			})
-		}
-		if !migrate {
-			return fill(put)
-		}
-		scratch := path + ".migrating"
-		os.Remove(scratch)
-		_, err := migrations.MigrateRecords(scratch, migrations.Options{Host: opts.Host}, fill, put)
-		return err
-	})
+	err = fillRecords(ctx, c.cli, c.target, db, rev, txnRev, migrate)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -199,27 +198,6 @@ func (fe *FrontEnd) openOld(ctx context.Context, v int, checked int64) error {
 	fe.wg.Add(1)
 	go fe.followOld(checked + 1)
 	return nil
-}
-
-// fillMigrated replaces the replica with the cluster's graph at revision rev (the
-// revision of its last commit: txnRev), migrated locally to this devgraph's schema in a
-// scratch file beside the replica. Inside the replica's one transaction, as a plain
-// refill is: readers see the old graph or the new, never a mix.
-func (fe *FrontEnd) fillMigrated(ctx context.Context, rev, txnRev int64) error {
-	scratch := fe.db.Path() + ".migrating"
-	os.Remove(scratch) // a leftover of a front end that died while refilling
-	return fe.db.ResetReplica(txnRev, func(put func(bucket, key, value []byte) error) error {
-		_, err := migrations.MigrateRecords(scratch, migrations.Options{Host: fe.cfg.Host}, func(raw func(b, k, v []byte) error) error {
-			return fe.scan(ctx, rev, func(k, v []byte) error {
-				b, key, err := fe.target.splitDataKey(k)
-				if err != nil {
-					return err
-				}
-				return raw(b, key, v)
-			})
-		}, put)
-		return err
-	})
 }
 
 // followOld watches P/schema and P/txn while the graph is at an older schema: each

@@ -915,14 +915,16 @@ func committedBefore(resp *clientv3.TxnResponse, id string) (int64, bool) {
 }
 
 // refused says why a Txn that did not commit was refused: the schema moved (this front
-// end is now read-only), or another commit came first (a conflict, to make again on top).
+// end is now read-only, and ReadOnly's subscribers are told), or another commit came
+// first (a conflict, to make again on top).
 func (fe *FrontEnd) refused(resp *clientv3.TxnResponse, schema string) error {
 	if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) == 0 || string(kvs[0].Value) != schema {
-		got := "none"
-		if len(kvs) > 0 {
-			got = string(kvs[0].Value)
+		s, ok := parseSchema(kvValue(kvs))
+		if !ok {
+			return graph.Errorf(graph.EUNAVAILABLE, "this front end takes no writes: %s under %s holds %q, not a devgraph schema version; check the cluster with `devgraph --store %s doctor`", fe.target.key("schema"), fe.target.endpointList(), kvValue(kvs), fe.target)
 		}
-		return graph.Errorf(graph.EINVALID, "this front end is read-only: the cluster's graph is now at schema version %s and this devgraph writes version %s (the fleet is mid-upgrade); upgrade devgraph on host %s", got, schema, fe.cfg.Host)
+		fe.up.set(s)
+		return fe.refuseWrite()
 	}
 	var head int64
 	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {

@@ -167,10 +167,10 @@ func (fe *FrontEnd) refuseWrite() error {
 	switch {
 	case s.v == 0:
 		return nil
-	case s.v == cur:
-		return graph.Errorf(graph.EUNAVAILABLE, "this front end is read-only for a moment: the cluster's graph was just migrated to schema version %d and the replica is being refilled; try again", cur)
 	case s.to > 0:
 		return graph.Errorf(graph.EUNAVAILABLE, "this front end is read-only: a migration of the cluster's graph from schema version %d to %d is under way; it takes writes again once that finishes (a stopped migration is resumed with `devgraph --store %s migrate`)", s.v, s.to, fe.target)
+	case s.v == cur:
+		return graph.Errorf(graph.EUNAVAILABLE, "this front end is read-only for a moment: the cluster's graph was just migrated to schema version %d and the replica is being refilled; try again", cur)
 	case s.v < cur:
 		return graph.Errorf(graph.EUNAVAILABLE, "this front end is read-only: the cluster's graph is at schema version %d and this devgraph writes version %d (the fleet is mid-upgrade); finish upgrading devgraph on every host, then run `devgraph --store %s migrate`; this front end takes writes again once the graph is at version %d", s.v, cur, fe.target, cur)
 	default:

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,5 +259,38 @@ func TestOps_HealthGivenEndpoints(t *testing.T) {
 	}
 	if len(h.Problems) != 1 || !strings.Contains(h.Problems[0], "the endpoint "+dead+" that --store gives does not answer") {
 		t.Fatalf("problems with a dead endpoint given: %q", h.Problems)
+	}
+}
+
+// A writing front end whose commit is refused because P/schema moved under it (a newer
+// devgraph's graph put there) turns read-only: the write gets ReadOnly's message, and
+// OnReadOnly's subscribers are told.
+func TestOps_SchemaMovedUnderWriter(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	ctx := context.Background()
+	const prefix = "/moved"
+	fe := openFront(t, c, prefix, "a")
+	if why := fe.ReadOnly(); why != "" {
+		t.Fatalf("a fresh front end is read-only: %q", why)
+	}
+	turned := make(chan string, 4)
+	defer fe.OnReadOnly(func() { turned <- fe.ReadOnly() })()
+	newer := migrations.CurrentVersion + 1
+	if _, err := c.Client(t).Put(ctx, prefix+"/schema", strconv.Itoa(newer)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := fe.DB().CreateIdentity(graph.WithActor(ctx, "cli:alice"), graph.IdentityCreate{Name: "Desk Mixer"})
+	want := fmt.Sprintf("read-only: the cluster's graph is now at schema version %d and this devgraph writes version %d; upgrade devgraph on host a", newer, migrations.CurrentVersion)
+	wantErr(t, "a write after the schema moved", err, graph.EUNAVAILABLE, want)
+	if got := fe.ReadOnly(); !strings.Contains(got, want) {
+		t.Fatalf("ReadOnly() = %q, want %q in it", got, want)
+	}
+	select {
+	case got := <-turned:
+		if !strings.Contains(got, want) {
+			t.Fatalf("OnReadOnly's subscriber read %q, want %q in it", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnReadOnly's subscriber was not told the front end turned read-only")
 	}
 }

@@ -469,9 +469,9 @@ func checkGraph(ctx context.Context, cli *clientv3.Client, t *Target, own int64)
 	}
 	rev = txn.Header.Revision
 	if resp := txn.Responses[0].GetResponseRange(); len(resp.Kvs) > 0 {
-		s, ok := parseSchema(string(resp.Kvs[0].Value))
-		if !ok {
-			return false, rev, graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", schemaKey, t.endpointList(), resp.Kvs[0].Value)
+		s, err := schemaOf(t, resp.Kvs)
+		if err != nil {
+			return false, rev, err
 		}
 		if err := schemaRefusal(t, s); err != nil {
 			return true, rev, err
@@ -919,9 +919,12 @@ func committedBefore(resp *clientv3.TxnResponse, id string) (int64, bool) {
 // first (a conflict, to make again on top).
 func (fe *FrontEnd) refused(resp *clientv3.TxnResponse, schema string) error {
 	if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) == 0 || string(kvs[0].Value) != schema {
-		s, ok := parseSchema(kvValue(kvs))
-		if !ok {
-			return graph.Errorf(graph.EUNAVAILABLE, "this front end takes no writes: %s under %s holds %q, not a devgraph schema version; check the cluster with `devgraph --store %s doctor`", fe.target.key("schema"), fe.target.endpointList(), kvValue(kvs), fe.target)
+		s, err := schemaOf(fe.target, kvs)
+		if err != nil {
+			return err
+		}
+		if s.v == 0 {
+			return graph.Errorf(graph.EUNAVAILABLE, "this front end takes no writes: %s under %s is gone, so the cluster holds no devgraph graph there; check it with `devgraph --store %s doctor`", fe.target.key("schema"), fe.target.endpointList(), fe.target)
 		}
 		fe.up.set(s)
 		return fe.refuseWrite()

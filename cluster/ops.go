@@ -523,8 +523,8 @@ func (c *Client) Load(ctx context.Context, src *store.DB, o ImportOptions) (*Imp
 	})
 	if err == nil {
 		// The marker gone with the schema there says the last Txn was made.
-		err = sh.finish("the schema key that makes the graph visible", t, strconv.Itoa(migrations.CurrentVersion), markerKey, func(schema, marker []*mvccpb.KeyValue) bool {
-			return len(schema) > 0 && len(marker) == 0
+		err = sh.finish("the schema key that makes the graph visible", t, strconv.Itoa(migrations.CurrentVersion), markerKey, func(schema schemaState, marker *mvccpb.KeyValue) bool {
+			return schema.v != 0 && marker == nil
 		})
 	}
 	if err != nil {

@@ -77,20 +77,16 @@ func (s *shipper) flush() error {
 // version, P/txn moved and markerKey removed, under the guard. An answer lost on the
 // way may hide that commit, so when it fails P/schema and the marker are read again, and
 // made says from them whether it was made after all.
-func (s *shipper) finish(what string, t *Target, version, markerKey string, made func(schema, marker []*mvccpb.KeyValue) bool) error {
+func (s *shipper) finish(what string, t *Target, version, markerKey string, made func(schema schemaState, marker *mvccpb.KeyValue) bool) error {
 	if err := s.flush(); err != nil {
 		return err
 	}
-	schemaKey := t.key("schema")
-	last := []clientv3.Op{clientv3.OpPut(schemaKey, version), clientv3.OpPut(t.key("txn"), uuid.NewString()), clientv3.OpDelete(markerKey)}
+	last := []clientv3.Op{clientv3.OpPut(t.key("schema"), version), clientv3.OpPut(t.key("txn"), uuid.NewString()), clientv3.OpDelete(markerKey)}
 	err := s.txn(what, s.guard, last)
 	if err == nil {
 		return nil
 	}
-	gctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-	resp, gerr := s.cli.Txn(gctx).Then(clientv3.OpGet(schemaKey), clientv3.OpGet(markerKey)).Commit()
-	cancel()
-	if gerr != nil || !made(resp.Responses[0].GetResponseRange().Kvs, resp.Responses[1].GetResponseRange().Kvs) {
+	if schema, marker, rerr := readSchema(s.ctx, s.cli, t, markerKey); rerr != nil || !made(schema, marker) {
 		return err
 	}
 	s.txns++

@@ -74,6 +74,36 @@ func (s schemaState) String() string {
 	return strconv.Itoa(s.v)
 }
 
+// readSchema reads P/schema and a marker key (P/migrate, P/import) at one revision: the
+// schema (zero when there is no graph) and the marker (nil when there is none).
+func readSchema(ctx context.Context, cli *clientv3.Client, t *Target, markerKey string) (schemaState, *mvccpb.KeyValue, error) {
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	resp, err := cli.Txn(gctx).Then(clientv3.OpGet(t.key("schema")), clientv3.OpGet(markerKey)).Commit()
+	cancel()
+	if err != nil {
+		return schemaState{}, nil, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", t.endpointList(), short(err))
+	}
+	var marker *mvccpb.KeyValue
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+		marker = kvs[0]
+	}
+	s, err := schemaOf(t, resp.Responses[0].GetResponseRange().Kvs)
+	return s, marker, err
+}
+
+// schemaOf parses P/schema as read (zero when it is absent), refusing a value that is
+// not a devgraph schema version: likely a wrong prefix.
+func schemaOf(t *Target, kvs []*mvccpb.KeyValue) (schemaState, error) {
+	if len(kvs) == 0 {
+		return schemaState{}, nil
+	}
+	s, ok := parseSchema(string(kvs[0].Value))
+	if !ok {
+		return schemaState{}, graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", t.key("schema"), t.endpointList(), kvs[0].Value)
+	}
+	return s, nil
+}
+
 // olderGraph is checkGraph's refusal of a graph at an older schema version: a front end
 // serves it read-only (migrated locally); other callers refuse it with its message.
 type olderGraph struct {
@@ -348,19 +378,12 @@ var (
 func (c *Client) Migrate(ctx context.Context, o MigrateOptions) (*MigrateStats, error) {
 	t := c.target
 	schemaKey, markerKey := t.key("schema"), t.key("migrate")
-	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	resp, err := c.cli.Txn(gctx).Then(clientv3.OpGet(schemaKey), clientv3.OpGet(markerKey)).Commit()
-	cancel()
+	s, mkv, err := readSchema(ctx, c.cli, t, markerKey)
 	if err != nil {
-		return nil, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", t.endpointList(), short(err))
+		return nil, err
 	}
-	skv, mkv := resp.Responses[0].GetResponseRange().Kvs, resp.Responses[1].GetResponseRange().Kvs
-	if len(skv) == 0 {
+	if s.v == 0 {
 		return nil, c.noGraph()
-	}
-	s, ok := parseSchema(string(skv[0].Value))
-	if !ok {
-		return nil, graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", schemaKey, t.endpointList(), skv[0].Value)
 	}
 	cur := migrations.CurrentVersion
 	st := &MigrateStats{From: s.v, To: cur}
@@ -368,15 +391,15 @@ func (c *Client) Migrate(ctx context.Context, o MigrateOptions) (*MigrateStats, 
 	var rev int64
 	switch {
 	case s.to > 0:
-		if len(mkv) == 0 {
+		if mkv == nil {
 			return nil, graph.Errorf(graph.EINVALID, "the cluster's graph says a migration from %d to %d is under way, but its marker %s is gone: restore the graph from a backup (devgraph backup)", s.v, s.to, markerKey)
 		}
 		if s.to != cur {
 			return nil, graph.Errorf(graph.EINVALID, "a migration of the cluster's graph from %d to %d is under way, started by another devgraph version; run that version's migrate to finish it", s.v, s.to)
 		}
-		markerRaw, rev, st.Resumed = string(mkv[0].Value), mkv[0].ModRevision, true
+		markerRaw, rev, st.Resumed = string(mkv.Value), mkv.ModRevision, true
 	case s.v > cur:
-		return nil, graph.Errorf(graph.EINVALID, "the cluster's graph is at schema version %d, newer than this devgraph's %d: upgrade devgraph on this host", s.v, cur)
+		return nil, schemaRefusal(t, s)
 	case s.v == cur:
 		st.Already = true
 		return st, nil
@@ -469,8 +492,8 @@ func (c *Client) Migrate(ctx context.Context, o MigrateOptions) (*MigrateStats, 
 		}
 	}
 	// The schema at cur with the marker gone says the last Txn was made.
-	err = sh.finish("the schema key that ends it", t, strconv.Itoa(cur), markerKey, func(schema, marker []*mvccpb.KeyValue) bool {
-		return len(marker) == 0 && kvValue(schema) == strconv.Itoa(cur)
+	err = sh.finish("the schema key that ends it", t, strconv.Itoa(cur), markerKey, func(s schemaState, marker *mvccpb.KeyValue) bool {
+		return marker == nil && s == schemaState{v: cur}
 	})
 	if err != nil {
 		return nil, err
@@ -486,16 +509,22 @@ func (c *Client) checkNoOldHosts(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	old := oldHosts(hosts)
+	if len(old) == 0 {
+		return nil
+	}
+	return graph.Errorf(graph.ECONFLICT, "migrate: %s still %s an older devgraph on the cluster at %s; upgrade devgraph there (or stop it) and run migrate again", strings.Join(old, ", "), okIf(len(old) > 1, "run", "runs"), c.target.endpointList())
+}
+
+// oldHosts names the live hosts of an older devgraph, with their version and schema.
+func oldHosts(hosts []LiveHost) []string {
 	var old []string
 	for _, h := range hosts {
 		if h.Schema < migrations.CurrentVersion {
 			old = append(old, fmt.Sprintf("%s (devgraph %s, schema %d)", h.Name, okIf(h.Version == "", "unknown", h.Version), h.Schema))
 		}
 	}
-	if len(old) == 0 {
-		return nil
-	}
-	return graph.Errorf(graph.ECONFLICT, "migrate: %s still %s an older devgraph on the cluster at %s; upgrade devgraph there (or stop it) and run migrate again", strings.Join(old, ", "), okIf(len(old) > 1, "run", "runs"), c.target.endpointList())
+	return old
 }
 
 // SchemaStatus is the cluster's graph's schema as `migrate --status` and doctor show it.
@@ -511,39 +540,23 @@ type SchemaStatus struct {
 // SchemaStatus reads the graph's schema, a migration under way and the live hosts of an
 // older devgraph, changing nothing.
 func (c *Client) SchemaStatus(ctx context.Context) (*SchemaStatus, error) {
-	t := c.target
-	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	resp, err := c.cli.Txn(gctx).Then(clientv3.OpGet(t.key("schema")), clientv3.OpGet(t.key("migrate"))).Commit()
-	cancel()
+	s, marker, err := readSchema(ctx, c.cli, c.target, c.target.key("migrate"))
 	if err != nil {
-		return nil, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer: %v", t.endpointList(), short(err))
+		return nil, err
 	}
-	st := &SchemaStatus{Current: migrations.CurrentVersion}
-	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
-		s, ok := parseSchema(string(kvs[0].Value))
-		if !ok {
-			return nil, graph.Errorf(graph.EINVALID, "%s under %s is not a devgraph schema version (%q): is --store's prefix right?", t.key("schema"), t.endpointList(), kvs[0].Value)
-		}
-		st.Version, st.MigratingTo = s.v, s.to
-	}
-	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+	st := &SchemaStatus{Version: s.v, MigratingTo: s.to, Current: migrations.CurrentVersion}
+	if marker != nil {
 		var m migrateMarker
-		json.Unmarshal(kvs[0].Value, &m)
+		json.Unmarshal(marker.Value, &m)
 		st.Started = fmt.Sprintf("%s on host %s", m.Started.Format(time.RFC3339), okIf(m.Host == "", "unknown", m.Host))
 	}
-	for _, s := range migrations.Steps {
-		if st.Version > 0 && s.From >= st.Version {
-			st.Pending = append(st.Pending, fmt.Sprintf("%d→%d: %s", s.From, s.From+1, s.Name))
-		}
+	if st.Version > 0 {
+		st.Pending = migrations.PendingSteps(st.Version)
 	}
 	hosts, err := c.LiveHosts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range hosts {
-		if h.Schema < migrations.CurrentVersion {
-			st.OldHosts = append(st.OldHosts, fmt.Sprintf("%s (devgraph %s, schema %d)", h.Name, okIf(h.Version == "", "unknown", h.Version), h.Schema))
-		}
-	}
+	st.OldHosts = oldHosts(hosts)
 	return st, nil
 }

@@ -229,12 +229,20 @@ func StatusOf(db *bolt.DB, path string) (*StatusReport, error) {
 		return r, nil
 	}
 	r.Newer = v > CurrentVersion
+	r.Pending = PendingSteps(v)
+	return r, nil
+}
+
+// PendingSteps names the steps that carry records at version v to CurrentVersion, in
+// order, as "3→4: what it does" (none when v is current or newer).
+func PendingSteps(v int) []string {
+	var out []string
 	for _, s := range Steps {
 		if s.From >= v {
-			r.Pending = append(r.Pending, fmt.Sprintf("%d→%d: %s", s.From, s.From+1, s.Name))
+			out = append(out, fmt.Sprintf("%d→%d: %s", s.From, s.From+1, s.Name))
 		}
 	}
-	return r, nil
+	return out
 }
 
 // v1ToV2 re-encodes every changelog event from JSON to the binary record. The hashes cover

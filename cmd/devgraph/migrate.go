@@ -65,17 +65,7 @@ func runMigrate(ctx context.Context, o *migrateOptions, out io.Writer) error {
 		if o.asJSON() {
 			return writeJSON(out, r)
 		}
-		switch {
-		case r.Newer:
-			fmt.Fprintf(out, "%s is at schema version %d, newer than this devgraph (%d); upgrade devgraph\n", db, r.Version, r.Current)
-		case len(r.Pending) == 0:
-			fmt.Fprintf(out, "%s is at schema version %d (current); nothing to do\n", db, r.Version)
-		default:
-			fmt.Fprintf(out, "%s is at schema version %d (current %d); pending:\n", db, r.Version, r.Current)
-			for _, p := range r.Pending {
-				fmt.Fprintf(out, "  %s\n", p)
-			}
-		}
+		printSchemaStatus(out, db, r.Version, r.Current, r.Pending)
 		return nil
 	}
 	before, _ := store.SchemaStatus(db)
@@ -99,4 +89,23 @@ func runMigrate(ctx context.Context, o *migrateOptions, out io.Writer) error {
 		fmt.Fprintf(out, "%s is at schema version %d (current); nothing to do\n", db, st.Version())
 	}
 	return nil
+}
+
+// printSchemaStatus is migrate --status's line about subject (a file, the cluster's
+// graph) at schema version, this devgraph writing current: newer, nothing to do, or the
+// steps pending, one a line. It says whether steps are pending.
+func printSchemaStatus(out io.Writer, subject string, version, current int, pending []string) bool {
+	switch {
+	case version > current:
+		fmt.Fprintf(out, "%s is at schema version %d, newer than this devgraph (%d); upgrade devgraph\n", subject, version, current)
+	case len(pending) == 0:
+		fmt.Fprintf(out, "%s is at schema version %d (current); nothing to do\n", subject, version)
+	default:
+		fmt.Fprintf(out, "%s is at schema version %d (current %d); pending:\n", subject, version, current)
+		for _, p := range pending {
+			fmt.Fprintf(out, "  %s\n", p)
+		}
+		return true
+	}
+	return false
 }

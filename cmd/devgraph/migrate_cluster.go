@@ -35,16 +35,8 @@ func (e *env) migrateCluster(ctx context.Context, o *migrateOptions, out io.Writ
 			fmt.Fprintf(out, "the cluster %s holds no graph yet\n", o.store)
 		case st.MigratingTo > 0:
 			fmt.Fprintf(out, "the cluster's graph is being migrated from schema version %d to %d (started %s); run migrate again if it stopped\n", st.Version, st.MigratingTo, st.Started)
-		case st.Version > st.Current:
-			fmt.Fprintf(out, "the cluster's graph is at schema version %d, newer than this devgraph (%d); upgrade devgraph\n", st.Version, st.Current)
-		case len(st.Pending) == 0:
-			fmt.Fprintf(out, "the cluster's graph is at schema version %d (current); nothing to do\n", st.Version)
 		default:
-			fmt.Fprintf(out, "the cluster's graph is at schema version %d (current %d); pending:\n", st.Version, st.Current)
-			for _, p := range st.Pending {
-				fmt.Fprintf(out, "  %s\n", p)
-			}
-			if len(st.OldHosts) > 0 {
+			if printSchemaStatus(out, "the cluster's graph", st.Version, st.Current, st.Pending) && len(st.OldHosts) > 0 {
 				fmt.Fprintf(out, "still on an older devgraph (upgrade them first): %s\n", strings.Join(st.OldHosts, ", "))
 			}
 		}

@@ -289,41 +289,58 @@ func (c *Client) LiveHosts(ctx context.Context) ([]LiveHost, error) {
 }
 
 // FleetHosts lists the live hosts (their claims) and the hosts this front end's replica
-// holds devices of, online or not, by name: GraphQL's hosts. See graph.FleetHosts. This
-// host is offline while its lease is lost, even when another machine's claim holds its
-// name meanwhile.
+// holds devices of, online or not, by name: GraphQL's hosts. See graph.FleetHosts and
+// JoinHosts. This host is offline while its lease is lost.
 func (fe *FrontEnd) FleetHosts(ctx context.Context) ([]graph.FleetHost, error) {
 	live, err := liveHosts(ctx, fe.cli, fe.target)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := devicesByHost(ctx, fe.db)
-	if err != nil {
-		return nil, err
+	lost := ""
+	if fe.leaseLost() {
+		lost = fe.cfg.Host
 	}
-	if !fe.leaseLost() {
-		return fleetHosts(live, counts), nil
-	}
-	// A claim under this name is not this front end's now; this host is listed, offline,
-	// even without devices.
-	others := live[:0:0]
-	for _, h := range live {
-		if h.Name != fe.cfg.Host {
-			others = append(others, h)
+	return JoinHosts(ctx, live, lost, fe.db.FindDevices)
+}
+
+// JoinHosts is a fleet's hosts as GraphQL's hosts and doctor show them, by name: the live
+// hosts' claims joined with how many devices a graph holds of each host, present or
+// remembered (a host with devices and no claim is offline). devices pages through the
+// graph's devices (a store's FindDevices, a service's Devices; nil: no graph, the live
+// hosts alone). lost, when not "", is a host whose lease is lost: it is offline, even
+// without devices, and a claim under its name (another machine's meanwhile) is not its.
+func JoinHosts[D *graph.Device | *graph.DeviceView](ctx context.Context, live []LiveHost, lost string, devices func(context.Context, graph.DeviceFilter) ([]D, int, string, error)) ([]graph.FleetHost, error) {
+	counts := map[string]int{}
+	for after := ""; devices != nil; {
+		devs, _, next, err := devices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
+		if err != nil {
+			return nil, err
 		}
+		for _, d := range devs {
+			switch d := any(d).(type) {
+			case *graph.Device:
+				counts[d.Host]++
+			case *graph.DeviceView:
+				counts[d.Host]++
+			}
+		}
+		if next == "" || len(devs) == 0 {
+			break
+		}
+		after = next
 	}
-	if _, ok := counts[fe.cfg.Host]; !ok {
-		counts[fe.cfg.Host] = 0
-	}
-	return fleetHosts(others, counts), nil
+	return fleetHosts(live, counts, lost), nil
 }
 
 // fleetHosts joins the live hosts' claims with the device counts by host: a host with
-// devices and no claim is offline.
-func fleetHosts(live []LiveHost, devices map[string]int) []graph.FleetHost {
+// devices and no claim is offline, and so is lost (see JoinHosts).
+func fleetHosts(live []LiveHost, devices map[string]int, lost string) []graph.FleetHost {
 	out := []graph.FleetHost{}
 	seen := map[string]bool{}
 	for _, h := range live {
+		if h.Name == lost {
+			continue
+		}
 		seen[h.Name] = true
 		out = append(out, graph.FleetHost{Name: h.Name, Online: true, Since: h.Since, Version: h.Version, Schema: h.Schema, Devices: devices[h.Name]})
 	}
@@ -332,27 +349,11 @@ func fleetHosts(live []LiveHost, devices map[string]int) []graph.FleetHost {
 			out = append(out, graph.FleetHost{Name: name, Devices: n})
 		}
 	}
+	if _, ok := devices[lost]; lost != "" && !ok {
+		out = append(out, graph.FleetHost{Name: lost})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// devicesByHost counts the devices db holds (present or remembered) by host.
-func devicesByHost(ctx context.Context, db *store.DB) (map[string]int, error) {
-	counts := map[string]int{}
-	after := ""
-	for {
-		devs, _, next, err := db.FindDevices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range devs {
-			counts[d.Host]++
-		}
-		if next == "" || len(devs) == 0 {
-			return counts, nil
-		}
-		after = next
-	}
 }
 
 // liveHosts returns the hosts whose claims are live, by name.
@@ -539,12 +540,6 @@ func hostPort(u string) string {
 		return strings.TrimSuffix(rest, "/")
 	}
 	return u
-}
-
-// JoinHosts is the fleet's hosts from the live hosts' claims and the graph's device
-// counts by host (a host with devices and no claim is offline): what doctor lists.
-func JoinHosts(live []LiveHost, devices map[string]int) []graph.FleetHost {
-	return fleetHosts(live, devices)
 }
 
 func okIf(ok bool, yes, no string) string {

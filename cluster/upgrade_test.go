@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -25,7 +26,7 @@ func TestParseSchema(t *testing.T) {
 // the graph's devices name without a claim is offline; devices without a host (records
 // older than hosts) name none.
 func TestFleetHosts(t *testing.T) {
-	got := fleetHosts([]LiveHost{{Name: "b", Version: "v2", Schema: 4}, {Name: "a", Schema: 4}}, map[string]int{"a": 2, "c": 5, "": 1})
+	got := fleetHosts([]LiveHost{{Name: "b", Version: "v2", Schema: 4}, {Name: "a", Schema: 4}}, map[string]int{"a": 2, "c": 5, "": 1}, "")
 	want := []string{"a online 2", "b online 0", "c offline 5"}
 	if len(got) != len(want) {
 		t.Fatalf("%+v", got)
@@ -34,6 +35,18 @@ func TestFleetHosts(t *testing.T) {
 		s := h.Name + " " + okIf(h.Online, "online", "offline") + " " + strconv.Itoa(h.Devices)
 		if s != want[i] {
 			t.Errorf("host %d: %s, want %s", i, s, want[i])
+		}
+	}
+	// A host whose lease is lost is offline, whoever claims its name meanwhile, and
+	// listed even without devices (GraphQL's hosts and doctor's rows alike).
+	for lost, want := range map[string][]string{"a": {"a offline 2", "b online 0", "c offline 5"}, "z": {"a online 2", "b online 0", "c offline 5", "z offline 0"}} {
+		got := fleetHosts([]LiveHost{{Name: "b", Version: "v2", Schema: 4}, {Name: "a", Schema: 4}}, map[string]int{"a": 2, "c": 5}, lost)
+		var hosts []string
+		for _, h := range got {
+			hosts = append(hosts, h.Name+" "+okIf(h.Online, "online", "offline")+" "+strconv.Itoa(h.Devices))
+		}
+		if strings.Join(hosts, ", ") != strings.Join(want, ", ") {
+			t.Errorf("hosts with %s's lease lost: %v, want %v", lost, hosts, want)
 		}
 	}
 	for in, want := range map[string]string{"http://127.0.0.1:2379": "127.0.0.1:2379", "https://m1.lab:2379/": "m1.lab:2379", "m1:2379": "m1:2379"} {

@@ -118,7 +118,7 @@ func (e *env) doctorCluster(ctx context.Context, o *common, strict bool, out io.
 	}
 	hosts := rep.Hosts
 	if hosts == nil { // no graph to count devices in: the live hosts alone
-		hosts = cluster.JoinHosts(h.Hosts, nil)
+		hosts, _ = cluster.JoinHosts[*graph.DeviceView](ctx, h.Hosts, "", nil)
 	}
 	online, offline := 0, 0
 	for _, x := range hosts {
@@ -168,24 +168,14 @@ func clusterVerdict(h *cluster.Health) error {
 	return graph.Errorf(graph.EUNAVAILABLE, "the cluster is not healthy: %s%s", h.Problems[0], more)
 }
 
-// fleetHosts fills the report's hosts: the live hosts' claims joined with the devices
-// the graph holds of each host, so a host with devices and no claim shows offline.
-func (rep *doctorReport) fleetHosts(ctx context.Context, svc graph.Service) error {
-	counts := map[string]int{}
-	after := ""
-	for {
-		devs, _, next, err := svc.Devices(ctx, graph.DeviceFilter{All: true, First: graph.MaxPageSize, After: after})
-		if err != nil {
-			return err
-		}
-		for _, d := range devs {
-			counts[d.Host]++
-		}
-		if next == "" || len(devs) == 0 {
-			break
-		}
-		after = next
+// fleetHosts fills the report's hosts as GraphQL's hosts lists them (cluster.JoinHosts):
+// the live hosts' claims joined with the devices svc's graph holds of each host, and
+// this host offline while its server's lease is lost.
+func (rep *doctorReport) fleetHosts(ctx context.Context, svc graph.Service) (err error) {
+	lost := ""
+	if rep.LeaseLoss != nil {
+		lost = rep.LeaseLoss.Host
 	}
-	rep.Hosts = cluster.JoinHosts(rep.Cluster.Hosts, counts)
-	return nil
+	rep.Hosts, err = cluster.JoinHosts(ctx, rep.Cluster.Hosts, lost, svc.Devices)
+	return err
 }

@@ -123,7 +123,6 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	var hosts graph.HostStatus
 	if fe != nil {
 		hosts = fe
-		rt.writable = fe // MCP withdraws its writing tools while the cluster is mid-upgrade
 	}
 	if err := rt.build(svc, svc, st, robotEvents, hosts, f); err != nil {
 		return err

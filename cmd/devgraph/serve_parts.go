@@ -49,7 +49,6 @@ type runtime struct {
 	mcp  *mcptools.Server
 
 	svc      graph.Service
-	writable graph.WriteState // a fleet's front end: read-only while the cluster is mid-upgrade
 	mcpOpts  mcptools.Options
 	roOnce   sync.Once
 	mcpRO    *mcptools.Server // for relayed sessions of a `serve --read-only`
@@ -68,20 +67,18 @@ type runtime struct {
 func holdGC(getenv func(string) string) (end func()) { return startgc.Hold(getenv) }
 
 // build makes the executor and the MCP server over svc, with the one name index (find,
-// graph_find, "did you mean"): rt.names when it is made already, else one over names
-// (the store where this process holds it).
+// graph_find, "did you mean"): rt.names.
 func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph.NameSource, robotEvents func(fn func(ref string)) func(), hosts graph.HostStatus, f *serveFlags) error {
-	if rt.names == nil {
-		rt.names = search.NewFinder(names)
-	}
 	fleetHosts, _ := hosts.(graph.FleetHosts) // GraphQL hosts on a fleet
+	// A fleet's front end: MCP withdraws its writing tools while the cluster is mid-upgrade.
+	writable, _ := hosts.(graph.WriteState)
 	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: rt.names, Hosts: fleetHosts})
 	if err != nil {
 		return err
 	}
 	rt.exec = exec
 	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: rt.names, Devices: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize, MaxHTTPSessions: f.mcpSessions, Toolsets: f.toolsets, Hosts: hosts,
-		RobotEvents: robotEvents, Writable: rt.writable}
+		RobotEvents: robotEvents, Writable: writable}
 	rt.mcp, err = mcptools.New(svc, opts)
 	if err != nil {
 		exec.Close()

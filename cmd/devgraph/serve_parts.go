@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
-	"github.com/devgraph/devgraph/internal/startgc"
 	"github.com/devgraph/devgraph/mcptools"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
@@ -57,14 +56,8 @@ type runtime struct {
 	names    *search.Finder // the name index: find, graph_find, "did you mean"
 	stopWarm func()         // ends warmFind's goroutine
 	warmed   chan struct{}  // closed when it has ended
-	endStart func()         // ends holdGC's hold (nil: none); safe twice
+	endStart func()         // ends serve's hold on the collector; safe twice
 }
-
-// holdGC holds the collector while a server starts (startgc.Hold): what a server
-// allocates before its first find is mostly the find index, all of it live, and at
-// 100,000 identities the collections the heap's growth would start mark it again and
-// again, about 15 ms of CPU that a first find would wait for.
-func holdGC(getenv func(string) string) (end func()) { return startgc.Hold(getenv) }
 
 // build makes the executor and the MCP server over svc, with the one name index (find,
 // graph_find, "did you mean"): rt.names.
@@ -108,7 +101,7 @@ func (rt *runtime) session(readOnly bool) (remote.StdioServer, error) {
 
 // warmFind builds the name index for find now rather than on the first find; then,
 // once a first find has been answered (or after warmRestAfter), it ends the start's
-// hold on the collector (holdGC) and builds what a find builds when it first needs it
+// hold on the collector (endStart) and builds what a find builds when it first needs it
 // (the tags, the map a change needs): so an agent's first search pays for none of it
 // and does not share the machine with it. stopWarmFind stops and waits for it.
 func (rt *runtime) warmFind() {
@@ -126,7 +119,7 @@ func (rt *runtime) warmFind() {
 			case <-ctx.Done():
 				return
 			}
-			rt.endStartGC()
+			rt.endStart()
 			err = rt.names.Warm(ctx)
 		}
 		if err != nil && ctx.Err() == nil {
@@ -144,18 +137,11 @@ func (rt *runtime) stopWarmFind() error {
 		rt.stopWarm()
 		<-rt.warmed
 	}
-	rt.endStartGC()
+	rt.endStart()
 	return nil
 }
 
-func (rt *runtime) endStartGC() {
-	if rt.endStart != nil {
-		rt.endStart()
-	}
-}
-
 func (rt *runtime) close() error {
-	rt.stopWarmFind()
 	rt.roOnce.Do(func() {}) // no read-only server is built after this
 	if rt.mcpRO != nil {
 		rt.mcpRO.Close()

@@ -436,22 +436,12 @@ func (db *DB) ResetReplica(rev int64, snapshot func(put func(bucket, key, value 
 // fresh file's format, version and counters, and how an import is loaded into one.
 func (db *DB) Records(ctx context.Context, fn func(bucket, key, value []byte) error) error {
 	return db.view(ctx, func(tx *bolt.Tx) error {
-		for _, name := range m.AllBuckets {
-			b := tx.Bucket(name)
-			if b == nil {
-				continue
+		return m.ForEachRecord(tx, func(bucket, k, v []byte) error {
+			if bytes.Equal(bucket, m.BucketMeta) && localMeta(k) {
+				return nil
 			}
-			err := b.ForEach(func(k, v []byte) error {
-				if bytes.Equal(name, m.BucketMeta) && localMeta(k) {
-					return nil
-				}
-				return fn(name, k, v)
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+			return fn(bucket, k, v)
+		})
 	})
 }
 

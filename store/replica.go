@@ -385,21 +385,13 @@ func (db *DB) ResetReplica(rev int64, snapshot func(put func(bucket, key, value 
 			}
 			// A snapshot read from etcd comes bucket by bucket in key order: those records
 			// are appended as they come, into full pages, while the next page is read; any
-			// that come out of order wait and are put in key order at the end.
-			last := map[string][]byte{}
+			// that come out of order wait and are put in key order at the end (txw.put).
 			t.deferPuts()
 			err = snapshot(func(bucket, key, value []byte) error {
-				b := t.b(bucket)
-				if b == nil || (bytes.Equal(bucket, m.BucketMeta) && localMeta(key)) {
+				if t.b(bucket) == nil || (bytes.Equal(bucket, m.BucketMeta) && localMeta(key)) {
 					return nil
 				}
-				key, value = bytes.Clone(key), bytes.Clone(nonNil(value))
-				if prev, ok := last[string(bucket)]; ok && bytes.Compare(key, prev) <= 0 {
-					return t.put(bytes.Clone(bucket), key, value)
-				}
-				last[string(bucket)] = key
-				b.FillPercent = 1
-				return t.apply(bucket, key, value, false)
+				return t.put(bucket, bytes.Clone(key), bytes.Clone(nonNil(value)))
 			})
 			if err != nil {
 				return err

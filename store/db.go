@@ -72,6 +72,7 @@ type DB struct {
 	log     *slog.Logger
 	bolt    *bolt.DB
 	version int
+	buckets fileBuckets // the buckets the file lacks at its version (Open's checkBuckets)
 	backup  string
 	host    string // the host name in force: Options.Host, else the file's
 
@@ -210,7 +211,10 @@ func Open(path string, opts Options) (*DB, error) {
 		if held := migrations.HostOf(bdb); held != "" && opts.ReadOnly && !opts.Fleet {
 			db.host = held // reading another machine's file: its devices are its host's
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return bdb.View(func(tx *bolt.Tx) error { db.buckets = checkBuckets(tx); return nil })
 	})
 	if err != nil {
 		bdb.Close()
@@ -798,7 +802,7 @@ type wtx struct {
 }
 
 func newWtx(db *DB, tx *bolt.Tx) (*wtx, error) {
-	t, err := newTxw(tx)
+	t, err := newTxw(tx, db.buckets)
 	if err != nil {
 		return nil, err
 	}

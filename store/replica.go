@@ -188,7 +188,7 @@ func (db *DB) openReplica(created bool) error {
 		return graph.FieldErrorf(graph.EINVALID, "db", "%s is an ordinary devgraph database, not a replica of %s; devgraph never uses one as a replica: pass another --db (or none, for the default cache file)", db.path, want)
 	case of == nil:
 		err := db.bolt.Update(func(tx *bolt.Tx) error {
-			t, err := newTxw(tx)
+			t, err := newTxw(tx, db.buckets)
 			if err != nil {
 				return err
 			}
@@ -205,7 +205,7 @@ func (db *DB) openReplica(created bool) error {
 	}
 	if u := db.opts.ReplicaURL; want != "" && u != "" && u != db.replicaURL && !db.opts.ReadOnly {
 		err := db.bolt.Update(func(tx *bolt.Tx) error {
-			t, err := newTxw(tx)
+			t, err := newTxw(tx, db.buckets)
 			if err != nil {
 				return err
 			}
@@ -261,7 +261,7 @@ func (db *DB) ApplyReplicated(rev int64, changes []Change) error {
 	err := db.guard(func() error {
 		return db.bolt.Update(func(tx *bolt.Tx) error {
 			evs, applied = nil, false
-			t, err := newTxw(tx)
+			t, err := newTxw(tx, db.buckets)
 			if err != nil {
 				return err
 			}
@@ -358,7 +358,7 @@ func (db *DB) ResetReplica(rev int64, snapshot func(put func(bucket, key, value 
 	}
 	err := db.guard(func() error {
 		return db.bolt.Update(func(tx *bolt.Tx) error {
-			t, err := newTxw(tx)
+			t, err := newTxw(tx, db.buckets)
 			if err != nil {
 				return err
 			}
@@ -473,7 +473,7 @@ func (db *DB) backupReplica(ctx context.Context, w io.Writer) (int64, error) {
 		return 0, internal("backup", err)
 	}
 	err = bdb.Update(func(tx *bolt.Tx) error {
-		t, err := newTxw(tx)
+		t, err := newTxw(tx, checkBuckets(tx)) // a file of its own: checked here
 		if err != nil {
 			return err
 		}

@@ -54,24 +54,44 @@ type deferred struct {
 	appending bool
 }
 
-// newTxw sets a write transaction's file growth (growStep) and checks by name that tx's
-// file holds every bucket (a fixture written at an older version may lack the buckets a
-// later one added); b opens them.
-func newTxw(tx *bolt.Tx) (txw, error) {
-	if tx.Writable() {
-		growStep(tx.DB(), tx.Size())
-	}
-	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, 8)}
+// fileBuckets is what Open found of the file's buckets once it had migrated it (the set
+// changes nowhere else): those a file at its version lacks (a fixture written at an older
+// version), which every txw holds as nil, or the error naming one it should have, which
+// every write returns.
+type fileBuckets struct {
+	absent []string
+	err    error
+}
+
+// checkBuckets checks by name that tx's file holds every bucket its version has.
+func checkBuckets(tx *bolt.Tx) fileBuckets {
+	var fb fileBuckets
 	c := tx.Cursor()
 	for _, name := range migrations.AllBuckets {
 		if k, _ := c.Seek(name); bytes.Equal(k, name) {
 			continue
 		}
 		if migrations.BucketSince[string(name)] > 0 && !hasVersion(tx, migrations.BucketSince[string(name)]) {
-			t.buckets[string(name)] = nil
+			fb.absent = append(fb.absent, string(name))
 			continue
 		}
-		return t, fmt.Errorf("bucket %s missing", name)
+		return fileBuckets{err: fmt.Errorf("bucket %s missing", name)}
+	}
+	return fb
+}
+
+// newTxw sets a write transaction's file growth (growStep) and holds as nil the buckets
+// fb found absent; b opens the others.
+func newTxw(tx *bolt.Tx, fb fileBuckets) (txw, error) {
+	if fb.err != nil {
+		return txw{}, fb.err
+	}
+	if tx.Writable() {
+		growStep(tx.DB(), tx.Size())
+	}
+	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, 8)}
+	for _, name := range fb.absent {
+		t.buckets[name] = nil
 	}
 	return t, nil
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -217,15 +218,10 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 		after = next
 	}
 	if f.fast != nil {
-		sized := false
 		var err error
-		head, err = f.fast.EachIdentityName(ctx, func(total int, n graph.NameKey) {
-			if !sized { // room for every identity, once
-				sized = true
-				ents = append(make([]finderEntry, 0, len(ents)+total+16), ents...)
-				masks = append(make([]classSet, 0, len(ents)+total+16), masks...)
-				keys = append(make([]idKeys, 0, len(ents)+total+16), keys...)
-			}
+		head, err = f.fast.EachIdentityName(ctx, func(total int) { // room for every identity
+			ents, masks, keys = slices.Grow(ents, total+16), slices.Grow(masks, total+16), slices.Grow(keys, total+16)
+		}, func(n graph.NameKey) {
 			ents = append(ents, finderEntry{id: n.ID, kind: kindIdentity, robot: robots[n.ID], lower: n.Lower})
 			masks = append(masks, classesOf(n.Lower, n.Lower))
 			keys = append(keys, idKeys{key: n.ID[len("identity:"):]})

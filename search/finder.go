@@ -725,9 +725,8 @@ func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, 
 	if err := graph.ValidateText("text", q.Text, 0, maxFindTextLen); err != nil {
 		return nil, err
 	}
-	switch q.Kind {
-	case "", "identity", "device", "robot":
-	default:
+	only, ok := kindFilterOf(q.Kind)
+	if !ok {
 		return nil, graph.FieldErrorf(graph.EINVALID, "kind", "kind %q: want identity, device or robot (or none)", q.Kind)
 	}
 	tags := make([]string, 0, len(q.Tags))
@@ -773,7 +772,7 @@ func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, 
 			}
 		}
 	}
-	s := &search{text: text, lower: lower, ascii: ascii, qmask: qmask, kind: q.Kind, tags: tags, first: first}
+	s := &search{text: text, lower: lower, ascii: ascii, qmask: qmask, only: only, tags: tags, first: first}
 	// Names the index holds only lowercased are read for the candidates a search ranks,
 	// and the search run again with them (a third run, after a racing change, ranks the
 	// lowercased name).
@@ -793,21 +792,36 @@ type search struct {
 	text, lower string
 	ascii       bool
 	qmask       classSet
-	kind        string
+	only        kindFilter
 	tags        []string
 	first       int
 }
 
-func (s *search) keep(e *finderEntry) bool {
-	switch s.kind {
-	case "identity", "device":
-		if e.kind.String() != s.kind {
-			return false
-		}
+// kindFilter is a query's kind as keep compares it: with byKind, the entries of kind
+// alone; with robots, robots alone.
+type kindFilter struct {
+	byKind, robots bool
+	kind           nodeKind
+}
+
+// kindFilterOf converts a query's kind ("" for any); false for one Find does not know.
+func kindFilterOf(kind string) (kindFilter, bool) {
+	switch kind {
+	case "":
+		return kindFilter{}, true
+	case "identity":
+		return kindFilter{byKind: true, kind: kindIdentity}, true
+	case "device":
+		return kindFilter{byKind: true, kind: kindDevice}, true
 	case "robot":
-		if !e.robot {
-			return false
-		}
+		return kindFilter{robots: true}, true
+	}
+	return kindFilter{}, false
+}
+
+func (s *search) keep(e *finderEntry) bool {
+	if (s.only.byKind && e.kind != s.only.kind) || (s.only.robots && !e.robot) {
+		return false
 	}
 	for _, t := range s.tags {
 		i := sort.SearchStrings(e.tags, t)

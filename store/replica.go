@@ -515,11 +515,15 @@ func shipChanges(cs []change) []Change {
 	return out
 }
 
-// pauseBeforeRetry waits before a write is made again after its third conflict in a row
-// (the first two are made again as soon as the replica holds the commit that won, the
-// Committer's Pacer keeping the front ends in turn): jittered, growing with the attempt,
-// capped at 16 ms, so front ends racing for the next commit spread out. (A pause, not a time source: the clock test allows this one Sleep.)
+// pauseBeforeRetry waits before a write is made again after its attempt-th conflict in a
+// row, from the third on (the first two are made again as soon as the replica holds the
+// commit that won, the Committer's Pacer keeping the front ends in turn): jittered,
+// growing with the attempt, capped at 16 ms, so front ends racing for the next commit
+// spread out. (A pause, not a time source: the clock test allows this one Sleep.)
 func pauseBeforeRetry(attempt int) {
+	if attempt <= 2 {
+		return
+	}
 	d := time.Duration(1<<min(attempt, 6)) * 250 * time.Microsecond
 	time.Sleep(d/2 + rand.N(d))
 }

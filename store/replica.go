@@ -56,6 +56,14 @@ type Committer interface {
 	Commit(ctx context.Context, fence int64, changes []Change) (rev int64, err error)
 }
 
+// WriteRefuser is what a Committer may also offer: RefuseWrite returns the error every
+// write gets while the shared store takes none from here (nil while it takes them). The
+// store asks it before a write is queued, so a refused write builds no transaction.
+// Commit must refuse as well: the answer may change between the two.
+type WriteRefuser interface {
+	RefuseWrite() error
+}
+
 // ConflictError says the shared store has a commit (at Rev) the replica does not hold.
 type ConflictError struct{ Rev int64 }
 

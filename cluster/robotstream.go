@@ -43,9 +43,11 @@ type robotStream struct {
 	written int // states written (tests)
 	order   sync.Mutex
 
-	// The other hosts' robots, by host + "/" + ref.
+	// The other hosts' robots: their states by host + "/" + ref, and their published
+	// lists by host, as the watch of P/robot/ tells them.
 	smu    sync.Mutex
 	states map[string]*streamedState
+	lists  map[string][]robotEntry
 }
 
 type streamedState struct {
@@ -57,14 +59,15 @@ type streamedState struct {
 }
 
 func (s *robotStream) init() {
-	s.pending, s.wake, s.states = map[string]string{}, make(chan struct{}, 1), map[string]*streamedState{}
+	s.pending, s.wake = map[string]string{}, make(chan struct{}, 1)
+	s.states, s.lists = map[string]*streamedState{}, map[string][]robotEntry{}
 }
 
 func (r *Robots) stateKey(host, ref string) string {
 	return r.fe.target.key("robot", host, "state", ref)
 }
 
-// openStream loads the other hosts' streamed states, then starts the publisher (when the
+// openStream loads the other hosts' robot lists and streamed states, then starts the publisher (when the
 // local fleet tells of changes) and the watch.
 func (r *Robots) openStream() error {
 	gctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
@@ -222,7 +225,7 @@ func (r *Robots) watchStates(from int64) {
 			continue
 		}
 		r.stream.smu.Lock()
-		r.stream.states = map[string]*streamedState{}
+		r.stream.states, r.stream.lists = map[string]*streamedState{}, map[string][]robotEntry{}
 		r.stream.smu.Unlock()
 		for _, kv := range resp.Kvs {
 			r.applyState(kv, false)
@@ -231,16 +234,35 @@ func (r *Robots) watchStates(from int64) {
 	}
 }
 
-// applyState records another host's streamed state (or its deletion: the host is gone);
-// it returns the robot's ref when kv is one, "" for any other key.
+// applyState records another host's streamed state or published robot list (or their
+// deletion: the host is gone); it returns the robot's ref when kv is a state, "" for any
+// other key.
 func (r *Robots) applyState(kv *mvccpb.KeyValue, deleted bool) string {
 	rest := strings.TrimPrefix(string(kv.Key), r.fe.target.key("robot")+"/")
 	host, rest, _ := strings.Cut(rest, "/")
-	ref, ok := strings.CutPrefix(rest, "state/")
-	if !ok || host == r.fe.cfg.Host || ref == "" {
+	if host == r.fe.cfg.Host {
 		return ""
 	}
 	s := &r.stream
+	if rest == "list" {
+		var list []robotEntry
+		ok := false
+		if !deleted {
+			_, list, ok = r.listOf(kv.Key, kv.Value)
+		}
+		s.smu.Lock()
+		if ok {
+			s.lists[host] = list
+		} else {
+			delete(s.lists, host) // gone, or unreadable (as readLists leaves it out)
+		}
+		s.smu.Unlock()
+		return ""
+	}
+	ref, ok := strings.CutPrefix(rest, "state/")
+	if !ok || ref == "" {
+		return ""
+	}
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	key := host + "/" + ref
@@ -307,26 +329,15 @@ func (s *robotStream) streamed(host string, list []robotEntry) []*graph.RobotSta
 	return out
 }
 
-// moving returns a copy of robot's streamed state when host streams it on the move
-// (navigating), nil otherwise. robot is named as the host's fleet takes it: ref, bare
-// name, device id or serial ref.
-func (s *robotStream) moving(host, robot string) *graph.RobotState {
-	bare := strings.ToLower(strings.TrimPrefix(robot, "robot:"))
+// moving returns a copy of the state host streams for its robot ref when that robot is
+// on the move (navigating), nil otherwise (and for ref "").
+func (s *robotStream) moving(host, ref string) *graph.RobotState {
 	s.smu.Lock()
 	defer s.smu.Unlock()
-	for key, e := range s.states {
-		h, _, _ := strings.Cut(key, "/")
-		if h != host || e.st == nil {
-			continue
-		}
-		st := e.st
-		if st.Ref == robot || strings.EqualFold(st.Name, bare) || (st.DeviceID != "" && st.DeviceID == robot) || (st.Serial != "" && robot == "robot:"+st.Serial) {
-			if st.State != graph.RobotNavigating {
-				return nil
-			}
-			cp := *st
-			return &cp
-		}
+	e := s.states[host+"/"+ref]
+	if ref == "" || e == nil || e.st == nil || e.st.State != graph.RobotNavigating {
+		return nil
 	}
-	return nil
+	cp := *e.st
+	return &cp
 }

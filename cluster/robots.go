@@ -95,7 +95,7 @@ func NewRobots(fe *FrontEnd) *Robots {
 // Other robot writes (arm, parameters, a navigation's start) fail while it is unreachable.
 func (r *Robots) Store(st graph.RobotStore) graph.RobotStore {
 	if r.writer == nil {
-		r.writer = newRobotWriter(st, r.log)
+		r.writer = newRobotWriter(st, r.log, r.fe.leaseLost)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -1040,7 +1040,6 @@ func (r *Robots) guard() {
 func (r *Robots) stopAll() {
 	if r.writer != nil {
 		r.writer.degrade()
-		r.writer.setOffline(true)
 	}
 	states, err := r.local.Robots(context.Background())
 	if err != nil {
@@ -1066,9 +1065,6 @@ func (r *Robots) stopAll() {
 // resume publishes this host's robot list on its new lease (trying again while that lease
 // holds) and takes robot changes again.
 func (r *Robots) resume() {
-	if r.writer != nil {
-		r.writer.setOffline(false)
-	}
 	lease := r.fe.hostLease()
 	for attempt := 0; ; attempt++ {
 		err := r.publish()

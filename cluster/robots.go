@@ -183,14 +183,8 @@ func (r *Robots) publish() error {
 	}
 	// Each robot's state is streamed once with the list, so the other hosts list the
 	// fleet's robots without asking this one.
-	r.stream.mu.Lock()
 	for _, st := range states {
-		r.stream.pending[st.Ref] = st.State
-	}
-	r.stream.mu.Unlock()
-	select {
-	case r.stream.wake <- struct{}{}:
-	default:
+		r.stream.tell(st.Ref, st.State)
 	}
 	return nil
 }
@@ -373,21 +367,7 @@ func (r *Robots) Robots(ctx context.Context) ([]*graph.RobotState, error) {
 // Status answers a robot of another host that is on the move from the state its host
 // streams (see robotstream.go), and asks the host otherwise.
 func (r *Robots) Status(ctx context.Context, ref string) (*graph.RobotState, error) {
-	host, name, robotRef, err := r.driverOf(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	if host == "" {
-		return r.local.Status(ctx, name)
-	}
-	if st := r.stream.moving(host, robotRef); st != nil {
-		return st, nil
-	}
-	o, err := r.call(ctx, host, command{Verb: verbStatus, Robot: name}, nil)
-	if err != nil {
-		return nil, err
-	}
-	return o.State, nil
+	return r.stateCall(ctx, ref, command{Verb: verbStatus}, func(f graph.Fleet, name string) (*graph.RobotState, error) { return f.Status(ctx, name) })
 }
 
 // Navigate drives a robot of any host and blocks until the navigation ends, with
@@ -449,14 +429,19 @@ func (r *Robots) SetParameters(ctx context.Context, ref string, u graph.RobotPar
 }
 
 // stateCall runs a command that answers a robot's state: on the local fleet, or on the
-// driving host.
+// driving host; a status of a robot on the move there is answered from its streamed state.
 func (r *Robots) stateCall(ctx context.Context, ref string, c command, local func(graph.Fleet, string) (*graph.RobotState, error)) (*graph.RobotState, error) {
-	host, name, _, err := r.driverOf(ctx, ref)
+	host, name, robotRef, err := r.driverOf(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if host == "" {
 		return local(r.local, name)
+	}
+	if c.Verb == verbStatus {
+		if st := r.stream.moving(host, robotRef); st != nil {
+			return st, nil
+		}
 	}
 	c.Robot = name
 	o, err := r.call(ctx, host, c, nil)

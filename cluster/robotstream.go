@@ -63,6 +63,17 @@ func (s *robotStream) init() {
 	s.states, s.lists = map[string]*streamedState{}, map[string][]robotEntry{}
 }
 
+// tell records that robot ref is in state now and wakes the publisher to stream it.
+func (s *robotStream) tell(ref, state string) {
+	s.mu.Lock()
+	s.pending[ref] = state
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
 func (r *Robots) stateKey(host, ref string) string {
 	return r.fe.target.key("robot", host, "state", ref)
 }
@@ -82,15 +93,7 @@ func (r *Robots) openStream() error {
 	if f, ok := r.local.(interface {
 		Subscribe(func(ref string, st graph.RobotState)) func()
 	}); ok {
-		stop := f.Subscribe(func(ref string, st graph.RobotState) {
-			r.stream.mu.Lock()
-			r.stream.pending[ref] = st.State
-			r.stream.mu.Unlock()
-			select {
-			case r.stream.wake <- struct{}{}:
-			default:
-			}
-		})
+		stop := f.Subscribe(func(ref string, st graph.RobotState) { r.stream.tell(ref, st.State) })
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()

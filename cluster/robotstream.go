@@ -78,17 +78,12 @@ func (r *Robots) stateKey(host, ref string) string {
 	return r.fe.target.key("robot", host, "state", ref)
 }
 
-// openStream loads the other hosts' robot lists and streamed states, then starts the publisher (when the
-// local fleet tells of changes) and the watch.
+// openStream loads the other hosts' robot lists and streamed states, then starts the
+// publisher (when the local fleet tells of changes) and the watch.
 func (r *Robots) openStream() error {
-	gctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
-	resp, err := r.fe.cli.Get(gctx, r.fe.target.key("robot")+"/", clientv3.WithPrefix())
-	cancel()
+	rev, err := r.loadStreams(r.ctx)
 	if err != nil {
-		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer (other hosts' robots): %v", r.fe.target.endpointList(), short(err))
-	}
-	for _, kv := range resp.Kvs {
-		r.applyState(kv, false)
+		return err
 	}
 	if f, ok := r.local.(interface {
 		Subscribe(func(ref string, st graph.RobotState)) func()
@@ -102,7 +97,7 @@ func (r *Robots) openStream() error {
 		}()
 	}
 	r.wg.Add(1)
-	go r.watchStates(resp.Header.Revision + 1)
+	go r.watchStates(rev + 1)
 	return nil
 }
 
@@ -196,45 +191,37 @@ func (r *Robots) StatesWritten() int {
 	return r.stream.written
 }
 
-// watchStates follows the other hosts' streamed states from revision from on; a broken
-// or compacted watch reads them afresh.
+// loadStreams reads the other hosts' robot lists and streamed states at one revision,
+// in place of those held; it returns that revision.
+func (r *Robots) loadStreams(ctx context.Context) (int64, error) {
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	resp, err := r.fe.cli.Get(gctx, r.fe.target.key("robot")+"/", clientv3.WithPrefix())
+	cancel()
+	if err != nil {
+		return 0, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer (other hosts' robots): %v", r.fe.target.endpointList(), short(err))
+	}
+	r.stream.smu.Lock()
+	r.stream.states, r.stream.lists = map[string]*streamedState{}, map[string][]robotEntry{}
+	r.stream.smu.Unlock()
+	for _, kv := range resp.Kvs {
+		r.applyState(kv, false)
+	}
+	return resp.Header.Revision, nil
+}
+
+// watchStates follows the other hosts' robot lists and streamed states from revision
+// from on (see FrontEnd.follow), telling the subscribers of each state.
 func (r *Robots) watchStates(from int64) {
 	defer r.wg.Done()
 	prefix := r.fe.target.key("robot") + "/"
-	for attempt := 0; r.ctx.Err() == nil; attempt++ {
-		ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(r.ctx))
-		for wr := range r.fe.cli.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from)) {
-			if wr.CompactRevision != 0 || wr.Err() != nil {
-				break
-			}
-			attempt = 0
-			for _, ev := range wr.Events {
-				from = ev.Kv.ModRevision + 1
-				if ref := r.applyState(ev.Kv, ev.Type == mvccpb.DELETE); ref != "" {
-					r.notify(ref)
-				}
+	r.fe.follow(r.ctx, prefix, clientv3.GetPrefixRangeEnd(prefix), from, r.loadStreams, func(evs []*clientv3.Event) error {
+		for _, ev := range evs {
+			if ref := r.applyState(ev.Kv, ev.Type == mvccpb.DELETE); ref != "" {
+				r.notify(ref)
 			}
 		}
-		cancel()
-		select {
-		case <-time.After(backoff(attempt, 100*time.Millisecond, 2*time.Second)):
-		case <-r.ctx.Done():
-			return
-		}
-		gctx, gcancel := context.WithTimeout(r.ctx, 5*time.Second)
-		resp, err := r.fe.cli.Get(gctx, prefix, clientv3.WithPrefix())
-		gcancel()
-		if err != nil {
-			continue
-		}
-		r.stream.smu.Lock()
-		r.stream.states, r.stream.lists = map[string]*streamedState{}, map[string][]robotEntry{}
-		r.stream.smu.Unlock()
-		for _, kv := range resp.Kvs {
-			r.applyState(kv, false)
-		}
-		from = resp.Header.Revision + 1
-	}
+		return nil
+	})
 }
 
 // applyState records another host's streamed state or published robot list (or their

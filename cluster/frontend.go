@@ -747,6 +747,10 @@ func backoff(attempt int, base, max time.Duration) time.Duration {
 // committer is the FrontEnd seen as the store's Committer.
 type committer FrontEnd
 
+// RefuseWrite (store.WriteRefuser) refuses a write before the store builds it while the
+// front end is read-only; Commit refuses it too, as the answer may change in between.
+func (c *committer) RefuseWrite() error { return (*FrontEnd)(c).refuseWrite() }
+
 // Commit ships changes as one Txn: if no commit came after fence (P/txn's ModRevision)
 // and this commit's request key is not there, make every change, write P/txn and the
 // request key. A Txn that timed out may have committed: it is sent again, identical, and

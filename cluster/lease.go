@@ -60,8 +60,7 @@ func (fe *FrontEnd) leaseLost() bool {
 }
 
 // LeaseLoss says whether this host's lease is lost: nil while it holds its name; else
-// since when, and the machine that holds the name meanwhile, if one does. See
-// graph.LeaseStatus.
+// since when, and the machine that holds the name meanwhile, if one does.
 func (fe *FrontEnd) LeaseLoss() *graph.LeaseLoss {
 	fe.leaseMu.Lock()
 	defer fe.leaseMu.Unlock()

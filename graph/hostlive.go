@@ -17,7 +17,7 @@ import (
 type HostStatus interface {
 	// HostOnline reports whether the named host is live. "" (a record without a host,
 	// on one machine) is always online, and so is this host, except while a fleet
-	// host's lease is lost (see LeaseStatus).
+	// host's lease is lost (see LeaseLoss).
 	HostOnline(host string) bool
 	// HostsOnline lists the live hosts, this one included while it is online, sorted.
 	HostsOnline() []string
@@ -86,13 +86,6 @@ type LeaseLoss struct {
 	Since     time.Time `json:"since"`
 	HeldBy    string    `json:"held_by,omitempty"`   // the machine id of the name's holder meanwhile
 	HeldSince time.Time `json:"held_since,omitzero"` // since when that machine holds it
-}
-
-// LeaseStatus says whether this host's lease is lost (a front end on an etcd store
-// implements it).
-type LeaseStatus interface {
-	// LeaseLoss returns nil while the host holds its name.
-	LeaseLoss() *LeaseLoss
 }
 
 // String is the loss as doctor says it.

@@ -78,10 +78,10 @@ type NodeChange struct {
 // read without decoding an identity or an event body. Each method also returns the
 // changelog head (the newest event's seq) its read reflects.
 type NameIndex interface {
-	// EachIdentityName calls fn with every identity's id and lowercased name, from the
-	// name index, in name order, and total, how many identities the store counts (the
-	// same at every call: a size for what fn fills). fn may keep the strings.
-	EachIdentityName(ctx context.Context, fn func(total int, key NameKey)) (head uint64, err error)
+	// EachIdentityName calls size once with how many identities the store counts (a
+	// size for what fn fills), then fn with every identity's id and lowercased name, from
+	// the name index, in name order. fn may keep the strings.
+	EachIdentityName(ctx context.Context, size func(total int), fn func(key NameKey)) (head uint64, err error)
 	// IdentityDisplayNames returns the names of the identities ids, at the same
 	// positions; "" for one that does not exist.
 	IdentityDisplayNames(ctx context.Context, ids []string) ([]string, error)

@@ -49,8 +49,9 @@ type Service struct {
 
 	syncMu   sync.Mutex
 	observed *graph.Snapshot // the last snapshot reconciled into the store
-	// observeErr is the last reconcile's error, logged once until it changes (a fleet
-	// front end that is read-only mid-upgrade refuses every one, for minutes).
+	// observeErr is the graph error code of the last reconcile's error, logged once
+	// until the code changes (a fleet front end that is read-only mid-upgrade refuses
+	// every one, for minutes, in words that change as the upgrade goes on).
 	observeErr string
 
 	qualMu             sync.Mutex
@@ -214,8 +215,8 @@ func (s *Service) sync(ctx context.Context) (*graph.Snapshot, error) {
 			return nil, ctx.Err()
 		}
 		// Reads still get the live snapshot; the store catches up on the next one.
-		if msg := err.Error(); msg != s.observeErr {
-			s.observeErr = msg
+		if code := graph.ErrorCode(err); code != s.observeErr {
+			s.observeErr = code
 			s.logger().Warn("record snapshot", "err", err)
 		}
 		return snap, nil

@@ -195,11 +195,7 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	if opts.Writable != nil {
 		s.blocked = opts.Writable.ReadOnly() != ""
 	}
-	var first []server.ServerTool
-	for _, t := range s.offered(toolsetGraph, toolsetEdit) {
-		first = append(first, server.ServerTool{Tool: t.tool(), Handler: s.wrap(t)})
-	}
-	s.mcp.AddTools(first...) // no session exists yet: nobody to notify
+	s.mcp.AddTools(s.serverTools(toolsetGraph, toolsetEdit)...) // no session exists yet: nobody to notify
 	switch {
 	case hasToolset(opts.Toolsets, toolsetRobots):
 		s.showRobots()

@@ -38,12 +38,13 @@ func hasToolset(sets []string, name string) bool {
 	return sets == nil && name != toolsetRobots || slices.Contains(sets, name)
 }
 
-// offered returns the tools of the given toolsets this server offers: those chosen by
-// Options.Toolsets, less the writing ones in read-only mode, or while Options.Writable
-// says the graph takes no writes (robot_stop stays; a tool with a read-only variant is
-// replaced by it). Called under robotsMu, or before the server is shared.
-func (s *Server) offered(sets ...string) []*toolDef {
-	var out []*toolDef
+// serverTools returns the tools of the given toolsets this server offers, ready for
+// mcp-go: those chosen by Options.Toolsets, less the writing ones in read-only mode, or
+// while Options.Writable says the graph takes no writes (robot_stop stays; a tool with a
+// read-only variant is replaced by it). Called under robotsMu, or before the server is
+// shared.
+func (s *Server) serverTools(sets ...string) []server.ServerTool {
+	var out []server.ServerTool
 	for _, t := range s.tools {
 		if !slices.Contains(sets, t.set) || t.set != toolsetRobots && !hasToolset(s.opts.Toolsets, t.set) {
 			continue
@@ -54,7 +55,7 @@ func (s *Server) offered(sets ...string) []*toolDef {
 			}
 			t = t.readOnlyVariant
 		}
-		out = append(out, t)
+		out = append(out, server.ServerTool{Tool: t.tool(), Handler: s.wrap(t)})
 	}
 	return out
 }
@@ -68,11 +69,7 @@ func (s *Server) showRobots() {
 		return
 	}
 	s.robotsShown = true
-	var list []server.ServerTool
-	for _, t := range s.offered(toolsetRobots) {
-		list = append(list, server.ServerTool{Tool: t.tool(), Handler: s.wrap(t)})
-	}
-	s.mcp.AddTools(list...)
+	s.mcp.AddTools(s.serverTools(toolsetRobots)...)
 	s.log.Debug("mcp: robot tools offered")
 }
 
@@ -91,11 +88,7 @@ func (s *Server) writeStateChanged() {
 	if s.robotsShown {
 		sets = append(sets, toolsetRobots)
 	}
-	var list []server.ServerTool
-	for _, t := range s.offered(sets...) {
-		list = append(list, server.ServerTool{Tool: t.tool(), Handler: s.wrap(t)})
-	}
-	s.mcp.SetTools(list...)
+	s.mcp.SetTools(s.serverTools(sets...)...)
 	if blocked {
 		s.log.Info("mcp: the graph takes no writes now; the writing tools are withdrawn until it does", "why", s.opts.Writable.ReadOnly())
 	} else {

@@ -56,7 +56,7 @@ func MigrateRecords(path string, o Options, fill func(put func(bucket, key, valu
 	if _, _, err := Prepare(db, path, o); err != nil {
 		return from, err
 	}
-	return from, db.View(func(tx *bolt.Tx) error { return eachRecord(tx, each) })
+	return from, db.View(func(tx *bolt.Tx) error { return ForEachRecord(tx, each) })
 }
 
 // EachRecord calls fn with every record of the file at path, read-only and as it is
@@ -68,10 +68,12 @@ func EachRecord(path string, fn func(bucket, key, value []byte) error) error {
 		return graph.Errorf(graph.EINVALID, "cannot read %s as a devgraph database: %v", path, err)
 	}
 	defer db.Close()
-	return db.View(func(tx *bolt.Tx) error { return eachRecord(tx, fn) })
+	return db.View(func(tx *bolt.Tx) error { return ForEachRecord(tx, fn) })
 }
 
-func eachRecord(tx *bolt.Tx, fn func(bucket, key, value []byte) error) error {
+// ForEachRecord calls fn with every record of tx's graph buckets (AllBuckets), in bucket
+// and key order, and stops at fn's first error.
+func ForEachRecord(tx *bolt.Tx, fn func(bucket, key, value []byte) error) error {
 	for _, name := range AllBuckets {
 		b := tx.Bucket(name)
 		if b == nil {

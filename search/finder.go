@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -217,15 +218,10 @@ func (f *Finder) rebuildLocked(ctx context.Context) error {
 		after = next
 	}
 	if f.fast != nil {
-		sized := false
 		var err error
-		head, err = f.fast.EachIdentityName(ctx, func(total int, n graph.NameKey) {
-			if !sized { // room for every identity, once
-				sized = true
-				ents = append(make([]finderEntry, 0, len(ents)+total+16), ents...)
-				masks = append(make([]classSet, 0, len(ents)+total+16), masks...)
-				keys = append(make([]idKeys, 0, len(ents)+total+16), keys...)
-			}
+		head, err = f.fast.EachIdentityName(ctx, func(total int) { // room for every identity
+			ents, masks, keys = slices.Grow(ents, total+16), slices.Grow(masks, total+16), slices.Grow(keys, total+16)
+		}, func(n graph.NameKey) {
 			ents = append(ents, finderEntry{id: n.ID, kind: kindIdentity, robot: robots[n.ID], lower: n.Lower})
 			masks = append(masks, classesOf(n.Lower, n.Lower))
 			keys = append(keys, idKeys{key: n.ID[len("identity:"):]})
@@ -729,9 +725,8 @@ func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, 
 	if err := graph.ValidateText("text", q.Text, 0, maxFindTextLen); err != nil {
 		return nil, err
 	}
-	switch q.Kind {
-	case "", "identity", "device", "robot":
-	default:
+	only, ok := kindFilterOf(q.Kind)
+	if !ok {
 		return nil, graph.FieldErrorf(graph.EINVALID, "kind", "kind %q: want identity, device or robot (or none)", q.Kind)
 	}
 	tags := make([]string, 0, len(q.Tags))
@@ -777,7 +772,7 @@ func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, 
 			}
 		}
 	}
-	s := &search{text: text, lower: lower, ascii: ascii, qmask: qmask, kind: q.Kind, tags: tags, first: first}
+	s := &search{text: text, lower: lower, ascii: ascii, qmask: qmask, only: only, tags: tags, first: first}
 	// Names the index holds only lowercased are read for the candidates a search ranks,
 	// and the search run again with them (a third run, after a racing change, ranks the
 	// lowercased name).
@@ -797,21 +792,36 @@ type search struct {
 	text, lower string
 	ascii       bool
 	qmask       classSet
-	kind        string
+	only        kindFilter
 	tags        []string
 	first       int
 }
 
-func (s *search) keep(e *finderEntry) bool {
-	switch s.kind {
-	case "identity", "device":
-		if e.kind.String() != s.kind {
-			return false
-		}
+// kindFilter is a query's kind as keep compares it: with byKind, the entries of kind
+// alone; with robots, robots alone.
+type kindFilter struct {
+	byKind, robots bool
+	kind           nodeKind
+}
+
+// kindFilterOf converts a query's kind ("" for any); false for one Find does not know.
+func kindFilterOf(kind string) (kindFilter, bool) {
+	switch kind {
+	case "":
+		return kindFilter{}, true
+	case "identity":
+		return kindFilter{byKind: true, kind: kindIdentity}, true
+	case "device":
+		return kindFilter{byKind: true, kind: kindDevice}, true
 	case "robot":
-		if !e.robot {
-			return false
-		}
+		return kindFilter{robots: true}, true
+	}
+	return kindFilter{}, false
+}
+
+func (s *search) keep(e *finderEntry) bool {
+	if (s.only.byKind && e.kind != s.only.kind) || (s.only.robots && !e.robot) {
+		return false
 	}
 	for _, t := range s.tags {
 		i := sort.SearchStrings(e.tags, t)

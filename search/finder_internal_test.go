@@ -35,7 +35,8 @@ func referenceFind(f *Finder, text, kind string, tags []string, n int) []graph.F
 			ascii = false
 		}
 	}
-	s := &search{kind: kind, tags: tags}
+	only, _ := kindFilterOf(kind)
+	s := &search{only: only, tags: tags}
 	qmask := charMask(lower)
 	var prefix, contains, subseq []int
 	for i := range f.ent {

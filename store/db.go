@@ -72,6 +72,7 @@ type DB struct {
 	log     *slog.Logger
 	bolt    *bolt.DB
 	version int
+	buckets fileBuckets // the buckets the file lacks at its version (Open's checkBuckets)
 	backup  string
 	host    string // the host name in force: Options.Host, else the file's
 
@@ -210,7 +211,10 @@ func Open(path string, opts Options) (*DB, error) {
 		if held := migrations.HostOf(bdb); held != "" && opts.ReadOnly && !opts.Fleet {
 			db.host = held // reading another machine's file: its devices are its host's
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return bdb.View(func(tx *bolt.Tx) error { db.buckets = checkBuckets(tx); return nil })
 	})
 	if err != nil {
 		bdb.Close()
@@ -556,6 +560,19 @@ func (db *DB) commitLoop() {
 	}
 }
 
+// answer ends every write of batch: with err, or with the events it made when err is
+// nil (subscribers told of them first when notify is set).
+func (db *DB) answer(batch []*writeReq, err error, notify bool) {
+	for _, r := range batch {
+		if err != nil {
+			r.err, r.events = err, nil
+		} else if notify {
+			db.notify(r.events)
+		}
+		close(r.done)
+	}
+}
+
 // drainWrites adds to batch the writes already queued, up to maxBatch, without waiting.
 func (db *DB) drainWrites(batch []*writeReq) []*writeReq {
 	for len(batch) < maxBatch {
@@ -574,10 +591,7 @@ func (db *DB) drainWrites(batch []*writeReq) []*writeReq {
 
 func (db *DB) runBatch(batch []*writeReq) {
 	if err := db.writesRefused(); err != nil {
-		for _, r := range batch {
-			r.err = err
-			close(r.done)
-		}
+		db.answer(batch, err, false)
 		return
 	}
 	committer := db.opts.Committer
@@ -669,9 +683,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 				err = graph.Errorf(graph.EUNAVAILABLE, "the replica did not catch up with the cluster (revision %d) within 10s; nothing was written, try again", conflict.Rev)
 				break
 			}
-			if attempt > 2 {
-				pauseBeforeRetry(attempt)
-			}
+			pauseBeforeRetry(attempt)
 			batch = db.gatherShared(batch)
 			continue
 		case failed < 0 && errors.As(err, &tooBig) && len(batch) > 1:
@@ -681,36 +693,21 @@ func (db *DB) runBatch(batch []*writeReq) {
 			}
 			return
 		}
-		if err == nil {
-			for _, r := range batch {
-				db.notify(r.events)
-				close(r.done)
-			}
-			return
-		}
-		if failed < 0 && shipped > 0 && committing {
-			// The shared store made the change but this replica could not store it: the
-			// change WAS made, and the feed brings it here (and tells subscribers).
-			if err = db.lostLocally(shipped, err); err == nil {
-				for _, r := range batch {
-					close(r.done)
-				}
-				return
-			}
-			for _, r := range batch {
-				r.err, r.events = err, nil
-				close(r.done)
-			}
-			return
-		}
 		if failed < 0 {
-			if committing && committer == nil {
-				err = db.commitErr(txid, err)
+			notify := err == nil
+			switch {
+			case err == nil:
+			case shipped > 0 && committing:
+				// The shared store made the change but this replica could not store it: the
+				// change WAS made, and the feed brings it here (and tells subscribers).
+				err = db.lostLocally(shipped, err)
+			default:
+				if committing && committer == nil {
+					err = db.commitErr(txid, err)
+				}
+				err = internal("commit", err)
 			}
-			for _, r := range batch {
-				r.err, r.events = internal("commit", err), nil
-				close(r.done)
-			}
+			db.answer(batch, err, notify)
 			return
 		}
 		r := batch[failed]
@@ -798,7 +795,7 @@ type wtx struct {
 }
 
 func newWtx(db *DB, tx *bolt.Tx) (*wtx, error) {
-	t, err := newTxw(tx)
+	t, err := newTxw(tx, db.buckets)
 	if err != nil {
 		return nil, err
 	}

@@ -103,10 +103,14 @@ func ioCause(err error) string {
 }
 
 // writesRefused returns the error every write gets after a commit failed with an
-// unknown outcome; nil while writes are accepted.
+// unknown outcome, or while the Committer refuses writes (WriteRefuser); nil while
+// writes are accepted.
 func (db *DB) writesRefused() error {
 	if ge := db.writeFailed.Load(); ge != nil {
 		return ge
+	}
+	if r, ok := db.opts.Committer.(WriteRefuser); ok {
+		return r.RefuseWrite()
 	}
 	return nil
 }

@@ -28,11 +28,11 @@ func headSeq(tx *bolt.Tx) uint64 {
 // them: at 100,000 identities a few dozen allocations instead of 100,000 make a
 // server's first find after start come sooner (fewer pages to fault in, fewer objects
 // for the collector).
-func (db *DB) EachIdentityName(ctx context.Context, fn func(total int, key graph.NameKey)) (uint64, error) {
+func (db *DB) EachIdentityName(ctx context.Context, size func(total int), fn func(key graph.NameKey)) (uint64, error) {
 	var head uint64
 	err := db.view(ctx, func(tx *bolt.Tx) error {
 		head = headSeq(tx)
-		total := int(m.ReadU64(tx.Bucket(m.BucketMeta).Get(m.CountIdentities)))
+		size(int(m.ReadU64(tx.Bucket(m.BucketMeta).Get(m.CountIdentities))))
 		var chunk strings.Builder // never grown: the strings cut from it stay as they are
 		c := tx.Bucket(m.BucketNames).Cursor()
 		n := 0
@@ -56,7 +56,7 @@ func (db *DB) EachIdentityName(ctx context.Context, fn func(total int, key graph
 			mid := chunk.Len()
 			chunk.Write(k[:i])
 			s := chunk.String()
-			fn(total, graph.NameKey{ID: s[start:mid], Lower: s[mid:]})
+			fn(graph.NameKey{ID: s[start:mid], Lower: s[mid:]})
 		}
 		return nil
 	})

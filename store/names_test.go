@@ -22,14 +22,15 @@ func TestDB_NameIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []graph.NameKey
-	head, err := db.EachIdentityName(ctx, func(total int, k graph.NameKey) {
-		if total != 2 {
-			t.Errorf("EachIdentityName: total %d, want 2", total)
-		}
+	total := -1
+	head, err := db.EachIdentityName(ctx, func(n int) { total = n }, func(k graph.NameKey) {
 		keys = append(keys, k)
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if total != 2 {
+		t.Errorf("EachIdentityName: total %d, want 2", total)
 	}
 	want := []graph.NameKey{{ID: "identity:beatstep", Lower: "arturia beatstep"}, {ID: "identity:jdxi", Lower: "roland jd-xi"}}
 	if !reflect.DeepEqual(keys, want) || head == 0 {

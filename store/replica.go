@@ -56,6 +56,14 @@ type Committer interface {
 	Commit(ctx context.Context, fence int64, changes []Change) (rev int64, err error)
 }
 
+// WriteRefuser is what a Committer may also offer: RefuseWrite returns the error every
+// write gets while the shared store takes none from here (nil while it takes them). The
+// store asks it before a write is queued, so a refused write builds no transaction.
+// Commit must refuse as well: the answer may change between the two.
+type WriteRefuser interface {
+	RefuseWrite() error
+}
+
 // ConflictError says the shared store has a commit (at Rev) the replica does not hold.
 type ConflictError struct{ Rev int64 }
 
@@ -188,7 +196,7 @@ func (db *DB) openReplica(created bool) error {
 		return graph.FieldErrorf(graph.EINVALID, "db", "%s is an ordinary devgraph database, not a replica of %s; devgraph never uses one as a replica: pass another --db (or none, for the default cache file)", db.path, want)
 	case of == nil:
 		err := db.bolt.Update(func(tx *bolt.Tx) error {
-			t, err := newTxw(tx)
+			t, err := newTxw(tx, db.buckets)
 			if err != nil {
 				return err
 			}
@@ -205,7 +213,7 @@ func (db *DB) openReplica(created bool) error {
 	}
 	if u := db.opts.ReplicaURL; want != "" && u != "" && u != db.replicaURL && !db.opts.ReadOnly {
 		err := db.bolt.Update(func(tx *bolt.Tx) error {
-			t, err := newTxw(tx)
+			t, err := newTxw(tx, db.buckets)
 			if err != nil {
 				return err
 			}
@@ -261,7 +269,7 @@ func (db *DB) ApplyReplicated(rev int64, changes []Change) error {
 	err := db.guard(func() error {
 		return db.bolt.Update(func(tx *bolt.Tx) error {
 			evs, applied = nil, false
-			t, err := newTxw(tx)
+			t, err := newTxw(tx, db.buckets)
 			if err != nil {
 				return err
 			}
@@ -358,7 +366,7 @@ func (db *DB) ResetReplica(rev int64, snapshot func(put func(bucket, key, value 
 	}
 	err := db.guard(func() error {
 		return db.bolt.Update(func(tx *bolt.Tx) error {
-			t, err := newTxw(tx)
+			t, err := newTxw(tx, db.buckets)
 			if err != nil {
 				return err
 			}
@@ -385,21 +393,13 @@ func (db *DB) ResetReplica(rev int64, snapshot func(put func(bucket, key, value 
 			}
 			// A snapshot read from etcd comes bucket by bucket in key order: those records
 			// are appended as they come, into full pages, while the next page is read; any
-			// that come out of order wait and are put in key order at the end.
-			last := map[string][]byte{}
+			// that come out of order wait and are put in key order at the end (txw.put).
 			t.deferPuts()
 			err = snapshot(func(bucket, key, value []byte) error {
-				b := t.b(bucket)
-				if b == nil || (bytes.Equal(bucket, m.BucketMeta) && localMeta(key)) {
+				if t.b(bucket) == nil || (bytes.Equal(bucket, m.BucketMeta) && localMeta(key)) {
 					return nil
 				}
-				key, value = bytes.Clone(key), bytes.Clone(nonNil(value))
-				if prev, ok := last[string(bucket)]; ok && bytes.Compare(key, prev) <= 0 {
-					return t.put(bytes.Clone(bucket), key, value)
-				}
-				last[string(bucket)] = key
-				b.FillPercent = 1
-				return t.apply(bucket, key, value, false)
+				return t.put(bucket, bytes.Clone(key), bytes.Clone(nonNil(value)))
 			})
 			if err != nil {
 				return err
@@ -436,22 +436,12 @@ func (db *DB) ResetReplica(rev int64, snapshot func(put func(bucket, key, value 
 // fresh file's format, version and counters, and how an import is loaded into one.
 func (db *DB) Records(ctx context.Context, fn func(bucket, key, value []byte) error) error {
 	return db.view(ctx, func(tx *bolt.Tx) error {
-		for _, name := range m.AllBuckets {
-			b := tx.Bucket(name)
-			if b == nil {
-				continue
+		return m.ForEachRecord(tx, func(bucket, k, v []byte) error {
+			if bytes.Equal(bucket, m.BucketMeta) && localMeta(k) {
+				return nil
 			}
-			err := b.ForEach(func(k, v []byte) error {
-				if bytes.Equal(name, m.BucketMeta) && localMeta(k) {
-					return nil
-				}
-				return fn(name, k, v)
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+			return fn(bucket, k, v)
+		})
 	})
 }
 
@@ -481,7 +471,7 @@ func (db *DB) backupReplica(ctx context.Context, w io.Writer) (int64, error) {
 		return 0, internal("backup", err)
 	}
 	err = bdb.Update(func(tx *bolt.Tx) error {
-		t, err := newTxw(tx)
+		t, err := newTxw(tx, checkBuckets(tx)) // a file of its own: checked here
 		if err != nil {
 			return err
 		}
@@ -523,11 +513,15 @@ func shipChanges(cs []change) []Change {
 	return out
 }
 
-// pauseBeforeRetry waits before a write is made again after its third conflict in a row
-// (the first two are made again as soon as the replica holds the commit that won, the
-// Committer's Pacer keeping the front ends in turn): jittered, growing with the attempt,
-// capped at 16 ms, so front ends racing for the next commit spread out. (A pause, not a time source: the clock test allows this one Sleep.)
+// pauseBeforeRetry waits before a write is made again after its attempt-th conflict in a
+// row, from the third on (the first two are made again as soon as the replica holds the
+// commit that won, the Committer's Pacer keeping the front ends in turn): jittered,
+// growing with the attempt, capped at 16 ms, so front ends racing for the next commit
+// spread out. (A pause, not a time source: the clock test allows this one Sleep.)
 func pauseBeforeRetry(attempt int) {
+	if attempt <= 2 {
+		return
+	}
 	d := time.Duration(1<<min(attempt, 6)) * 250 * time.Microsecond
 	time.Sleep(d/2 + rand.N(d))
 }

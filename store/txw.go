@@ -24,10 +24,12 @@ type txw struct {
 	// out of its parent). A bucket an older fixture lacks is held as nil.
 	buckets map[string]*bolt.Bucket
 
-	// pending, when not nil, collects puts to make them in key order at flushPuts (bulk
-	// import: bbolt inserts into a node by moving its tail, so unsorted bulk puts cost
-	// quadratic time). Deletes are never deferred.
-	pending map[string][]kv
+	// pending, when not nil, defers puts, by bucket, to make them in key order (bulk
+	// import, a replica's reset: bbolt inserts into a node by moving its tail, so unsorted
+	// bulk puts cost quadratic time). A put whose key comes after every key its bucket
+	// holds is made at once, into full pages (records that come in key order are appended
+	// as they come); the others wait for flushPuts. Deletes are never deferred.
+	pending map[string]*deferred
 	// only, when not nil, limits deferring to these buckets (deferPutsIn).
 	only map[string]bool
 
@@ -43,24 +45,53 @@ type change struct {
 
 type kv struct{ k, v []byte }
 
-// newTxw sets a write transaction's file growth (growStep) and checks by name that tx's
-// file holds every bucket (a fixture written at an older version may lack the buckets a
-// later one added); b opens them.
-func newTxw(tx *bolt.Tx) (txw, error) {
-	if tx.Writable() {
-		growStep(tx.DB(), tx.Size())
-	}
-	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, 8)}
+// deferred is one bucket's share of the deferred puts: its last key so far (the bucket's
+// last when the first put came), the puts that came after one with a later key, and
+// whether it is being appended to (its FillPercent set to 1).
+type deferred struct {
+	last      []byte
+	kvs       []kv
+	appending bool
+}
+
+// fileBuckets is what Open found of the file's buckets once it had migrated it (the set
+// changes nowhere else): those a file at its version lacks (a fixture written at an older
+// version), which every txw holds as nil, or the error naming one it should have, which
+// every write returns.
+type fileBuckets struct {
+	absent []string
+	err    error
+}
+
+// checkBuckets checks by name that tx's file holds every bucket its version has.
+func checkBuckets(tx *bolt.Tx) fileBuckets {
+	var fb fileBuckets
 	c := tx.Cursor()
 	for _, name := range migrations.AllBuckets {
 		if k, _ := c.Seek(name); bytes.Equal(k, name) {
 			continue
 		}
 		if migrations.BucketSince[string(name)] > 0 && !hasVersion(tx, migrations.BucketSince[string(name)]) {
-			t.buckets[string(name)] = nil
+			fb.absent = append(fb.absent, string(name))
 			continue
 		}
-		return t, fmt.Errorf("bucket %s missing", name)
+		return fileBuckets{err: fmt.Errorf("bucket %s missing", name)}
+	}
+	return fb
+}
+
+// newTxw sets a write transaction's file growth (growStep) and holds as nil the buckets
+// fb found absent; b opens the others.
+func newTxw(tx *bolt.Tx, fb fileBuckets) (txw, error) {
+	if fb.err != nil {
+		return txw{}, fb.err
+	}
+	if tx.Writable() {
+		growStep(tx.DB(), tx.Size())
+	}
+	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, 8)}
+	for _, name := range fb.absent {
+		t.buckets[name] = nil
 	}
 	return t, nil
 }
@@ -90,12 +121,32 @@ func (t *txw) b(name []byte) *bolt.Bucket {
 	return b
 }
 
-// put writes k=v into bucket now, or later in key order while deferring (deferPuts).
+// put writes k=v into bucket now, or, while deferring (deferPuts) a key that does not
+// come after the bucket's last, later in key order. k and v must stay as they are until
+// the transaction ends (as bbolt's Put needs).
 func (t *txw) put(bucket, k, v []byte) error {
-	if t.pending != nil && (t.only == nil || t.only[string(bucket)]) {
-		t.pending[string(bucket)] = append(t.pending[string(bucket)], kv{k, v})
+	if t.pending == nil || (t.only != nil && !t.only[string(bucket)]) {
+		return t.apply(bucket, k, v, false)
+	}
+	d := t.pending[string(bucket)]
+	if d == nil {
+		b := t.b(bucket)
+		if b == nil {
+			return t.apply(bucket, k, v, false) // a bucket the file lacks: nothing to defer
+		}
+		last, _ := b.Cursor().Last()
+		d = &deferred{last: bytes.Clone(last)}
+		t.pending[string(bucket)] = d
+	}
+	if d.last != nil && bytes.Compare(k, d.last) <= 0 {
+		d.kvs = append(d.kvs, kv{k, v})
 		return nil
 	}
+	if !d.appending {
+		t.b(bucket).FillPercent = 1 // appended in key order
+		d.appending = true
+	}
+	d.last = k
 	return t.apply(bucket, k, v, false)
 }
 
@@ -116,14 +167,14 @@ func (t *txw) apply(bucket, k, v []byte, del bool) error {
 	return err
 }
 
-// deferPuts starts collecting puts; flushPuts makes them in key order.
-func (t *txw) deferPuts() { t.pending = map[string][]kv{} }
+// deferPuts starts deferring puts; flushPuts makes those that wait in key order.
+func (t *txw) deferPuts() { t.pending = map[string]*deferred{} }
 
 // deferPutsIn defers the puts into these buckets alone, until flushPuts: for index
 // buckets that nothing reads back while their puts wait (a bulk write through the
 // ordinary paths, which read the records themselves).
 func (t *txw) deferPutsIn(buckets ...[]byte) {
-	t.pending, t.only = map[string][]kv{}, map[string]bool{}
+	t.pending, t.only = map[string]*deferred{}, map[string]bool{}
 	for _, b := range buckets {
 		t.only[string(b)] = true
 	}
@@ -132,9 +183,9 @@ func (t *txw) deferPutsIn(buckets ...[]byte) {
 func (t *txw) flushPuts() error {
 	pending := t.pending
 	t.pending, t.only = nil, nil
-	for name, kvs := range pending {
-		slices.SortStableFunc(kvs, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
-		for _, p := range kvs {
+	for name, d := range pending {
+		slices.SortStableFunc(d.kvs, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+		for _, p := range d.kvs {
 			if err := t.apply([]byte(name), p.k, p.v, false); err != nil {
 				return err
 			}

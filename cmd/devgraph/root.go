@@ -26,7 +26,7 @@ func newRootCmd(e *env) (*cobra.Command, *common) {
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.Name(); n != "version" && n != "serve" {
+			if cmd.Annotations[keepsGCHold] == "" {
 				e.endGC()
 			}
 			if c.store != "" && fileOnly[cmd.Name()] {
@@ -81,6 +81,11 @@ func newRootCmd(e *env) (*cobra.Command, *common) {
 	)
 	return root, c
 }
+
+// keepsGCHold annotates the verbs that keep the hold on the collector the process
+// started with (startgc), which every other verb ends before it runs: version ends
+// before it needs a collection, serve ends the hold once its first find is answered.
+const keepsGCHold = "devgraph-keeps-gc-hold"
 
 // fileOnly are the verbs that work on a database file itself, never on a cluster.
 var fileOnly = map[string]bool{"compact": true}

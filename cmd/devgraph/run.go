@@ -30,8 +30,9 @@ type env struct {
 	stderr io.Writer
 	getenv func(string) string
 	// endMainGC ends the hold on the collector the process started with (startgc):
-	// before every verb but version (too short to need a collection) and serve (which
-	// ends it once it holds its own). nil in tests.
+	// before every verb but those that keep it (keepsGCHold: version, too short to need
+	// a collection, and serve, which ends it once its first find is answered). nil in
+	// tests.
 	endMainGC func()
 }
 

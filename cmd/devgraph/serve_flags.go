@@ -52,7 +52,8 @@ func newServeCmd(c *common) *cobra.Command {
   devgraph serve --http 0.0.0.0:8080 --token-file ~/.config/devgraph/tokens
   devgraph serve --http 0.0.0.0:8443 --token-file tokens --tls-cert cert.pem --tls-key key.pem --allowed-host studio.lan
   devgraph serve --read-only --sim-robot scout@1,1 --poll 5s`,
-		Args: nargs(0, 0),
+		Args:        nargs(0, 0),
+		Annotations: map[string]string{keepsGCHold: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(cmd.Flags()); err != nil {
 				return err

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
-	"github.com/devgraph/devgraph/internal/startgc"
 	"github.com/devgraph/devgraph/mcptools"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
@@ -49,7 +48,6 @@ type runtime struct {
 	mcp  *mcptools.Server
 
 	svc      graph.Service
-	writable graph.WriteState // a fleet's front end: read-only while the cluster is mid-upgrade
 	mcpOpts  mcptools.Options
 	roOnce   sync.Once
 	mcpRO    *mcptools.Server // for relayed sessions of a `serve --read-only`
@@ -58,30 +56,22 @@ type runtime struct {
 	names    *search.Finder // the name index: find, graph_find, "did you mean"
 	stopWarm func()         // ends warmFind's goroutine
 	warmed   chan struct{}  // closed when it has ended
-	endStart func()         // ends holdGC's hold (nil: none); safe twice
+	endStart func()         // ends serve's hold on the collector; safe twice
 }
 
-// holdGC holds the collector while a server starts (startgc.Hold): what a server
-// allocates before its first find is mostly the find index, all of it live, and at
-// 100,000 identities the collections the heap's growth would start mark it again and
-// again, about 15 ms of CPU that a first find would wait for.
-func holdGC(getenv func(string) string) (end func()) { return startgc.Hold(getenv) }
-
 // build makes the executor and the MCP server over svc, with the one name index (find,
-// graph_find, "did you mean"): rt.names when it is made already, else one over names
-// (the store where this process holds it).
+// graph_find, "did you mean"): rt.names.
 func (rt *runtime) build(svc graph.Service, notifier graph.Notifier, names graph.NameSource, robotEvents func(fn func(ref string)) func(), hosts graph.HostStatus, f *serveFlags) error {
-	if rt.names == nil {
-		rt.names = search.NewFinder(names)
-	}
 	fleetHosts, _ := hosts.(graph.FleetHosts) // GraphQL hosts on a fleet
+	// A fleet's front end: MCP withdraws its writing tools while the cluster is mid-upgrade.
+	writable, _ := hosts.(graph.WriteState)
 	exec, err := query.New(svc, query.Options{Limits: f.limits, Logger: rt.log, Finder: rt.names, Hosts: fleetHosts})
 	if err != nil {
 		return err
 	}
 	rt.exec = exec
 	opts := mcptools.Options{ReadOnly: f.readOnly, Exec: exec, Finder: rt.names, Devices: names, Notifier: notifier, Logger: rt.log, Version: Version, MaxPage: f.limits.MaxPageSize, MaxHTTPSessions: f.mcpSessions, Toolsets: f.toolsets, Hosts: hosts,
-		RobotEvents: robotEvents, Writable: rt.writable}
+		RobotEvents: robotEvents, Writable: writable}
 	rt.mcp, err = mcptools.New(svc, opts)
 	if err != nil {
 		exec.Close()
@@ -111,7 +101,7 @@ func (rt *runtime) session(readOnly bool) (remote.StdioServer, error) {
 
 // warmFind builds the name index for find now rather than on the first find; then,
 // once a first find has been answered (or after warmRestAfter), it ends the start's
-// hold on the collector (holdGC) and builds what a find builds when it first needs it
+// hold on the collector (endStart) and builds what a find builds when it first needs it
 // (the tags, the map a change needs): so an agent's first search pays for none of it
 // and does not share the machine with it. stopWarmFind stops and waits for it.
 func (rt *runtime) warmFind() {
@@ -129,7 +119,7 @@ func (rt *runtime) warmFind() {
 			case <-ctx.Done():
 				return
 			}
-			rt.endStartGC()
+			rt.endStart()
 			err = rt.names.Warm(ctx)
 		}
 		if err != nil && ctx.Err() == nil {
@@ -147,18 +137,11 @@ func (rt *runtime) stopWarmFind() error {
 		rt.stopWarm()
 		<-rt.warmed
 	}
-	rt.endStartGC()
+	rt.endStart()
 	return nil
 }
 
-func (rt *runtime) endStartGC() {
-	if rt.endStart != nil {
-		rt.endStart()
-	}
-}
-
 func (rt *runtime) close() error {
-	rt.stopWarmFind()
 	rt.roOnce.Do(func() {}) // no read-only server is built after this
 	if rt.mcpRO != nil {
 		rt.mcpRO.Close()

@@ -86,7 +86,8 @@ func newVersionCmd(c *common) *cobra.Command {
 		Example: `  devgraph version
   devgraph --version
   devgraph version --json`,
-		Args: nargs(0, 0),
+		Args:        nargs(0, 0),
+		Annotations: map[string]string{keepsGCHold: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runVersion(cmd.Context(), c, c.e.stdout)
 		},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"sort"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"github.com/devgraph/devgraph/graph"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -158,36 +156,72 @@ func (fe *FrontEnd) applyFleet(key, value []byte, deleted bool) {
 	}
 }
 
-// watchFleet keeps the view current from revision from on; a broken or compacted watch
-// reads the view afresh.
-func (fe *FrontEnd) watchFleet(from int64) {
-	defer fe.wg.Done()
-	start, end := fe.fleetRange()
-	for attempt := 0; fe.ctx.Err() == nil; attempt++ {
-		ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(fe.ctx))
-		wch := fe.cli.Watch(ctx, start, clientv3.WithRange(end), clientv3.WithRev(from))
-		for resp := range wch {
-			if resp.CompactRevision != 0 || errors.Is(resp.Err(), rpctypes.ErrCompacted) || resp.Err() != nil {
-				break
+// follow applies every change to the keys in [start, end) from revision from on, until
+// ctx ends. It is the loop of each view kept from etcd (the fleet view, the other hosts'
+// robots, a graph at an older schema), run by the goroutine its owner starts and waits
+// for. What is queued when a watch response arrives is applied with it, in order, as one
+// batch. When the watch breaks (a member lost its leader, the history was compacted) or
+// apply fails, it waits 100 ms to 2 s, backing off while that goes on, and loads the keys
+// afresh: load reads them whole at one revision into the view (clearing what it held:
+// what happened while the watch was down is read, not replayed) and returns that
+// revision, which the next watch starts after.
+func (fe *FrontEnd) follow(ctx context.Context, start, end string, from int64, load func(context.Context) (int64, error), apply func([]*clientv3.Event) error) {
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		wch := fe.cli.Watch(wctx, start, clientv3.WithRange(end), clientv3.WithRev(from))
+		for broken := false; !broken; {
+			var evs []*clientv3.Event
+			evs, broken = nextBatch(wch)
+			if len(evs) > 0 {
+				if err := apply(evs); err != nil {
+					break
+				}
+				attempt, from = 0, evs[len(evs)-1].Kv.ModRevision+1
 			}
-			attempt = 0
-			for _, ev := range resp.Events {
-				fe.applyFleet(ev.Kv.Key, ev.Kv.Value, ev.Type == mvccpb.DELETE)
-				from = ev.Kv.ModRevision + 1
+			if ctx.Err() != nil {
+				break
 			}
 		}
 		cancel()
 		select {
 		case <-time.After(backoff(attempt, 100*time.Millisecond, 2*time.Second)):
-		case <-fe.ctx.Done():
+		case <-ctx.Done():
 			return
 		}
-		// What happened while the watch was down is read whole: a host that died then
-		// must not stay live in the view.
-		if rev, err := fe.loadFleet(fe.ctx); err == nil {
+		if rev, err := load(ctx); err == nil {
 			from = rev + 1
 		}
 	}
+}
+
+// nextBatch waits for a watch response and takes those queued behind it; it returns
+// their events, and whether the watch ended (closed, failed or compacted: the events of
+// such a response are not returned).
+func nextBatch(wch clientv3.WatchChan) (evs []*clientv3.Event, ended bool) {
+	resp, ok := <-wch
+	for {
+		if !ok || resp.CompactRevision != 0 || resp.Err() != nil {
+			return evs, true
+		}
+		evs = append(evs, resp.Events...)
+		select {
+		case resp, ok = <-wch:
+		default:
+			return evs, false
+		}
+	}
+}
+
+// watchFleet keeps the view current from revision from on (see follow).
+func (fe *FrontEnd) watchFleet(from int64) {
+	defer fe.wg.Done()
+	start, end := fe.fleetRange()
+	fe.follow(fe.ctx, start, end, from, fe.loadFleet, func(evs []*clientv3.Event) error {
+		for _, ev := range evs {
+			fe.applyFleet(ev.Kv.Key, ev.Kv.Value, ev.Type == mvccpb.DELETE)
+		}
+		return nil
+	})
 }
 
 // startLive fills the fleet view and starts its watch and the publisher.

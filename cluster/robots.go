@@ -95,7 +95,7 @@ func NewRobots(fe *FrontEnd) *Robots {
 // Other robot writes (arm, parameters, a navigation's start) fail while it is unreachable.
 func (r *Robots) Store(st graph.RobotStore) graph.RobotStore {
 	if r.writer == nil {
-		r.writer = newRobotWriter(st, r.log)
+		r.writer = newRobotWriter(st, r.log, r.fe.leaseLost)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -183,20 +183,36 @@ func (r *Robots) publish() error {
 	}
 	// Each robot's state is streamed once with the list, so the other hosts list the
 	// fleet's robots without asking this one.
-	r.stream.mu.Lock()
 	for _, st := range states {
-		r.stream.pending[st.Ref] = st.State
-	}
-	r.stream.mu.Unlock()
-	select {
-	case r.stream.wake <- struct{}{}:
-	default:
+		r.stream.tell(st.Ref, st.State)
 	}
 	return nil
 }
 
-// lists reads every other live host's published robots.
-func (r *Robots) lists(ctx context.Context) (map[string][]robotEntry, error) {
+// is reports whether name names this robot as a fleet looks robots up: by its ref, its
+// name (any case, with or without "robot:"), its device id or its serial's ref.
+func (e robotEntry) is(name string) bool {
+	return e.Ref == name || strings.EqualFold(e.Name, strings.TrimPrefix(name, "robot:")) ||
+		(e.Device != "" && e.Device == name) || (e.Serial != "" && name == "robot:"+e.Serial)
+}
+
+// lists returns every other live host's published robots as the watch of P/robot/ last
+// told them (robotstream.go): no round trip.
+func (r *Robots) lists() map[string][]robotEntry {
+	s := &r.stream
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	out := make(map[string][]robotEntry, len(s.lists))
+	for host, list := range s.lists {
+		out[host] = list // never changed in place: applyState replaces a host's list whole
+	}
+	return out
+}
+
+// readLists reads every other live host's published robots from etcd: what driverOf
+// falls back on for a robot the watch has not told of (a host that published its list
+// an instant ago).
+func (r *Robots) readLists(ctx context.Context) (map[string][]robotEntry, error) {
 	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	resp, err := r.fe.cli.Get(gctx, r.fe.target.key("robot")+"/", clientv3.WithPrefix())
@@ -204,27 +220,33 @@ func (r *Robots) lists(ctx context.Context) (map[string][]robotEntry, error) {
 		return nil, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer (other hosts' robots): %v", r.fe.target.endpointList(), short(err))
 	}
 	out := map[string][]robotEntry{}
-	base := r.fe.target.key("robot") + "/"
 	for _, kv := range resp.Kvs {
-		host, rest, ok := strings.Cut(strings.TrimPrefix(string(kv.Key), base), "/")
-		if !ok || rest != "list" || host == r.fe.cfg.Host {
-			continue
+		if host, list, ok := r.listOf(kv.Key, kv.Value); ok {
+			out[host] = list
 		}
-		var list []robotEntry
-		if err := json.Unmarshal(kv.Value, &list); err != nil {
-			r.log.Warn("cluster: ignoring a host's unreadable robot list", "host", host, "err", err)
-			continue
-		}
-		out[host] = list
 	}
 	return out, nil
 }
 
-// driverOf says which host drives robot: "" for this host; else the host and the name to
-// give that host's fleet. This is the one place that decides it; once robot records carry
-// their host, it can read the record instead of the published lists.
-func (r *Robots) driverOf(ctx context.Context, robot string) (string, string, error) {
-	name := strings.TrimSpace(robot)
+// listOf decodes key and value when they are another host's published robot list.
+func (r *Robots) listOf(key, value []byte) (host string, list []robotEntry, ok bool) {
+	host, rest, ok := strings.Cut(strings.TrimPrefix(string(key), r.fe.target.key("robot")+"/"), "/")
+	if !ok || rest != "list" || host == r.fe.cfg.Host {
+		return "", nil, false
+	}
+	if err := json.Unmarshal(value, &list); err != nil {
+		r.log.Warn("cluster: ignoring a host's unreadable robot list", "host", host, "err", err)
+		return "", nil, false
+	}
+	return host, list, true
+}
+
+// driverOf says which host drives robot: "" for this host; else the host, the name to
+// give that host's fleet, and the robot's ref there when its published list names it
+// ("" when not). This is the one place that decides it; once robot records carry their
+// host, it can read the record instead of the published lists.
+func (r *Robots) driverOf(ctx context.Context, robot string) (host, name, ref string, err error) {
+	name = strings.TrimSpace(robot)
 	// Qualified with its host: a ref ("studio-a/robot:scout") or a device id
 	// ("device:studio-a/robot:SIM-SCOUT-0001"); the host's fleet takes it without the host.
 	kind, local := "", name
@@ -233,28 +255,31 @@ func (r *Robots) driverOf(ctx context.Context, robot string) (string, string, er
 	}
 	if host, rest, ok := strings.Cut(local, "/"); ok && validHost(host) == nil {
 		if host == r.fe.cfg.Host {
-			return "", kind + rest, nil
+			return "", kind + rest, "", nil
 		}
-		return host, kind + rest, nil
+		return host, kind + rest, findRef(r.lists()[host], kind+rest), nil
 	}
 	_, lerr := r.local.Status(ctx, name)
 	if lerr == nil {
-		return "", name, nil
+		return "", name, "", nil
 	}
 	if graph.ErrorCode(lerr) != graph.ENOTFOUND {
-		return "", "", lerr
+		return "", "", "", lerr
 	}
-	lists, err := r.lists(ctx)
-	if err != nil {
-		return "", "", err
-	}
-	bare := strings.ToLower(strings.TrimPrefix(name, "robot:"))
-	hosts := sortedHosts(lists)
-	for _, host := range hosts {
-		for _, e := range lists[host] {
-			if strings.EqualFold(e.Name, bare) || e.Ref == name || (e.Device != "" && e.Device == name) || (e.Serial != "" && name == "robot:"+e.Serial) {
-				return host, name, nil
+	lists := r.lists()
+	for attempt := 0; ; attempt++ {
+		for _, host := range sortedHosts(lists) {
+			if ref := findRef(lists[host], name); ref != "" {
+				return host, name, ref, nil
 			}
+		}
+		if attempt > 0 {
+			break
+		}
+		// Not in the lists the watch told of: read them once, in case the host that
+		// drives it published its list an instant ago.
+		if lists, err = r.readLists(ctx); err != nil {
+			return "", "", "", err
 		}
 	}
 	// Nowhere: the fleet's own answer, naming every robot of the fleet.
@@ -264,19 +289,30 @@ func (r *Robots) driverOf(ctx context.Context, robot string) (string, string, er
 			refs = append(refs, st.Ref)
 		}
 	}
-	for _, host := range hosts {
+	for _, host := range sortedHosts(lists) {
 		for _, e := range lists[host] {
 			refs = append(refs, e.Ref)
 		}
 	}
 	if len(refs) == 0 {
-		return "", "", &graph.Error{Code: graph.ENOTFOUND, Field: "robot",
+		return "", "", "", &graph.Error{Code: graph.ENOTFOUND, Field: "robot",
 			Message: fmt.Sprintf("no robot %q; no live host of the fleet drives a robot (start devgraph serve with --demo or --sim-robot NAME on the host that drives it)", robot)}
 	}
 	sort.Strings(refs)
-	return "", "", &graph.Error{Code: graph.ENOTFOUND, Field: "robot",
+	bare := strings.ToLower(strings.TrimPrefix(name, "robot:"))
+	return "", "", "", &graph.Error{Code: graph.ENOTFOUND, Field: "robot",
 		Message: fmt.Sprintf("no robot %q%s; robots: %s", robot, graph.DidYouMean("robot:"+bare, refs), strings.Join(refs, ", ")),
 		Steps:   []graph.Step{graph.ListStep(graph.ListRobots, "")}}
+}
+
+// findRef returns the ref of the robot of list that name names, "" when none.
+func findRef(list []robotEntry, name string) string {
+	for _, e := range list {
+		if e.is(name) {
+			return e.Ref
+		}
+	}
+	return ""
 }
 
 func sortedHosts(m map[string][]robotEntry) []string {
@@ -297,11 +333,7 @@ func (r *Robots) Robots(ctx context.Context) ([]*graph.RobotState, error) {
 	if err != nil {
 		return nil, err
 	}
-	lists, err := r.lists(ctx)
-	if err != nil {
-		r.log.Warn("cluster: listing robots of this host only", "err", err)
-		return out, nil
-	}
+	lists := r.lists()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for host, list := range lists {
@@ -335,28 +367,14 @@ func (r *Robots) Robots(ctx context.Context) ([]*graph.RobotState, error) {
 // Status answers a robot of another host that is on the move from the state its host
 // streams (see robotstream.go), and asks the host otherwise.
 func (r *Robots) Status(ctx context.Context, ref string) (*graph.RobotState, error) {
-	host, name, err := r.driverOf(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	if host == "" {
-		return r.local.Status(ctx, name)
-	}
-	if st := r.stream.moving(host, name); st != nil {
-		return st, nil
-	}
-	o, err := r.call(ctx, host, command{Verb: verbStatus, Robot: name}, nil)
-	if err != nil {
-		return nil, err
-	}
-	return o.State, nil
+	return r.stateCall(ctx, ref, command{Verb: verbStatus}, func(f graph.Fleet, name string) (*graph.RobotState, error) { return f.Status(ctx, name) })
 }
 
 // Navigate drives a robot of any host and blocks until the navigation ends, with
 // progress from the driving host; cancelling ctx cancels it there, and the result is the
 // driving host's "cancelled" result.
 func (r *Robots) Navigate(ctx context.Context, ref string, goal graph.Goal, progress func(graph.NavProgress)) (*graph.NavResult, error) {
-	host, name, err := r.driverOf(ctx, ref)
+	host, name, _, err := r.driverOf(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +402,7 @@ func (r *Robots) Disarm(ctx context.Context, ref string) (*graph.RobotState, err
 }
 
 func (r *Robots) Detect(ctx context.Context, ref string) ([]graph.DetectedObject, error) {
-	host, name, err := r.driverOf(ctx, ref)
+	host, name, _, err := r.driverOf(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -411,14 +429,19 @@ func (r *Robots) SetParameters(ctx context.Context, ref string, u graph.RobotPar
 }
 
 // stateCall runs a command that answers a robot's state: on the local fleet, or on the
-// driving host.
+// driving host; a status of a robot on the move there is answered from its streamed state.
 func (r *Robots) stateCall(ctx context.Context, ref string, c command, local func(graph.Fleet, string) (*graph.RobotState, error)) (*graph.RobotState, error) {
-	host, name, err := r.driverOf(ctx, ref)
+	host, name, robotRef, err := r.driverOf(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if host == "" {
 		return local(r.local, name)
+	}
+	if c.Verb == verbStatus {
+		if st := r.stream.moving(host, robotRef); st != nil {
+			return st, nil
+		}
 	}
 	c.Robot = name
 	o, err := r.call(ctx, host, c, nil)
@@ -458,10 +481,7 @@ func (r *Robots) Subscribe(fn func(ref string)) (cancel func()) {
 		}
 		// A robot event targets the robot's device; the other hosts' lists name it (the
 		// local fleet tells of its own robots itself).
-		lists, err := r.lists(r.ctx)
-		if err != nil {
-			return
-		}
+		lists := r.lists()
 		for _, host := range sortedHosts(lists) {
 			for _, e := range lists[host] {
 				key := strings.TrimPrefix(e.Device, "device:")
@@ -1005,7 +1025,6 @@ func (r *Robots) guard() {
 func (r *Robots) stopAll() {
 	if r.writer != nil {
 		r.writer.degrade()
-		r.writer.setOffline(true)
 	}
 	states, err := r.local.Robots(context.Background())
 	if err != nil {
@@ -1031,9 +1050,6 @@ func (r *Robots) stopAll() {
 // resume publishes this host's robot list on its new lease (trying again while that lease
 // holds) and takes robot changes again.
 func (r *Robots) resume() {
-	if r.writer != nil {
-		r.writer.setOffline(false)
-	}
 	lease := r.fe.hostLease()
 	for attempt := 0; ; attempt++ {
 		err := r.publish()

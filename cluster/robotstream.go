@@ -43,9 +43,11 @@ type robotStream struct {
 	written int // states written (tests)
 	order   sync.Mutex
 
-	// The other hosts' robots, by host + "/" + ref.
+	// The other hosts' robots: their states by host + "/" + ref, and their published
+	// lists by host, as the watch of P/robot/ tells them.
 	smu    sync.Mutex
 	states map[string]*streamedState
+	lists  map[string][]robotEntry
 }
 
 type streamedState struct {
@@ -57,37 +59,36 @@ type streamedState struct {
 }
 
 func (s *robotStream) init() {
-	s.pending, s.wake, s.states = map[string]string{}, make(chan struct{}, 1), map[string]*streamedState{}
+	s.pending, s.wake = map[string]string{}, make(chan struct{}, 1)
+	s.states, s.lists = map[string]*streamedState{}, map[string][]robotEntry{}
+}
+
+// tell records that robot ref is in state now and wakes the publisher to stream it.
+func (s *robotStream) tell(ref, state string) {
+	s.mu.Lock()
+	s.pending[ref] = state
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (r *Robots) stateKey(host, ref string) string {
 	return r.fe.target.key("robot", host, "state", ref)
 }
 
-// openStream loads the other hosts' streamed states, then starts the publisher (when the
-// local fleet tells of changes) and the watch.
+// openStream loads the other hosts' robot lists and streamed states, then starts the
+// publisher (when the local fleet tells of changes) and the watch.
 func (r *Robots) openStream() error {
-	gctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
-	resp, err := r.fe.cli.Get(gctx, r.fe.target.key("robot")+"/", clientv3.WithPrefix())
-	cancel()
+	rev, err := r.loadStreams(r.ctx)
 	if err != nil {
-		return graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer (other hosts' robots): %v", r.fe.target.endpointList(), short(err))
-	}
-	for _, kv := range resp.Kvs {
-		r.applyState(kv, false)
+		return err
 	}
 	if f, ok := r.local.(interface {
 		Subscribe(func(ref string, st graph.RobotState)) func()
 	}); ok {
-		stop := f.Subscribe(func(ref string, st graph.RobotState) {
-			r.stream.mu.Lock()
-			r.stream.pending[ref] = st.State
-			r.stream.mu.Unlock()
-			select {
-			case r.stream.wake <- struct{}{}:
-			default:
-			}
-		})
+		stop := f.Subscribe(func(ref string, st graph.RobotState) { r.stream.tell(ref, st.State) })
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -96,7 +97,7 @@ func (r *Robots) openStream() error {
 		}()
 	}
 	r.wg.Add(1)
-	go r.watchStates(resp.Header.Revision + 1)
+	go r.watchStates(rev + 1)
 	return nil
 }
 
@@ -190,57 +191,68 @@ func (r *Robots) StatesWritten() int {
 	return r.stream.written
 }
 
-// watchStates follows the other hosts' streamed states from revision from on; a broken
-// or compacted watch reads them afresh.
+// loadStreams reads the other hosts' robot lists and streamed states at one revision,
+// in place of those held; it returns that revision.
+func (r *Robots) loadStreams(ctx context.Context) (int64, error) {
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	resp, err := r.fe.cli.Get(gctx, r.fe.target.key("robot")+"/", clientv3.WithPrefix())
+	cancel()
+	if err != nil {
+		return 0, graph.Errorf(graph.EUNAVAILABLE, "etcd at %s did not answer (other hosts' robots): %v", r.fe.target.endpointList(), short(err))
+	}
+	r.stream.smu.Lock()
+	r.stream.states, r.stream.lists = map[string]*streamedState{}, map[string][]robotEntry{}
+	r.stream.smu.Unlock()
+	for _, kv := range resp.Kvs {
+		r.applyState(kv, false)
+	}
+	return resp.Header.Revision, nil
+}
+
+// watchStates follows the other hosts' robot lists and streamed states from revision
+// from on (see FrontEnd.follow), telling the subscribers of each state.
 func (r *Robots) watchStates(from int64) {
 	defer r.wg.Done()
 	prefix := r.fe.target.key("robot") + "/"
-	for attempt := 0; r.ctx.Err() == nil; attempt++ {
-		ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(r.ctx))
-		for wr := range r.fe.cli.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(from)) {
-			if wr.CompactRevision != 0 || wr.Err() != nil {
-				break
-			}
-			attempt = 0
-			for _, ev := range wr.Events {
-				from = ev.Kv.ModRevision + 1
-				if ref := r.applyState(ev.Kv, ev.Type == mvccpb.DELETE); ref != "" {
-					r.notify(ref)
-				}
+	r.fe.follow(r.ctx, prefix, clientv3.GetPrefixRangeEnd(prefix), from, r.loadStreams, func(evs []*clientv3.Event) error {
+		for _, ev := range evs {
+			if ref := r.applyState(ev.Kv, ev.Type == mvccpb.DELETE); ref != "" {
+				r.notify(ref)
 			}
 		}
-		cancel()
-		select {
-		case <-time.After(backoff(attempt, 100*time.Millisecond, 2*time.Second)):
-		case <-r.ctx.Done():
-			return
-		}
-		gctx, gcancel := context.WithTimeout(r.ctx, 5*time.Second)
-		resp, err := r.fe.cli.Get(gctx, prefix, clientv3.WithPrefix())
-		gcancel()
-		if err != nil {
-			continue
-		}
-		r.stream.smu.Lock()
-		r.stream.states = map[string]*streamedState{}
-		r.stream.smu.Unlock()
-		for _, kv := range resp.Kvs {
-			r.applyState(kv, false)
-		}
-		from = resp.Header.Revision + 1
-	}
+		return nil
+	})
 }
 
-// applyState records another host's streamed state (or its deletion: the host is gone);
-// it returns the robot's ref when kv is one, "" for any other key.
+// applyState records another host's streamed state or published robot list (or their
+// deletion: the host is gone); it returns the robot's ref when kv is a state, "" for any
+// other key.
 func (r *Robots) applyState(kv *mvccpb.KeyValue, deleted bool) string {
 	rest := strings.TrimPrefix(string(kv.Key), r.fe.target.key("robot")+"/")
 	host, rest, _ := strings.Cut(rest, "/")
-	ref, ok := strings.CutPrefix(rest, "state/")
-	if !ok || host == r.fe.cfg.Host || ref == "" {
+	if host == r.fe.cfg.Host {
 		return ""
 	}
 	s := &r.stream
+	if rest == "list" {
+		var list []robotEntry
+		ok := false
+		if !deleted {
+			_, list, ok = r.listOf(kv.Key, kv.Value)
+		}
+		s.smu.Lock()
+		if ok {
+			s.lists[host] = list
+		} else {
+			delete(s.lists, host) // gone, or unreadable (as readLists leaves it out)
+		}
+		s.smu.Unlock()
+		return ""
+	}
+	ref, ok := strings.CutPrefix(rest, "state/")
+	if !ok || ref == "" {
+		return ""
+	}
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	key := host + "/" + ref
@@ -307,26 +319,15 @@ func (s *robotStream) streamed(host string, list []robotEntry) []*graph.RobotSta
 	return out
 }
 
-// moving returns a copy of robot's streamed state when host streams it on the move
-// (navigating), nil otherwise. robot is named as the host's fleet takes it: ref, bare
-// name, device id or serial ref.
-func (s *robotStream) moving(host, robot string) *graph.RobotState {
-	bare := strings.ToLower(strings.TrimPrefix(robot, "robot:"))
+// moving returns a copy of the state host streams for its robot ref when that robot is
+// on the move (navigating), nil otherwise (and for ref "").
+func (s *robotStream) moving(host, ref string) *graph.RobotState {
 	s.smu.Lock()
 	defer s.smu.Unlock()
-	for key, e := range s.states {
-		h, _, _ := strings.Cut(key, "/")
-		if h != host || e.st == nil {
-			continue
-		}
-		st := e.st
-		if st.Ref == robot || strings.EqualFold(st.Name, bare) || (st.DeviceID != "" && st.DeviceID == robot) || (st.Serial != "" && robot == "robot:"+st.Serial) {
-			if st.State != graph.RobotNavigating {
-				return nil
-			}
-			cp := *st
-			return &cp
-		}
+	e := s.states[host+"/"+ref]
+	if ref == "" || e == nil || e.st == nil || e.st.State != graph.RobotNavigating {
+		return nil
 	}
-	return nil
+	cp := *e.st
+	return &cp
 }

@@ -20,13 +20,13 @@ const robotSafetyWait = 2 * time.Second
 // others are answered with their own result, and refused at once while the writer is
 // degraded (the cluster unreachable, or this host's lease lost).
 type robotWriter struct {
-	st  graph.RobotStore
-	log *slog.Logger
+	st      graph.RobotStore
+	log     *slog.Logger
+	offline func() bool // this host's lease is lost: only kept saves are taken until it is back
 
 	mu       sync.Mutex
 	queue    []*robotSave
 	degraded bool
-	offline  bool // this host's lease is lost: only kept saves are taken until it is back
 	closing  bool
 	wake     chan struct{}
 	done     chan struct{} // closed when run returns
@@ -43,8 +43,10 @@ type robotSave struct {
 	running       bool       // under robotWriter.mu: being written now
 }
 
-func newRobotWriter(st graph.RobotStore, log *slog.Logger) *robotWriter {
-	return &robotWriter{st: st, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// newRobotWriter returns a writer saving through st; offline reports whether this host's
+// lease is lost.
+func newRobotWriter(st graph.RobotStore, log *slog.Logger, offline func() bool) *robotWriter {
+	return &robotWriter{st: st, log: log, offline: offline, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 func kept(action string) bool {
@@ -74,7 +76,7 @@ func (w *robotWriter) SaveRobot(ctx context.Context, rec *graph.RobotRecord, act
 		w.mu.Unlock()
 		return graph.Errorf(graph.EUNAVAILABLE, "devgraph is shutting down; try again when it is back")
 	}
-	if (w.degraded || w.offline) && !s.kept {
+	if !s.kept && (w.degraded || w.offline()) {
 		w.mu.Unlock()
 		return errCutOff()
 	}
@@ -133,13 +135,6 @@ func (w *robotWriter) settle() {
 	if len(w.queue) == 0 {
 		w.degraded = false
 	}
-	w.mu.Unlock()
-}
-
-// setOffline refuses saves other than kept ones while this host's lease is lost.
-func (w *robotWriter) setOffline(offline bool) {
-	w.mu.Lock()
-	w.offline = offline
 	w.mu.Unlock()
 }
 

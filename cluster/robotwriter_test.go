@@ -55,7 +55,7 @@ func (f *flakyRobots) written() []string {
 // order, with their callers' actors, before anything after them.
 func TestRobotWriter_Outage(t *testing.T) {
 	st := &flakyRobots{}
-	w := newRobotWriter(st, quiet)
+	w := newRobotWriter(st, quiet, func() bool { return false })
 	ctx, cancel := context.WithCancel(context.Background())
 	go w.run(ctx)
 	defer func() { cancel(); <-w.done }()

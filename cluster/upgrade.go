@@ -236,59 +236,35 @@ func (fe *FrontEnd) openOld(ctx context.Context, v int, checked int64) error {
 // ordinary feed.
 func (fe *FrontEnd) followOld(from int64) {
 	defer fe.wg.Done()
-	start, end := fe.target.key("schema"), fe.target.key("txn")+"\x00"
-	for attempt := 0; fe.ctx.Err() == nil; attempt++ {
-		ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(fe.ctx))
-		wch := fe.cli.Watch(ctx, start, clientv3.WithRange(end), clientv3.WithRev(from))
-		for resp := range wch {
-			if resp.Err() != nil || resp.CompactRevision != 0 {
-				break
-			}
-			if len(resp.Events) == 0 {
-				continue
-			}
-			// What else is queued needs no refill of its own: the refill reads the newest.
-		drain:
-			for {
-				select {
-				case more, ok := <-wch:
-					if !ok || more.Err() != nil {
-						break drain
-					}
-				default:
-					break drain
-				}
-			}
-			next, done, err := fe.refreshOld()
-			if err != nil {
-				fe.log.Warn("cluster: could not refill the read-only replica; trying again", "err", err)
-				break
-			}
-			from, attempt = next, 0
-			if done {
-				cancel()
-				fe.wg.Add(1)
-				go fe.feed(next)
-				return
-			}
-		}
-		cancel()
-		select {
-		case <-time.After(backoff(attempt, 50*time.Millisecond, 2*time.Second)):
-		case <-fe.ctx.Done():
-			return
-		}
-		// The watch ended (cut off, or its history compacted): read the state now.
+	ctx, cancel := context.WithCancel(fe.ctx)
+	defer cancel()
+	var feedFrom int64
+	// refresh reads the schema and refills the replica as it says; at this devgraph's
+	// schema it ends the following, and the feed starts from next.
+	refresh := func() (int64, error) {
 		next, done, err := fe.refreshOld()
-		if err != nil {
-			continue
-		}
-		from = next
 		if done {
-			fe.wg.Add(1)
-			go fe.feed(next)
-			return
+			feedFrom = next
+			cancel()
 		}
+		return next, err
+	}
+	start, end := fe.target.key("schema"), fe.target.key("txn")+"\x00"
+	fe.follow(ctx, start, end, from, func(context.Context) (int64, error) {
+		// The watch ended (cut off, or its history compacted): read the state now.
+		next, err := refresh()
+		return next - 1, err
+	}, func([]*clientv3.Event) error {
+		// A batch needs one refill: it reads the newest.
+		if _, err := refresh(); err != nil {
+			fe.log.Warn("cluster: could not refill the read-only replica; trying again", "err", err)
+			return err
+		}
+		return nil
+	})
+	if feedFrom != 0 {
+		fe.wg.Add(1)
+		go fe.feed(feedFrom)
 	}
 }
 

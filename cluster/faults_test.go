@@ -154,7 +154,7 @@ func checkAll(t *testing.T, l *ledger, fes []*FrontEnd) {
 	want := map[string]string{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := fes[0].scan(ctx, rev, func(k, v []byte) error {
+	err := scan(ctx, fes[0].cli, fes[0].target, rev, func(k, v []byte) error {
 		want[strings.TrimPrefix(string(k), fes[0].target.dataPrefix())] = string(v)
 		return nil
 	})

@@ -594,11 +594,6 @@ func fillRecords(ctx context.Context, cli *clientv3.Client, t *Target, db *store
 // records, had etcd count through hundreds of millions of keys, and took over a minute.)
 const scanPage = 100_000
 
-// scan reads every record at revision rev, bucket by bucket, a page at a time.
-func (fe *FrontEnd) scan(ctx context.Context, rev int64, fn func(k, v []byte) error) error {
-	return scan(ctx, fe.cli, fe.target, rev, fn)
-}
-
 // scan reads every record at revision rev, bucket by bucket, a page at a time. The next
 // page is asked for while fn works through this one, so etcd's reading and the caller's
 // writing overlap (a fresh replica's build is about half each).

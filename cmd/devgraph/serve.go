@@ -13,6 +13,7 @@ import (
 	"github.com/devgraph/devgraph/graph"
 	devhttp "github.com/devgraph/devgraph/http"
 	"github.com/devgraph/devgraph/identity"
+	"github.com/devgraph/devgraph/internal/startgc"
 	"github.com/devgraph/devgraph/query"
 	"github.com/devgraph/devgraph/remote"
 	"github.com/devgraph/devgraph/search"
@@ -33,6 +34,9 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 	// collections until the first find (serveDB ends the hold then, or this on return).
 	endStart := e.endGC
 	defer endStart()
+	// Then the collector runs startgc.Headroom apart at least: on a small graph the
+	// default (twice the live heap) collected every few dozen writes.
+	defer startgc.KeepHeadroom(e.getenv, startgc.Headroom)()
 	if f.store != "" {
 		return e.serveCluster(ctx, f, log, endStart)
 	}

@@ -12,7 +12,9 @@ package startgc
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 )
 
@@ -55,4 +57,79 @@ func Hold(getenv func(string) string) (end func()) {
 			}
 		})
 	}
+}
+
+// Headroom is the least a long-running process lets its heap grow between collections.
+// Go's default goal is twice the live heap: a server whose live heap is a few MB (a
+// small graph) collects every few dozen writes, since a write allocates some 100 KB
+// (bbolt copies every page it touches into nodes). 64 MB apart, the collector runs a
+// few times a minute under steady writing and a large graph keeps the default.
+const Headroom = 64 << 20
+
+// KeepHeadroom sets the collector's percent, after each collection, so that the next
+// one comes at least headroom bytes of allocation later: max(100, headroom×100/live).
+// It does nothing while a hold is in force, or when $GOGC or $GOMEMLIMIT tune the
+// collector. The returned func ends it (safe twice); when the last caller's has been
+// called the percent is 100 again. Several callers share one setting (the last given).
+func KeepHeadroom(getenv func(string) string, headroom uint64) (stop func()) {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	tuner.Lock()
+	defer tuner.Unlock()
+	tuner.headroom = headroom
+	if tuner.n++; tuner.n == 1 {
+		tuner.gen++
+		watch(tuner.gen)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			tuner.Lock()
+			defer tuner.Unlock()
+			if tuner.n--; tuner.n == 0 {
+				setPercent(100)
+			}
+		})
+	}
+}
+
+var tuner struct {
+	sync.Mutex
+	n        int    // KeepHeadroom callers not yet stopped
+	gen      int    // which chain of finalizers is current
+	headroom uint64 // bytes
+}
+
+// watch arms a finalizer, which runs after the collection that finds its object
+// unreachable; it sets the percent from the live heap and arms the next, as long as
+// its chain (gen) is the current one and a caller remains.
+func watch(gen int) {
+	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
+		tuner.Lock()
+		defer tuner.Unlock()
+		if gen != tuner.gen || tuner.n == 0 {
+			return
+		}
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(sample)
+		if live := sample[0].Value.Uint64(); live > 0 {
+			setPercent(int(max(100, tuner.headroom*100/live)))
+		}
+		watch(gen)
+	})
+}
+
+// sentinel has a pointer: the tiny allocator's objects may never be finalized.
+type sentinel struct{ _ *int }
+
+// setPercent sets the collector's percent, or the one a hold puts back when it ends.
+func setPercent(p int) {
+	held.Lock()
+	defer held.Unlock()
+	if held.n > 0 {
+		held.percent = p
+		return
+	}
+	debug.SetGCPercent(p)
 }

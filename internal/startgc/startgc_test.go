@@ -1,8 +1,11 @@
 package startgc
 
 import (
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 // gcPercent reads the collector's setting.
@@ -56,4 +59,78 @@ func TestHold(t *testing.T) {
 		t.Fatalf("with $GOGC set: GC percent %d, want %d (untouched)", got, before)
 	}
 	end()
+}
+
+// KeepHeadroom: after a collection the percent puts the next one the headroom past the
+// live heap; a hold keeps the collector off and gets the tuned percent when it ends;
+// the last stop puts 100 back; with $GOGC set nothing changes.
+func TestKeepHeadroom(t *testing.T) {
+	Release() // the start's hold (TestHold may have ended it already)
+	if gcPercent() < 0 {
+		t.Skip("the collector is off: $GOGC=off")
+	}
+	noEnv := func(string) string { return "" }
+	const headroom = 256 << 20
+	stop := KeepHeadroom(noEnv, headroom)
+	stop2 := KeepHeadroom(noEnv, headroom)
+	tuned := collectUntil(t, func(p int) bool { return p > 100 })
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if live := sample[0].Value.Uint64(); uint64(tuned)*live/100 < headroom/2 {
+		t.Fatalf("percent %d leaves %d bytes over a live heap of %d, want about %d", tuned, uint64(tuned)*live/100, live, headroom)
+	}
+
+	end := Hold(noEnv)
+	runtime.GC()
+	runtime.GC()
+	if got := gcPercent(); got != -1 {
+		t.Fatalf("held: GC percent %d, want -1 (off)", got)
+	}
+	end()
+	if got := gcPercent(); got <= 100 {
+		t.Fatalf("hold ended: GC percent %d, want the tuned one (> 100)", got)
+	}
+
+	stop()
+	stop()
+	if got := gcPercent(); got <= 100 {
+		t.Fatalf("one of two callers stopped (twice): GC percent %d, want still tuned", got)
+	}
+	stop2()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("both stopped: GC percent %d, want 100", got)
+	}
+	runtime.GC()
+	runtime.GC()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("stopped, after collections: GC percent %d, want 100", got)
+	}
+
+	stop = KeepHeadroom(func(k string) string {
+		if k == "GOGC" {
+			return "100"
+		}
+		return ""
+	}, headroom)
+	runtime.GC()
+	runtime.GC()
+	stop()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("with $GOGC set: GC percent %d, want 100 (untouched)", got)
+	}
+}
+
+// collectUntil collects until the percent satisfies ok (the finalizer that sets it runs
+// after a collection, on its own goroutine) and returns it.
+func collectUntil(t *testing.T, ok func(int) bool) int {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		runtime.GC()
+		if p := gcPercent(); ok(p) {
+			return p
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("GC percent %d after 1000 collections", gcPercent())
+	return 0
 }

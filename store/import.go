@@ -832,7 +832,7 @@ func (w *wtx) importLine(l exportLine, raw bool, host string) (int, int, error) 
 				return 0, 0, nil
 			}
 		}
-		if err := w.putNote(n); err != nil {
+		if _, err := w.putNote(n); err != nil {
 			return 0, 0, err
 		}
 		if err := w.put(m.BucketNotesBy, joinKey(n.Target, noteLocal(n.ID)), nil); err != nil {

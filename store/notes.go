@@ -59,12 +59,13 @@ func ownerOf(tx *bolt.Tx, node string) string {
 	return ""
 }
 
-func (w *wtx) putNote(n *graph.Note) error {
+// putNote stores n and returns its record, which is also its changelog body.
+func (w *wtx) putNote(n *graph.Note) (json.RawMessage, error) {
 	b, err := json.Marshal(n)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return w.put(m.BucketNotes, []byte(noteLocal(n.ID)), b)
+	return b, w.put(m.BucketNotes, []byte(noteLocal(n.ID)), b)
 }
 
 func (w *wtx) deleteNote(id string) error {
@@ -96,14 +97,15 @@ func (w *wtx) restoreNote(n *graph.Note, target string) error {
 	}
 	c := *n
 	c.Target = target
-	if err := w.putNote(&c); err != nil {
+	rec, err := w.putNote(&c)
+	if err != nil {
 		return err
 	}
 	if err := w.put(m.BucketNotesBy, joinKey(target, noteLocal(c.ID)), nil); err != nil {
 		return err
 	}
 	w.count(m.CountNotes, 1)
-	return w.emit(graph.ActNoteAdd, c.ID, nil, &c, target, ownerOf(w.tx, target))
+	return w.emit(graph.ActNoteAdd, c.ID, nil, rec, target, ownerOf(w.tx, target))
 }
 
 func (w *wtx) moveNote(id, target string) error {
@@ -117,13 +119,14 @@ func (w *wtx) moveNote(id, target string) error {
 	}
 	old := n.Target
 	n.Target = target
-	if err := w.putNote(n); err != nil {
+	rec, err := w.putNote(n)
+	if err != nil {
 		return err
 	}
 	if err := w.put(m.BucketNotesBy, joinKey(target, noteLocal(id)), nil); err != nil {
 		return err
 	}
-	return w.emit(graph.ActNoteMove, n.ID, json.RawMessage(before), n, old, target)
+	return w.emit(graph.ActNoteMove, n.ID, json.RawMessage(before), rec, old, target)
 }
 
 // AddNote checks the note's kind and body before its transaction begins.
@@ -157,7 +160,8 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 				graph.Step{Do: graph.StepDelNote, ID: target})
 		}
 		n := &graph.Note{ID: graph.NewNoteID(), Target: target, Kind: kind, Body: c.Body, Author: w.actor, Time: w.now}
-		if err := w.putNote(n); err != nil {
+		rec, err := w.putNote(n)
+		if err != nil {
 			return err
 		}
 		if err := w.put(m.BucketNotesBy, joinKey(target, noteLocal(n.ID)), nil); err != nil {
@@ -165,7 +169,7 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 		}
 		w.count(m.CountNotes, 1)
 		out = n
-		return w.emit(graph.ActNoteAdd, n.ID, nil, n, target, ownerOf(w.tx, target))
+		return w.emit(graph.ActNoteAdd, n.ID, nil, rec, target, ownerOf(w.tx, target))
 	})
 	return out, err
 }
@@ -173,8 +177,14 @@ func (db *DB) AddNote(ctx context.Context, c graph.NoteCreate) (*graph.Note, err
 // repeatedNote finds, among the newest of ids (a target's notes, oldest first), a note
 // the caller wrote with this kind and body within graph.NoteRepeatWindow: a retried add.
 // Notes are uuidv7, so the newest come last; the body is compared only when the rest match.
+// A record is decoded only when it may hold this body (mayHold).
 func (w *wtx) repeatedNote(ids []string, kind, body string) (*graph.Note, error) {
+	quoted := plainQuoted(body)
+	notes := w.b(m.BucketNotes)
 	for i, seen := len(ids)-1, 0; i >= 0 && seen < graph.NoteRepeatScan; i, seen = i-1, seen+1 {
+		if quoted != nil && !mayHold(notes.Get([]byte(noteLocal(ids[i]))), quoted) {
+			continue
+		}
 		n, err := getNote(w.tx, noteLocal(ids[i]))
 		if err != nil {
 			return nil, err
@@ -191,6 +201,23 @@ func (w *wtx) repeatedNote(ids []string, kind, body string) (*graph.Note, error)
 		}
 	}
 	return nil, nil
+}
+
+// plainQuoted is s between double quotes when no JSON encoder escapes any of its bytes
+// (no quote, backslash or control byte), else nil.
+func plainQuoted(s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return nil
+		}
+	}
+	return append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"')
+}
+
+// mayHold says whether the JSON record rec may have the string quoted (plainQuoted) as
+// a value. Without a backslash no string in rec is escaped, so each appears verbatim.
+func mayHold(rec, quoted []byte) bool {
+	return rec == nil || bytes.IndexByte(rec, '\\') >= 0 || bytes.Contains(rec, quoted)
 }
 
 // FindNoteByID reads one note by its key (the notes bucket is keyed by the note's uuid).

@@ -205,3 +205,31 @@ func TestAddNote_Repeat(t *testing.T) {
 		t.Errorf("notes: %d (%v), want 5", total, err)
 	}
 }
+
+// TestAddNote_RepeatEscaped: a repeat is found whatever the body's JSON looks like in the
+// record (repeatedNote decodes only records that may hold the body): escaped characters
+// (<, a quote, a newline), non-ASCII, and a body equal to another field's value.
+func TestAddNote_RepeatEscaped(t *testing.T) {
+	t.Parallel()
+	db := storetest.MustOpen(t, store.Options{})
+	alice := ctxActor("cli:alice")
+	if _, err := db.CreateIdentity(alice, graph.IdentityCreate{Name: "Korg Minilogue"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"gain < 3 & > 1", `say "hi"`, "line one\nline two", "Größe: ∞ 🎹", "cli:alice", "plain body"} {
+		first, err := db.AddNote(alice, graph.NoteCreate{Target: "korg-minilogue", Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := db.AddNote(alice, graph.NoteCreate{Target: "korg-minilogue", Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.Existed || !again.Existed || again.ID != first.ID {
+			t.Errorf("body %q: first %s (existed %v), again %s (existed %v); want the first back, marked existed", body, first.ID, first.Existed, again.ID, again.Existed)
+		}
+	}
+	if _, total, _, err := db.FindNotes(alice, graph.NoteFilter{Target: "korg-minilogue"}); err != nil || total != 6 {
+		t.Errorf("notes: %d (%v), want 6", total, err)
+	}
+}

@@ -54,11 +54,7 @@ func (s *Server) note(ctx context.Context, c *call, in noteIn) (*mcp.CallToolRes
 	if target == "" {
 		return nil, graph.FieldErrorf(graph.EINVALID, "target", "graph_note add needs target, the node to annotate (e.g. identity:roland-jd-xi; find ids with graph_find)")
 	}
-	resolved, err := s.svc.ResolveID(ctx, target, graph.KindIdentity, graph.KindDevice) // what a note may annotate
-	if err != nil {
-		return nil, err
-	}
-	n, err := s.svc.AddNote(ctx, graph.NoteCreate{Target: resolved, Kind: in.Kind, Body: in.Body})
+	n, err := s.svc.AddNote(ctx, graph.NoteCreate{Target: target, Kind: in.Kind, Body: in.Body})
 	if err != nil {
 		return nil, err
 	}

@@ -30,11 +30,27 @@ func benchDB(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(dst, data, 0o600); err != nil {
+	// Written a page at a time, as bbolt writes a file: one bulk write leaves the copy in
+	// the page cache as large folios (2 MB on this kernel), into which each of a commit's
+	// 4 KiB page writes costs about three times as much (9.5–13 µs against 3.1–3.8 µs,
+	// measured), which no server's own file has.
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for off := 0; off < len(data); off += benchPage {
+		if _, err := f.WriteAt(data[off:min(off+benchPage, len(data))], int64(off)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
 	return dst
 }
+
+// benchPage is bbolt's page size here (the OS page size).
+const benchPage = 4096
 
 // stdioProc is `devgraph serve` on pipes, spoken to in raw JSON-RPC lines.
 type stdioProc struct {

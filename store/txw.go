@@ -88,6 +88,9 @@ func newTxw(tx *bolt.Tx, fb fileBuckets) (txw, error) {
 	}
 	if tx.Writable() {
 		growStep(tx.DB(), tx.Size())
+		if err := mergeRoot(tx); err != nil {
+			return txw{}, err
+		}
 	}
 	t := txw{tx: tx, buckets: make(map[string]*bolt.Bucket, 8)}
 	for _, name := range fb.absent {
@@ -105,6 +108,55 @@ var knownBuckets = func() map[string]bool {
 	return set
 }()
 
+// appended are the buckets whose new keys come after every key they hold (changelog
+// sequence numbers, uuidv7 note ids): their pages are filled before a new one starts,
+// where bbolt's default (half full) made twice the pages and a level more in the tree,
+// another page for every commit to write.
+var appended = map[string]bool{string(migrations.BucketEvents): true, string(migrations.BucketNotes): true}
+
+// mergeRoot puts the file's root bucket back into one page when it has split and its
+// entries would fit in one. The root holds every bucket's header and the small buckets
+// stored inline, and a commit rewrites each of its pages that holds the header of a
+// bucket it changed. bbolt splits a page when it overflows but merges one only after a
+// delete leaves it under a threshold, so a root that once overflowed (small buckets
+// growing inline before each moved to pages of its own) stayed in two leaves and a
+// branch, three pages for most commits to write where one does. Deleting a bucket made
+// in the same transaction is that delete, with the root's FillPercent at 1 (a page under
+// half full is merged). Nothing of it is committed but the root's merged page.
+func mergeRoot(tx *bolt.Tx) error {
+	root := tx.Cursor().Bucket()
+	info, err := tx.Page(int(root.Root()))
+	if err != nil || info == nil || info.Type != "branch" || rootSize(tx) > tx.DB().Info().PageSize*3/4 {
+		return nil // a leaf already, or too full to merge: nothing to do
+	}
+	root.FillPercent = 1
+	if _, err := tx.CreateBucket(mergeBucket); err != nil {
+		return fmt.Errorf("merge the root bucket: %w", err)
+	}
+	if err := tx.DeleteBucket(mergeBucket); err != nil {
+		return fmt.Errorf("merge the root bucket: %w", err)
+	}
+	return nil
+}
+
+// mergeBucket is mergeRoot's bucket, created and deleted in one transaction (never
+// committed); it sorts after every bucket of the file.
+var mergeBucket = []byte("~merge")
+
+// rootSize is about how many bytes the root bucket's entries take in one page: the page
+// header, and for each bucket its element, name and header, and its page when inline.
+func rootSize(tx *bolt.Tx) int {
+	size := 16
+	c := tx.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		size += 16 + len(k) + 16
+		if b := tx.Bucket(k); b != nil && b.Root() == 0 {
+			size += b.Stats().InlineBucketInuse
+		}
+	}
+	return size
+}
+
 // b returns a bucket for reading (Get, Cursor); writes go through put and delete.
 func (t *txw) b(name []byte) *bolt.Bucket {
 	if b, ok := t.buckets[string(name)]; ok {
@@ -114,8 +166,8 @@ func (t *txw) b(name []byte) *bolt.Bucket {
 	if knownBuckets[string(name)] {
 		b = t.tx.Bucket(name)
 	}
-	if b != nil && bytes.Equal(name, migrations.BucketEvents) {
-		b.FillPercent = 1 // appended in key order
+	if b != nil && appended[string(name)] {
+		b.FillPercent = 1
 	}
 	t.buckets[string(name)] = b
 	return b

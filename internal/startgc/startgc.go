@@ -61,10 +61,10 @@ func Hold(getenv func(string) string) (end func()) {
 
 // Headroom is the least a long-running process lets its heap grow between collections.
 // Go's default goal is twice the live heap: a server whose live heap is a few MB (a
-// small graph) collects every few dozen writes, since a write allocates some 100 KB
-// (bbolt copies every page it touches into nodes). 64 MB apart, the collector runs a
-// few times a minute under steady writing and a large graph keeps the default.
-const Headroom = 64 << 20
+// small graph) collected every 40-odd notes, since a write allocates some 100 KB (bbolt
+// copies each page it touches into nodes). 32 MB apart, it collects every few hundred
+// writes; a graph whose live heap is over 32 MB keeps the default.
+const Headroom = 32 << 20
 
 // KeepHeadroom sets the collector's percent, after each collection, so that the next
 // one comes at least headroom bytes of allocation later: max(100, headroom×100/live).

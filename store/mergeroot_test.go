@@ -42,10 +42,7 @@ func rootPage(t *testing.T, path string) string {
 func TestMergeRoot(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "devgraph.db")
-	db, err := store.Open(path, store.Options{NoBackup: true, Host: storetest.Host})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openFile(t, path, store.Options{Host: storetest.Host})
 	ctx := ctxActor("cli:alice")
 	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Korg Minilogue"}); err != nil {
 		t.Fatal(err)
@@ -88,10 +85,7 @@ func TestMergeRoot(t *testing.T) {
 		t.Fatalf("after the inline buckets grew and shrank the root is a %s, want a branch (split)", got)
 	}
 
-	db, err = store.Open(path, store.Options{NoBackup: true, Host: storetest.Host})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = openFile(t, path, store.Options{Host: storetest.Host})
 	if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "korg-minilogue", Body: "key C4 sticks"}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,10 +95,7 @@ func TestMergeRoot(t *testing.T) {
 	if got := rootPage(t, path); got != "leaf" {
 		t.Fatalf("after a write the root is a %s, want one leaf again", got)
 	}
-	db, err = store.Open(path, store.Options{NoBackup: true, Host: storetest.Host, ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db = openFile(t, path, store.Options{Host: storetest.Host, ReadOnly: true})
 	defer db.Close()
 	if _, total, _, err := db.FindNotes(ctx, graph.NoteFilter{Target: "korg-minilogue"}); err != nil || total != 1 {
 		t.Errorf("notes after the merge: %d (%v), want 1", total, err)
@@ -120,10 +111,7 @@ func TestMergeRoot(t *testing.T) {
 func TestAppendedBucketsFillPages(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "devgraph.db")
-	db, err := store.Open(path, store.Options{NoBackup: true, Host: storetest.Host})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openFile(t, path, store.Options{Host: storetest.Host})
 	ctx := ctxActor("cli:alice")
 	for i := 0; i < 10; i++ {
 		if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: fmt.Sprintf("Synth %d", i)}); err != nil {

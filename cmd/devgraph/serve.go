@@ -181,11 +181,17 @@ func (e *env) runFrontends(ctx context.Context, f *serveFlags, rt *runtime, log 
 	stdioErr := make(chan error, 1)
 	if f.stdio {
 		fmt.Fprintln(e.stderr, "MCP: stdio")
+		// Read through Go's poller: a read from a blocking stdin held its thread and the
+		// processor with it, so the goroutine the line was handed to waited for the
+		// runtime to take the processor back (up to 10 ms; the first request's answer
+		// waited 11-16 ms at start) or for another thread to wake up and take it over.
+		in, undo, _ := pollableReader(e.stdin)
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := rt.mcp.ServeStdio(ctx, e.stdin, e.stdout)
+			defer undo()
+			err := rt.mcp.ServeStdio(ctx, in, e.stdout)
 			if err == nil {
 				log.Info("stdin closed; shutting down")
 			}

@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"path/filepath"
 	"testing"
 
@@ -38,34 +40,81 @@ func rootPage(t *testing.T, path string) string {
 
 // TestMergeRoot: a root bucket that split when small buckets grew inline, and stayed in
 // two leaves and a branch once they shrank, is merged back into one page by the next
-// write; nothing else changes.
+// writes (one leaf at least each), whichever of its leaves holds more; nothing else
+// changes.
 func TestMergeRoot(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "devgraph.db")
-	db := openFile(t, path, store.Options{Host: storetest.Host})
-	ctx := ctxActor("cli:alice")
-	if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: "Korg Minilogue"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := rootPage(t, path); got != "leaf" {
-		t.Fatalf("a new file's root is a %s, want a leaf", got)
-	}
+	for _, tc := range []struct {
+		name string
+		keep [][]byte // buckets left at about 950 bytes after the others shrink back
+	}{
+		{"every inline bucket shrunk", nil},
+		{"the last leaf over half a page", [][]byte{migrations.BucketRobots, migrations.BucketRelTypes}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "devgraph.db")
+			db := openFile(t, path, store.Options{Host: storetest.Host})
+			ctx := ctxActor("cli:alice")
+			// Enough identities that their buckets (and the changelog's) have pages of
+			// their own: the root holds their headers, and the notes below grow it little.
+			for i := range 30 {
+				if _, err := db.CreateIdentity(ctx, graph.IdentityCreate{Name: fmt.Sprintf("Korg Minilogue %d", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := rootPage(t, path); got != "leaf" {
+				t.Fatalf("a new file's root is a %s, want a leaf", got)
+			}
+			splitRoot(t, path, tc.keep)
+			if got := rootPage(t, path); got != "branch" {
+				t.Fatalf("after the inline buckets grew and shrank the root is a %s, want a branch (split)", got)
+			}
 
-	// Split it: fill five empty buckets, inline in the root, to some 900 bytes each (the
-	// root overflows a page), then empty them again (it would fit in one).
+			// The root split into three leaves; each write merges one at least.
+			db = openFile(t, path, store.Options{Host: storetest.Host})
+			for _, body := range []string{"key C4 sticks", "the filter sweeps too far"} {
+				if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "korg-minilogue-0", Body: body}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := rootPage(t, path); got != "leaf" {
+				t.Fatalf("after two writes the root is a %s, want one leaf again", got)
+			}
+			db = openFile(t, path, store.Options{Host: storetest.Host, ReadOnly: true})
+			defer db.Close()
+			if _, total, _, err := db.FindNotes(ctx, graph.NoteFilter{Target: "korg-minilogue-0"}); err != nil || total != 2 {
+				t.Errorf("notes after the merge: %d (%v), want 2", total, err)
+			}
+			if r, err := db.VerifyChangelog(ctx); err != nil || !r.OK {
+				t.Errorf("changelog after the merge: %+v (%v)", r, err)
+			}
+		})
+	}
+}
+
+// splitRoot splits the root bucket of the closed file at path with bbolt: five empty
+// buckets, inline in the root, grow to some 950 bytes each (the root overflows a page and
+// splits), then all but keep empty again (it would fit in one).
+func splitRoot(t *testing.T, path string, keep [][]byte) {
+	t.Helper()
 	bdb, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer bdb.Close()
 	fill := [][]byte{migrations.BucketRefs, migrations.BucketPresent, migrations.BucketRobots, migrations.BucketBindings, migrations.BucketRelTypes}
-	each := func(fn func(b *bolt.Bucket, k []byte) error) {
+	each := func(buckets [][]byte, fn func(b *bolt.Bucket, k []byte) error) {
 		t.Helper()
 		if err := bdb.Update(func(tx *bolt.Tx) error {
-			for _, name := range fill {
-				for i := 0; i < 20; i++ {
+			for _, name := range buckets {
+				for i := 0; i < 22; i++ {
 					if err := fn(tx.Bucket(name), fmt.Appendf(nil, "key-%02d", i)); err != nil {
 						return err
 					}
@@ -76,33 +125,11 @@ func TestMergeRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	each(func(b *bolt.Bucket, k []byte) error { return b.Put(k, make([]byte, 20)) })
-	each(func(b *bolt.Bucket, k []byte) error { return b.Delete(k) })
-	if err := bdb.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := rootPage(t, path); got != "branch" {
-		t.Fatalf("after the inline buckets grew and shrank the root is a %s, want a branch (split)", got)
-	}
-
-	db = openFile(t, path, store.Options{Host: storetest.Host})
-	if _, err := db.AddNote(ctx, graph.NoteCreate{Target: "korg-minilogue", Body: "key C4 sticks"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := rootPage(t, path); got != "leaf" {
-		t.Fatalf("after a write the root is a %s, want one leaf again", got)
-	}
-	db = openFile(t, path, store.Options{Host: storetest.Host, ReadOnly: true})
-	defer db.Close()
-	if _, total, _, err := db.FindNotes(ctx, graph.NoteFilter{Target: "korg-minilogue"}); err != nil || total != 1 {
-		t.Errorf("notes after the merge: %d (%v), want 1", total, err)
-	}
-	if r, err := db.VerifyChangelog(ctx); err != nil || !r.OK {
-		t.Errorf("changelog after the merge: %+v (%v)", r, err)
-	}
+	each(fill, func(b *bolt.Bucket, k []byte) error { return b.Put(k, make([]byte, 20)) })
+	shrink := slices.DeleteFunc(slices.Clone(fill), func(name []byte) bool {
+		return slices.ContainsFunc(keep, func(k []byte) bool { return bytes.Equal(k, name) })
+	})
+	each(shrink, func(b *bolt.Bucket, k []byte) error { return b.Delete(k) })
 }
 
 // TestAppendedBucketsFillPages: notes (uuidv7 ids) and changelog events (sequence

@@ -122,26 +122,30 @@ var appended = map[string]bool{string(migrations.BucketEvents): true, string(mig
 // growing inline before each moved to pages of its own) stayed in two leaves and a
 // branch, three pages for most commits to write where one does. Deleting a bucket made
 // in the same transaction is that delete, with the root's FillPercent at 1 (a page under
-// half full is merged). Nothing of it is committed but the root's merged page.
+// half full is merged into its neighbour). It is done at both ends, in the first leaf and
+// the last: with the entries within a page, one of the two is under half of one, so
+// every attempt merges a leaf. Nothing of it is committed but the merged pages.
 func mergeRoot(tx *bolt.Tx) error {
 	root := tx.Cursor().Bucket()
 	info, err := tx.Page(int(root.Root()))
-	if err != nil || info == nil || info.Type != "branch" || rootSize(tx) > tx.DB().Info().PageSize*3/4 {
-		return nil // a leaf already, or too full to merge: nothing to do
+	if err != nil || info == nil || info.Type != "branch" || rootSize(tx) > tx.DB().Info().PageSize*7/8 {
+		return nil // a leaf already, or too full for one page (with room to grow): nothing to do
 	}
 	root.FillPercent = 1
-	if _, err := tx.CreateBucket(mergeBucket); err != nil {
-		return fmt.Errorf("merge the root bucket: %w", err)
-	}
-	if err := tx.DeleteBucket(mergeBucket); err != nil {
-		return fmt.Errorf("merge the root bucket: %w", err)
+	for _, name := range mergeBuckets {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("merge the root bucket: %w", err)
+		}
+		if err := tx.DeleteBucket(name); err != nil {
+			return fmt.Errorf("merge the root bucket: %w", err)
+		}
 	}
 	return nil
 }
 
-// mergeBucket is mergeRoot's bucket, created and deleted in one transaction (never
-// committed); it sorts after every bucket of the file.
-var mergeBucket = []byte("~merge")
+// mergeBuckets are mergeRoot's buckets, created and deleted in one transaction (never
+// committed): one sorts before every bucket of the file, the other after.
+var mergeBuckets = [][]byte{[]byte("\x00merge"), []byte("~merge")}
 
 // rootSize is about how many bytes the root bucket's entries take in one page: the page
 // header, and for each bucket its element, name and header, and its page when inline.

@@ -3,8 +3,8 @@ package store_test
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"

@@ -964,7 +964,11 @@ func (db *DB) Stats(ctx context.Context) (*graph.Stats, error) {
 // getRecord decodes the JSON record at key in bucket; nil when absent. The bytes are
 // decoded before the transaction ends, so nothing outlives it.
 func getRecord[T any](tx *bolt.Tx, bucket []byte, key, what string) (*T, error) {
-	v := tx.Bucket(bucket).Get([]byte(key))
+	return decodeRecord[T](tx, tx.Bucket(bucket).Get([]byte(key)), key, what)
+}
+
+// decodeRecord decodes v, the JSON record at key read already; nil when v is.
+func decodeRecord[T any](tx *bolt.Tx, v []byte, key, what string) (*T, error) {
 	if v == nil {
 		return nil, nil
 	}

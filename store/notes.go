@@ -182,10 +182,12 @@ func (w *wtx) repeatedNote(ids []string, kind, body string) (*graph.Note, error)
 	quoted := plainQuoted(body)
 	notes := w.b(m.BucketNotes)
 	for i, seen := len(ids)-1, 0; i >= 0 && seen < graph.NoteRepeatScan; i, seen = i-1, seen+1 {
-		if quoted != nil && !mayHold(notes.Get([]byte(noteLocal(ids[i]))), quoted) {
+		local := noteLocal(ids[i])
+		rec := notes.Get([]byte(local))
+		if quoted != nil && !mayHold(rec, quoted) {
 			continue
 		}
-		n, err := getNote(w.tx, noteLocal(ids[i]))
+		n, err := decodeRecord[graph.Note](w.tx, rec, local, "note")
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +219,7 @@ func plainQuoted(s string) []byte {
 // mayHold says whether the JSON record rec may have the string quoted (plainQuoted) as
 // a value. Without a backslash no string in rec is escaped, so each appears verbatim.
 func mayHold(rec, quoted []byte) bool {
-	return rec == nil || bytes.IndexByte(rec, '\\') >= 0 || bytes.Contains(rec, quoted)
+	return bytes.IndexByte(rec, '\\') >= 0 || bytes.Contains(rec, quoted)
 }
 
 // FindNoteByID reads one note by its key (the notes bucket is keyed by the note's uuid).

@@ -36,7 +36,7 @@ func Release() { first() }
 // Hold stops the collector (unless getenv says $GOGC or $GOMEMLIMIT tune it) until the
 // returned func, safe twice, is called.
 func Hold(getenv func(string) string) (end func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+	if userTuned(getenv) {
 		return func() {}
 	}
 	held.Lock()
@@ -46,17 +46,19 @@ func Hold(getenv func(string) string) (end func()) {
 		held.limit = debug.SetMemoryLimit(HeapLimit)
 	}
 	held.n++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			held.Lock()
-			defer held.Unlock()
-			if held.n--; held.n == 0 {
-				debug.SetMemoryLimit(held.limit)
-				debug.SetGCPercent(held.percent)
-			}
-		})
-	}
+	return sync.OnceFunc(func() {
+		held.Lock()
+		defer held.Unlock()
+		if held.n--; held.n == 0 {
+			debug.SetMemoryLimit(held.limit)
+			debug.SetGCPercent(held.percent)
+		}
+	})
+}
+
+// userTuned says whether $GOGC or $GOMEMLIMIT tune the collector: then it is left alone.
+func userTuned(getenv func(string) string) bool {
+	return getenv("GOGC") != "" || getenv("GOMEMLIMIT") != ""
 }
 
 // Headroom is the least a long-running process lets its heap grow between collections.
@@ -72,7 +74,7 @@ const Headroom = 32 << 20
 // collector. The returned func ends it (safe twice); when the last caller's has been
 // called the percent is 100 again. Several callers share one setting (the last given).
 func KeepHeadroom(getenv func(string) string, headroom uint64) (stop func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+	if userTuned(getenv) {
 		return func() {}
 	}
 	tuner.Lock()
@@ -82,16 +84,13 @@ func KeepHeadroom(getenv func(string) string, headroom uint64) (stop func()) {
 		tuner.gen++
 		watch(tuner.gen)
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			tuner.Lock()
-			defer tuner.Unlock()
-			if tuner.n--; tuner.n == 0 {
-				setPercent(100)
-			}
-		})
-	}
+	return sync.OnceFunc(func() {
+		tuner.Lock()
+		defer tuner.Unlock()
+		if tuner.n--; tuner.n == 0 {
+			setPercent(100)
+		}
+	})
 }
 
 var tuner struct {

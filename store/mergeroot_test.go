@@ -15,26 +15,32 @@ import (
 	"github.com/devgraph/devgraph/store/storetest"
 )
 
-// rootPage reports the type of the file's root bucket page, "leaf" or "branch" (read
-// with bbolt, the store closed).
-func rootPage(t *testing.T, path string) string {
+// viewFile runs fn in a read transaction of the closed store file at path, opened
+// with bbolt (its free pages loaded, for tx.Page).
+func viewFile(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
 	t.Helper()
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, PreLoadFreelist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bdb.Close()
+	if err := bdb.View(fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rootPage reports the type of the file's root bucket page, "leaf" or "branch".
+func rootPage(t *testing.T, path string) string {
+	t.Helper()
 	var typ string
-	if err := bdb.View(func(tx *bolt.Tx) error {
+	viewFile(t, path, func(tx *bolt.Tx) error {
 		info, err := tx.Page(int(tx.Cursor().Bucket().Root()))
 		if err != nil {
 			return err
 		}
 		typ = info.Type
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	return typ
 }
 
@@ -153,12 +159,7 @@ func TestAppendedBucketsFillPages(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
-	bdb.View(func(tx *bolt.Tx) error {
+	viewFile(t, path, func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{migrations.BucketNotes, migrations.BucketEvents} {
 			s := tx.Bucket(name).Stats()
 			if fill := float64(s.LeafInuse) / float64(s.LeafAlloc); s.LeafPageN < 4 || fill < 0.7 {

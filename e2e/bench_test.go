@@ -38,8 +38,9 @@ func benchDB(b *testing.B, n int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for off := 0; off < len(data); off += benchPage {
-		if _, err := f.WriteAt(data[off:min(off+benchPage, len(data))], int64(off)); err != nil {
+	page := os.Getpagesize() // bbolt's page size
+	for off := 0; off < len(data); off += page {
+		if _, err := f.WriteAt(data[off:min(off+page, len(data))], int64(off)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -48,9 +49,6 @@ func benchDB(b *testing.B, n int) string {
 	}
 	return dst
 }
-
-// benchPage is bbolt's page size here (the OS page size).
-const benchPage = 4096
 
 // stdioProc is `devgraph serve` on pipes, spoken to in raw JSON-RPC lines.
 type stdioProc struct {

@@ -199,3 +199,33 @@ func TestFinder_SameAsPlainFuzzy(t *testing.T) {
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
 func head(h []graph.FindHit) []graph.FindHit { return h[:min(len(h), 5)] }
+
+// TestFillClasses: the bitmaps fillClasses makes, a block of 64 entries at a time and
+// in two halves above 16,384 entries, are the ones marking each entry in turn makes, at
+// sizes around a word's and the halves' edges.
+func TestFillClasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 63, 64, 65, 16383, 16384, 16385, 40001} {
+		masks := make([]classSet, n)
+		for i := range masks {
+			for l := range masks[i] {
+				masks[i][l] = r.Uint64() >> (r.IntN(64) + 16*l) // sparser level by level; some zero
+			}
+		}
+		words := (n + 63) / 64
+		var got, want [levels][64][]uint64
+		for l := range got {
+			for b := range got[l] {
+				got[l][b], want[l][b] = make([]uint64, words), make([]uint64, words)
+			}
+		}
+		fillClasses(&got, masks)
+		ref := &Finder{classes: want}
+		for i, m := range masks {
+			ref.mark(i, m, true)
+		}
+		if !reflect.DeepEqual(got, ref.classes) {
+			t.Fatalf("%d entries: fillClasses differs from marking each entry", n)
+		}
+	}
+}

@@ -16,6 +16,7 @@ const (
 	pruneKey
 	clientNameKey
 	hostedActorKey
+	answerKey
 )
 
 // WithActor returns a context carrying the actor recorded on every change made with it:

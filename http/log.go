@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/devgraph/devgraph/graph"
 )
 
 // accessLog writes one line per request at info (method, path, actor, the client's own
@@ -53,7 +55,9 @@ func (a *accessLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &record{}
 	sw := &statusWriter{ResponseWriter: w}
-	a.next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), recordKey{}, rec)))
+	ctx, answered := graph.WithAnswerHook(context.WithValue(r.Context(), recordKey{}, rec))
+	a.next.ServeHTTP(sw, r.WithContext(ctx))
+	answered() // the handler has written its answer: what waited for it runs
 	status := sw.status
 	if status == 0 {
 		status = http.StatusOK

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -189,5 +190,29 @@ func TestServer_ReadOnlyMode(t *testing.T) {
 	}
 	if got, want := exec.modes, []graph.GraphQLMode{graph.GraphQLReadOnlyServer, graph.GraphQLGet}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("modes=%v, want %v", got, want)
+	}
+}
+
+// TestHandler_AfterAnswer: work a handler puts off with graph.AfterAnswer runs once the
+// handler has written its answer and returned, not while it runs.
+func TestHandler_AfterAnswer(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		graph.AfterAnswer(r.Context(), func() { note("after the answer") })
+		io.WriteString(w, "answer")
+		note("answered")
+	})
+	h := devhttp.NewHandler(devhttp.Options{GraphQL: &fakeExec{}, MCP: mcp, Loopback: true})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader("{}"))
+	req.RemoteAddr = "127.0.0.1:1234"
+	h.ServeHTTP(rec, req)
+	mu.Lock()
+	defer mu.Unlock()
+	if rec.Body.String() != "answer" || !slices.Equal(order, []string{"answered", "after the answer"}) {
+		t.Fatalf("body %q, order %v: want the handler's answer, then the work put off", rec.Body.String(), order)
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/devgraph/devgraph/graph"
 )
 
 // maxStdioLine bounds one JSON-RPC message on stdin.
@@ -283,6 +285,8 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 	pool.run(func() {
 		defer reqs.Done()
 		defer func() { <-slots }()
+		ctx, answered := graph.WithAnswerHook(ctx)
+		defer answered() // after the answer is written (or the panic's error is)
 		defer func() {
 			if r := recover(); r != nil {
 				s.log.Error("stdio: panic serving request", "panic", r)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/search"
 )
 
 // rawStdio is a hand-written client over ServeStdio's pipes: every line the server
@@ -284,4 +285,55 @@ func slicesContains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// foundWatch is ServeStdio's stdout in TestServeStdio_FoundAfterTheAnswer: as each line
+// is written it notes whether the finder's first find had counted as answered yet.
+type foundWatch struct {
+	io.Writer
+	found        <-chan struct{}
+	mu           sync.Mutex
+	foundAtWrite []bool
+}
+
+func (w *foundWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	select {
+	case <-w.found:
+		w.foundAtWrite = append(w.foundAtWrite, true)
+	default:
+		w.foundAtWrite = append(w.foundAtWrite, false)
+	}
+	w.mu.Unlock()
+	return w.Writer.Write(p)
+}
+
+// TestServeStdio_FoundAfterTheAnswer: a server warms the rest of its index once its
+// first find has been answered (search.Finder.Found); over stdio that is once the
+// find's answer has been written, so the warming competes with neither.
+func TestServeStdio_FoundAfterTheAnswer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	finder := e.srv.opts.Finder.(*search.Finder)
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	out := &foundWatch{Writer: sw, found: finder.Found()}
+	done := make(chan error, 1)
+	go func() { done <- e.srv.ServeStdio(context.Background(), cr, out); sw.Close() }()
+	t.Cleanup(func() { cw.Close(); sr.Close(); <-done })
+	go io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"graph_find","arguments":{"text":"jd"}}}`+"\n")
+	line, err := bufio.NewReader(sr).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"id":1`) {
+		t.Fatalf("the find's answer: %q, %v", line, err)
+	}
+	select {
+	case <-finder.Found():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Found still open after the first find was answered")
+	}
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if len(out.foundAtWrite) != 1 || out.foundAtWrite[0] {
+		t.Fatalf("Found closed when the answer was written: %v, want closed only after it", out.foundAtWrite)
+	}
 }

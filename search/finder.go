@@ -177,8 +177,10 @@ func (f *Finder) Build(ctx context.Context) error {
 	return f.sync(ctx)
 }
 
-// Found is closed once a first Find has returned: a server warms the rest (Warm) after
-// it, so that the work does not compete with the first search.
+// Found is closed once a first Find has been answered (its answer sent, where the edge
+// serving it says when: graph.AfterAnswer), or has returned: a server warms the rest
+// (Warm) after it, so that the work competes neither with the first search nor with
+// sending its answer.
 func (f *Finder) Found() <-chan struct{} { return f.found }
 
 // Warm builds the index if it is not built yet, then what a search otherwise builds
@@ -803,7 +805,7 @@ func (f *Finder) Find(ctx context.Context, q graph.FindQuery) ([]graph.FindHit, 
 	if err := f.sync(ctx); err != nil {
 		return nil, err
 	}
-	defer f.foundOnce.Do(func() { close(f.found) })
+	defer graph.AfterAnswer(ctx, func() { f.foundOnce.Do(func() { close(f.found) }) })
 
 	text := strings.TrimSpace(q.Text)
 	lower := strings.ToLower(text)

@@ -146,3 +146,35 @@ func TestFinder_KeepsNewerIndex(t *testing.T) {
 		t.Fatal("the newer index lost the new identity")
 	}
 }
+
+// TestFinder_FoundAfterTheAnswer: a first Find served with an answer hook closes Found
+// only once the edge says the answer has been sent; one without a hook, on return.
+func TestFinder_FoundAfterTheAnswer(t *testing.T) {
+	db, ctx := findDB(t)
+	f := search.NewFinder(db)
+	hooked, answered := graph.WithAnswerHook(ctx)
+	if _, err := f.Find(hooked, graph.FindQuery{Text: "jd-xi"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.Found():
+		t.Fatal("Found closed before the first find's answer was sent")
+	default:
+	}
+	answered()
+	select {
+	case <-f.Found():
+	default:
+		t.Fatal("Found still open after the first find's answer was sent")
+	}
+
+	plain := search.NewFinder(db)
+	if _, err := plain.Find(ctx, graph.FindQuery{Text: "jd-xi"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-plain.Found():
+	default:
+		t.Fatal("Found still open after a find without an answer hook returned")
+	}
+}

@@ -73,6 +73,12 @@ func startStdioEnv(b *testing.B, bin string, env []string, args ...string) *stdi
 		env = os.Environ()
 	}
 	cmd.Env = append(env, "DEVGRAPH_HOST_NAME="+storetest.Host)
+	return startProc(b, cmd)
+}
+
+// startProc starts cmd with pipes on its stdin and stdout.
+func startProc(b *testing.B, cmd *exec.Cmd) *stdioProc {
+	b.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -31,37 +31,44 @@ func repoRoot(tb testing.TB) string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-var (
-	buildOnce sync.Once
-	buildBin  string
-	buildErr  error
-	buildOut  []byte
-)
+// builtBinary is a main package of this module, built once per test process.
+type builtBinary struct {
+	pkg, name string // "./cmd/devgraph", "devgraph"
+	env       string // names a binary to use instead, when set
+	once      sync.Once
+	path      string
+	err       error
+	out       []byte
+}
 
-// devgraphBinary builds ./cmd/devgraph once per test process; DEVGRAPH_E2E_BIN names a
-// binary to use instead (a benchmark run against another build, e.g. a "before").
-func devgraphBinary(tb testing.TB) string {
+func (bb *builtBinary) get(tb testing.TB) string {
 	tb.Helper()
-	buildOnce.Do(func() {
-		if bin := os.Getenv("DEVGRAPH_E2E_BIN"); bin != "" {
-			buildBin = bin
+	bb.once.Do(func() {
+		if bin := os.Getenv(bb.env); bb.env != "" && bin != "" {
+			bb.path = bin
 			return
 		}
 		dir, err := os.MkdirTemp("", "devgraph-e2e-bin-")
 		if err != nil {
-			buildErr = err
+			bb.err = err
 			return
 		}
-		buildBin = filepath.Join(dir, "devgraph")
-		cmd := exec.Command("go", "build", "-o", buildBin, "./cmd/devgraph")
+		bb.path = filepath.Join(dir, bb.name)
+		cmd := exec.Command("go", "build", "-o", bb.path, bb.pkg)
 		cmd.Dir = repoRoot(tb)
-		buildOut, buildErr = cmd.CombinedOutput()
+		bb.out, bb.err = cmd.CombinedOutput()
 	})
-	if buildErr != nil {
-		tb.Fatalf("go build ./cmd/devgraph: %v\n%s", buildErr, buildOut)
+	if bb.err != nil {
+		tb.Fatalf("go build %s: %v\n%s", bb.pkg, bb.err, bb.out)
 	}
-	return buildBin
+	return bb.path
 }
+
+// devgraph is ./cmd/devgraph; DEVGRAPH_E2E_BIN names a binary to use instead (a
+// benchmark run against another build, e.g. a "before").
+var devgraph = &builtBinary{pkg: "./cmd/devgraph", name: "devgraph", env: "DEVGRAPH_E2E_BIN"}
+
+func devgraphBinary(tb testing.TB) string { return devgraph.get(tb) }
 
 // nodeAndSDK finds Node ≥ 22 and the MCP SDK installed by `npm ci --prefix e2e`.
 func nodeAndSDK(tb testing.TB) string {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -249,36 +247,8 @@ func BenchmarkStdioNote(b *testing.B) {
 // 'StdioNote(Floor)?$'), the difference is devgraph's own part of a note; the issue's
 // 0.7 ms counts 0.5 ms for the disk and 0.2 for it.
 func BenchmarkStdioNoteFloor(b *testing.B) {
-	floorOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "devgraph-e2e-floor-")
-		if err != nil {
-			floorErr = err
-			return
-		}
-		floorBin = filepath.Join(dir, "floor")
-		cmd := exec.Command("go", "build", "-o", floorBin, "./e2e/floor")
-		cmd.Dir = repoRoot(b)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			floorErr = fmt.Errorf("go build ./e2e/floor: %v\n%s", err, out)
-		}
-	})
-	if floorErr != nil {
-		b.Fatal(floorErr)
-	}
-	cmd := exec.Command(floorBin, filepath.Join(b.TempDir(), "floor.db"))
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := &stdioProc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), start: time.Now()}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	s := &mcpStdio{stdioProc: p}
+	cmd := exec.Command(floor.get(b), filepath.Join(b.TempDir(), "floor.db"))
+	s := &mcpStdio{stdioProc: startProc(b, cmd)}
 	for j := 0; j < 20; j++ {
 		s.note(b, j, -j)
 	}
@@ -295,11 +265,7 @@ func BenchmarkStdioNoteFloor(b *testing.B) {
 	lat.report(b, "")
 }
 
-var (
-	floorOnce sync.Once
-	floorBin  string
-	floorErr  error
-)
+var floor = &builtBinary{pkg: "./e2e/floor", name: "floor"}
 
 // BenchmarkSpawnFind_100k times, from spawning `devgraph serve` on a 100,000-identity
 // database, initialize (answered before the find is sent, as a client waits for it),

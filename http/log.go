@@ -56,8 +56,8 @@ func (a *accessLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &record{}
 	sw := &statusWriter{ResponseWriter: w}
 	ctx, answered := graph.WithAnswerHook(context.WithValue(r.Context(), recordKey{}, rec))
+	defer answered() // the handler has written its answer (or panicked): what waited for it runs
 	a.next.ServeHTTP(sw, r.WithContext(ctx))
-	answered() // the handler has written its answer: what waited for it runs
 	status := sw.status
 	if status == 0 {
 		status = http.StatusOK

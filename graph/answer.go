@@ -50,3 +50,69 @@ func (h *answerHook) answered() {
 		fn()
 	}
 }
+
+// WithCommitHold returns ctx for serving one request whose edge will not send the
+// answer before the writes made under ctx are durable, and settle, which the edge calls
+// before sending it: settle waits for every commit a store held (HoldCommit) and returns
+// the first one's error. A store may then return from a write once its transaction's
+// work is done and its results are final, before bbolt's commit has reached the disk,
+// so that the edge prepares the answer while the commit runs.
+func WithCommitHold(ctx context.Context) (_ context.Context, settle func() error) {
+	h := &commitHold{}
+	return context.WithValue(ctx, commitKey, h), h.settle
+}
+
+// HoldCommit hands wait, which returns once a write's commit has ended (with its error),
+// to the edge serving ctx, and reports true; false when ctx has no hold, and the caller
+// must wait itself before returning.
+func HoldCommit(ctx context.Context, wait func() error) bool {
+	h, ok := ctx.Value(commitKey).(*commitHold)
+	if !ok {
+		return false
+	}
+	h.mu.Lock()
+	h.waits = append(h.waits, wait)
+	h.mu.Unlock()
+	return true
+}
+
+// CanHoldCommit reports whether ctx's edge takes held commits (HoldCommit).
+func CanHoldCommit(ctx context.Context) bool {
+	_, ok := ctx.Value(commitKey).(*commitHold)
+	return ok
+}
+
+// SettleCommits waits for the commits held under ctx and returns the first one's error.
+// A store calls it before it reads or writes for ctx, so that a request sees its own
+// writes and never writes on top of one that failed.
+func SettleCommits(ctx context.Context) error {
+	if h, ok := ctx.Value(commitKey).(*commitHold); ok {
+		return h.settle()
+	}
+	return nil
+}
+
+type commitHold struct {
+	mu    sync.Mutex
+	waits []func() error
+	err   error
+}
+
+func (h *commitHold) settle() error {
+	h.mu.Lock()
+	waits := h.waits
+	h.waits = nil
+	h.mu.Unlock()
+	var first error
+	for _, wait := range waits {
+		if err := wait(); err != nil && first == nil {
+			first = err
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err == nil {
+		h.err = first
+	}
+	return h.err
+}

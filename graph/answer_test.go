@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -34,5 +35,45 @@ func TestAfterAnswer(t *testing.T) {
 	graph.AfterAnswer(ctx, func() { ran = append(ran, "late") })
 	if !slices.Equal(ran, []string{"first", "second", "late"}) {
 		t.Fatalf("answered twice, then work put off after the answer: ran %v, want first, second, late", ran)
+	}
+}
+
+// TestCommitHold: without a hold a store keeps its commit (HoldCommit is false); with
+// one, settle runs the held waits in order, once, and reports the first error, which
+// SettleCommits then gives every later read or write of the request.
+func TestCommitHold(t *testing.T) {
+	t.Parallel()
+	if graph.CanHoldCommit(context.Background()) || graph.HoldCommit(context.Background(), func() error { return nil }) {
+		t.Fatal("a context without a hold took a held commit")
+	}
+	if err := graph.SettleCommits(context.Background()); err != nil {
+		t.Fatalf("settling without a hold: %v", err)
+	}
+	ctx, settle := graph.WithCommitHold(context.Background())
+	if !graph.CanHoldCommit(ctx) {
+		t.Fatal("CanHoldCommit false under a hold")
+	}
+	var ran []string
+	first := errors.New("disk full")
+	graph.HoldCommit(ctx, func() error { ran = append(ran, "a"); return nil })
+	graph.HoldCommit(ctx, func() error { ran = append(ran, "b"); return first })
+	graph.HoldCommit(ctx, func() error { ran = append(ran, "c"); return errors.New("later") })
+	if len(ran) != 0 {
+		t.Fatalf("held waits ran before settling: %v", ran)
+	}
+	if err := settle(); err != first {
+		t.Fatalf("settle = %v, want the first failure %v", err, first)
+	}
+	if !slices.Equal(ran, []string{"a", "b", "c"}) {
+		t.Fatalf("waits ran %v, want a, b, c", ran)
+	}
+	if err := graph.SettleCommits(ctx); err != first || !slices.Equal(ran, []string{"a", "b", "c"}) {
+		t.Fatalf("settling again: %v, ran %v; want the same error and no wait run twice", err, ran)
+	}
+
+	ok, settleOK := graph.WithCommitHold(context.Background())
+	graph.HoldCommit(ok, func() error { return nil })
+	if err := settleOK(); err != nil {
+		t.Fatalf("settle after commits that ended well: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ const (
 	clientNameKey
 	hostedActorKey
 	answerKey
+	commitKey
 )
 
 // WithActor returns a context carrying the actor recorded on every change made with it:

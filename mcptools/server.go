@@ -82,6 +82,8 @@ type Server struct {
 	mcp  *server.MCPServer
 
 	tools []*toolDef
+	// holdable names the tools whose answers are made while their commit runs.
+	holdable map[string]bool
 
 	robotsMu    sync.Mutex
 	robotsShown bool // the robot tools are registered
@@ -192,6 +194,12 @@ func New(svc graph.Service, opts Options) (*Server, error) {
 	)
 
 	s.tools = append(s.graphTools(), s.robotTools()...)
+	s.holdable = map[string]bool{}
+	for _, t := range s.tools {
+		// The edit tools' only effect is their writes: their answers may be made while
+		// those commit (answerWhenDurable). A robot tool's may not: it moves a robot.
+		s.holdable[t.name] = t.set == toolsetEdit
+	}
 	if opts.Writable != nil {
 		s.blocked = opts.Writable.ReadOnly() != ""
 	}
@@ -396,6 +404,7 @@ func (s *Server) wrap(t *toolDef) server.ToolHandlerFunc {
 		if err != nil {
 			return s.toolError(t.name, c, err)
 		}
+		setHeldFailure(ctx, func(err error) (*mcp.CallToolResult, error) { return s.toolError(t.name, c, err) })
 		return res, nil
 	}
 }

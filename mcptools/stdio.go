@@ -268,12 +268,16 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		}
 		return
 	}
+	hold := false
 	if base.Method == string(mcp.MethodToolsCall) {
 		var p struct {
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(base.Params, &p) == nil && motionTools[p.Name] {
-			ctx = motionCtx
+		if json.Unmarshal(base.Params, &p) == nil {
+			if motionTools[p.Name] {
+				ctx = motionCtx
+			}
+			hold = s.holdable[p.Name]
 		}
 	}
 	select {
@@ -296,12 +300,80 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 					Error: mcp.NewJSONRPCErrorDetails(mcp.INTERNAL_ERROR, "devgraph internal error; the server log has the details", nil)})
 			}
 		}()
+		if hold {
+			s.answerWhenDurable(ctx, line, base.ID, w)
+			return
+		}
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
 			if err := w.write(resp); err != nil {
 				s.log.Debug("stdio: write response", "err", err)
 			}
 		}
 	})
+}
+
+// answerWhenDurable serves a call of a tool that only writes the graph (the edit
+// toolset) so that its answer is made while its transaction commits: the store returns
+// the write's results once only bbolt's commit is left (graph.WithCommitHold), mcp-go
+// checks and this encodes the answer meanwhile, and the answer is written once the
+// commit is durable — or, if the commit failed, the error the tool would have answered
+// in its place (heldFailure). A note's answer is ready about 40 µs sooner so.
+func (s *Server) answerWhenDurable(ctx context.Context, line []byte, rawID json.RawMessage, w *lineWriter) {
+	ctx, settle := graph.WithCommitHold(ctx)
+	failure := &heldFailure{}
+	ctx = context.WithValue(ctx, heldFailureKey{}, failure)
+	resp := s.mcp.HandleMessage(ctx, line)
+	if resp == nil {
+		_ = settle()
+		return
+	}
+	b, merr := json.Marshal(resp)
+	if err := settle(); err != nil {
+		if alt := failure.answer(rawID, err); alt != nil {
+			resp = alt
+			b, merr = json.Marshal(resp)
+		}
+	}
+	if merr != nil {
+		s.log.Debug("stdio: encode response", "err", merr)
+		return
+	}
+	if err := w.writeLine(b); err != nil {
+		s.log.Debug("stdio: write response", "err", err)
+	}
+}
+
+// heldFailure answers a tool call whose held commit failed: wrap sets render, the tool's
+// own rendering of an error, once the tool's handler has returned its result.
+type heldFailure struct {
+	render func(error) (*mcp.CallToolResult, error)
+}
+
+type heldFailureKey struct{}
+
+// setHeldFailure tells the edge serving ctx, when it held a commit of the call, how the
+// tool answers an error.
+func setHeldFailure(ctx context.Context, render func(error) (*mcp.CallToolResult, error)) {
+	if f, ok := ctx.Value(heldFailureKey{}).(*heldFailure); ok {
+		f.render = render
+	}
+}
+
+// answer is the response the call gets when its commit failed with err; nil when the
+// handler answered without a result (its error is the answer already).
+func (f *heldFailure) answer(rawID json.RawMessage, err error) mcp.JSONRPCMessage {
+	if f.render == nil {
+		return nil
+	}
+	var id mcp.RequestId
+	_ = json.Unmarshal(rawID, &id)
+	res, perr := f.render(err)
+	if perr != nil {
+		// As mcp-go answers a handler's error.
+		return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: id,
+			Error: mcp.NewJSONRPCErrorDetails(mcp.INTERNAL_ERROR, perr.Error(), nil)}
+	}
+	return mcp.NewJSONRPCResultResponse(id, res)
 }
 
 // workers runs each request on a goroutine of its own, reusing one that has finished a
@@ -348,10 +420,15 @@ func (l *lineWriter) write(v any) error {
 	if err != nil {
 		return err
 	}
+	return l.writeLine(b)
+}
+
+// writeLine writes b, one encoded message, and its newline.
+func (l *lineWriter) writeLine(b []byte) error {
 	b = append(b, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, err = l.w.Write(b)
+	_, err := l.w.Write(b)
 	return err
 }
 

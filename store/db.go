@@ -459,6 +459,9 @@ func (db *DB) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := graph.SettleCommits(ctx); err != nil {
+		return err // a request reads its own writes
+	}
 	err := db.guard(func() error {
 		if ok, err := db.inView(ctx, fn); ok {
 			return err
@@ -497,6 +500,23 @@ type writeReq struct {
 	err    error
 	events []*graph.Event
 	done   chan struct{}
+	// ready, when the write's commit may be held (graph.HoldCommit), is closed once the
+	// transaction's work is done and only bbolt's commit is left; prepared then holds
+	// the events (r.events is cleared if the commit fails).
+	ready    chan struct{}
+	readied  bool
+	prepared []*graph.Event
+}
+
+// readyAll tells the writes of batch whose commit may be held that only the commit is
+// left.
+func readyAll(batch []*writeReq) {
+	for _, r := range batch {
+		if r.ready != nil && !r.readied {
+			r.readied, r.prepared = true, r.events
+			close(r.ready)
+		}
+	}
 }
 
 const maxBatch = 256
@@ -518,6 +538,9 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	if err := checkCaller(ctx); err != nil {
 		return nil, err
 	}
+	if err := graph.SettleCommits(ctx); err != nil {
+		return nil, err // never write on top of this request's write that failed
+	}
 	if err := db.failed.Load(); err != nil {
 		return nil, err
 	}
@@ -531,6 +554,9 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 		return nil, db.errReplicaNoFrontEnd()
 	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
+	if db.opts.Committer == nil && graph.CanHoldCommit(ctx) {
+		r.ready = make(chan struct{})
+	}
 	db.mu.RLock()
 	if db.closed {
 		db.mu.RUnlock()
@@ -538,6 +564,20 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 	}
 	db.writes <- r
 	db.mu.RUnlock()
+	if r.ready != nil {
+		// The edge sends no answer before the commit is durable (graph.WithCommitHold):
+		// return the results once only the commit is left, and let the edge prepare
+		// the answer while bbolt writes and syncs.
+		select {
+		case <-r.ready:
+			graph.HoldCommit(ctx, func() error {
+				<-r.done
+				return db.finish(ctx, r.err)
+			})
+			return r.prepared, nil
+		case <-r.done:
+		}
+	}
 	<-r.done
 	return r.events, db.finish(ctx, r.err)
 }
@@ -650,6 +690,7 @@ func (db *DB) runBatch(batch []*writeReq) {
 						}
 					}
 				}
+				readyAll(batch)
 				committing = true
 				return w.hook("commit") // tests: the local commit fails
 			})
@@ -743,6 +784,9 @@ func (db *DB) dryRun(ctx context.Context, fn func(w *wtx) error) error {
 		return graph.Errorf(graph.EINVALID, "database %s is open read-only", db.path)
 	}
 	if err := checkCaller(ctx); err != nil {
+		return err
+	}
+	if err := graph.SettleCommits(ctx); err != nil {
 		return err
 	}
 	if db.viewOf(ctx) != nil {

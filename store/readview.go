@@ -44,6 +44,9 @@ func (db *DB) BeginRead(ctx context.Context) (context.Context, func(), error) {
 	if err := ctx.Err(); err != nil {
 		return ctx, nil, err
 	}
+	if err := graph.SettleCommits(ctx); err != nil {
+		return ctx, nil, err // a request reads its own writes
+	}
 	var tx *bolt.Tx
 	err := db.guard(func() (err error) {
 		tx, err = db.bolt.Begin(false)

@@ -1,0 +1,131 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/store"
+	"github.com/devgraph/devgraph/store/storetest"
+)
+
+// commitGate holds a DB's commits at the "commit" test point (after the transaction's
+// work, before bbolt commits) until released, with the error the commit then fails with.
+type commitGate struct {
+	entered chan struct{}
+	release chan error
+}
+
+func gateCommits(db *store.DB) *commitGate {
+	g := &commitGate{entered: make(chan struct{}, 1), release: make(chan error)}
+	store.SetTestHook(db, func(point string) error {
+		if point != "commit" {
+			return nil
+		}
+		g.entered <- struct{}{}
+		return <-g.release
+	})
+	return g
+}
+
+// addNote adds a note and fails the test if the call does not return while the
+// commit is held at the gate.
+func addNote(t *testing.T, db *store.DB, g *commitGate, ctx context.Context, body string) *graph.Note {
+	t.Helper()
+	type res struct {
+		n   *graph.Note
+		err error
+	}
+	got := make(chan res, 1)
+	go func() {
+		n, err := db.AddNote(ctx, graph.NoteCreate{Target: "identity:desk-mixer", Body: body})
+		got <- res{n, err}
+	}()
+	<-g.entered
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("AddNote under a hold: %v", r.err)
+		}
+		return r.n
+	case <-time.After(10 * time.Second):
+		t.Fatal("AddNote under a hold did not return before its commit")
+	}
+	return nil
+}
+
+// TestUpdate_HeldCommit: under a commit hold (graph.WithCommitHold) a write returns its
+// results once only the commit is left; what it wrote is in the file once settle
+// returns nil; a read for the same request sees its write (it settles first); a commit
+// that fails is settle's error, leaves nothing written and fails the request's next
+// write.
+func TestUpdate_HeldCommit(t *testing.T) {
+	db := storetest.MustOpen(t, store.Options{NoSync: true})
+	plain := graph.WithActor(context.Background(), "mcp:test")
+	if _, err := db.CreateIdentity(plain, graph.IdentityCreate{Name: "Desk Mixer"}); err != nil {
+		t.Fatal(err)
+	}
+	g := gateCommits(db)
+	exists := func(id string) bool {
+		t.Helper()
+		n, err := db.FindNoteByID(plain, id)
+		if err != nil && graph.ErrorCode(err) != graph.ENOTFOUND {
+			t.Fatal(err)
+		}
+		return n != nil
+	}
+
+	// Committed: the results come first, the commit after.
+	ctx, settle := graph.WithCommitHold(plain)
+	n := addNote(t, db, g, ctx, "held then committed")
+	if n.ID == "" || n.Body != "held then committed" {
+		t.Fatalf("the held write's result: %+v", n)
+	}
+	if exists(n.ID) {
+		t.Fatal("the note is readable before its commit")
+	}
+	g.release <- nil
+	if err := settle(); err != nil {
+		t.Fatalf("settle after a commit that went through: %v", err)
+	}
+	if !exists(n.ID) {
+		t.Fatal("the note is not in the file after settle")
+	}
+
+	// The request's own read waits for its write.
+	ctx, settle = graph.WithCommitHold(plain)
+	n = addNote(t, db, g, ctx, "read back by its request")
+	read := make(chan *graph.Note, 1)
+	go func() {
+		got, _ := db.FindNoteByID(ctx, n.ID)
+		read <- got
+	}()
+	time.Sleep(20 * time.Millisecond) // a read that did not settle first would run now
+	g.release <- nil
+	if got := <-read; got == nil {
+		t.Fatal("a read for the request that wrote the note did not see it")
+	}
+	if err := settle(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The commit fails (a full disk): settle says so, nothing is written, and the
+	// request's next write is refused with the same error.
+	ctx, settle = graph.WithCommitHold(plain)
+	n = addNote(t, db, g, ctx, "held then lost")
+	g.release <- fmt.Errorf("write %s: %w", "devgraph.db", syscall.ENOSPC)
+	err := settle()
+	if err == nil {
+		t.Fatal("settle = nil after the commit failed")
+	}
+	if exists(n.ID) {
+		t.Fatal("a note whose commit failed is in the file")
+	}
+	store.SetTestHook(db, nil)
+	if _, again := db.AddNote(ctx, graph.NoteCreate{Target: "identity:desk-mixer", Body: "after the failure"}); again == nil || graph.ErrorMessage(again) != graph.ErrorMessage(err) {
+		t.Fatalf("the request's next write: %v, want the failed commit's error %v", again, err)
+	}
+}

@@ -53,33 +53,42 @@ func (h *answerHook) answered() {
 
 // WithCommitHold returns ctx for serving one request whose edge will not send the
 // answer before the writes made under ctx are durable, and settle, which the edge calls
-// before sending it: settle waits for every commit a store held (HoldCommit) and returns
-// the first one's error. A store may then return from a write once its transaction's
-// work is done and its results are final, before bbolt's commit has reached the disk,
-// so that the edge prepares the answer while the commit runs.
+// before sending it: settle waits for every commit a store held (HoldCommit), returns the
+// first one's error, and ends the hold (a write made under ctx after it, by work the
+// request left running, waits for its own commit). A store may so return from a write
+// once its transaction's work is done and its results are final, before bbolt's commit
+// has reached the disk, and the edge prepares the answer while the commit runs.
 func WithCommitHold(ctx context.Context) (_ context.Context, settle func() error) {
 	h := &commitHold{}
-	return context.WithValue(ctx, commitKey, h), h.settle
+	return context.WithValue(ctx, commitKey, h), func() error { return h.settle(true) }
 }
 
 // HoldCommit hands wait, which returns once a write's commit has ended (with its error),
-// to the edge serving ctx, and reports true; false when ctx has no hold, and the caller
-// must wait itself before returning.
+// to the edge serving ctx, and reports true; false when ctx has no hold (or no longer),
+// and the caller must wait itself before returning.
 func HoldCommit(ctx context.Context, wait func() error) bool {
 	h, ok := ctx.Value(commitKey).(*commitHold)
 	if !ok {
 		return false
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended {
+		return false
+	}
 	h.waits = append(h.waits, wait)
-	h.mu.Unlock()
 	return true
 }
 
-// CanHoldCommit reports whether ctx's edge takes held commits (HoldCommit).
+// CanHoldCommit reports whether the edge serving ctx takes held commits (HoldCommit).
 func CanHoldCommit(ctx context.Context) bool {
-	_, ok := ctx.Value(commitKey).(*commitHold)
-	return ok
+	h, ok := ctx.Value(commitKey).(*commitHold)
+	if !ok {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.ended
 }
 
 // SettleCommits waits for the commits held under ctx and returns the first one's error.
@@ -87,7 +96,7 @@ func CanHoldCommit(ctx context.Context) bool {
 // writes and never writes on top of one that failed.
 func SettleCommits(ctx context.Context) error {
 	if h, ok := ctx.Value(commitKey).(*commitHold); ok {
-		return h.settle()
+		return h.settle(false)
 	}
 	return nil
 }
@@ -95,10 +104,11 @@ func SettleCommits(ctx context.Context) error {
 type commitHold struct {
 	mu    sync.Mutex
 	waits []func() error
-	err   error
+	err   error // the first held commit that failed
+	ended bool  // the edge has settled: no more holds
 }
 
-func (h *commitHold) settle() error {
+func (h *commitHold) settle(end bool) error {
 	h.mu.Lock()
 	waits := h.waits
 	h.waits = nil
@@ -113,6 +123,9 @@ func (h *commitHold) settle() error {
 	defer h.mu.Unlock()
 	if h.err == nil {
 		h.err = first
+	}
+	if end {
+		h.ended = true
 	}
 	return h.err
 }

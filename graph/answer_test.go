@@ -70,6 +70,19 @@ func TestCommitHold(t *testing.T) {
 	if err := graph.SettleCommits(ctx); err != first || !slices.Equal(ran, []string{"a", "b", "c"}) {
 		t.Fatalf("settling again: %v, ran %v; want the same error and no wait run twice", err, ran)
 	}
+	if graph.CanHoldCommit(ctx) || graph.HoldCommit(ctx, func() error { return nil }) {
+		t.Fatal("the hold took a commit after the edge settled it")
+	}
+
+	// A store settling before its next read or write does not end the hold.
+	mid, settleMid := graph.WithCommitHold(context.Background())
+	graph.HoldCommit(mid, func() error { return nil })
+	if err := graph.SettleCommits(mid); err != nil || !graph.CanHoldCommit(mid) {
+		t.Fatalf("after a store settled: %v, can hold %v; want nil and still holding", err, graph.CanHoldCommit(mid))
+	}
+	if err := settleMid(); err != nil {
+		t.Fatal(err)
+	}
 
 	ok, settleOK := graph.WithCommitHold(context.Background())
 	graph.HoldCommit(ok, func() error { return nil })

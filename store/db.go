@@ -570,10 +570,15 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 		// the answer while bbolt writes and syncs.
 		select {
 		case <-r.ready:
-			graph.HoldCommit(ctx, func() error {
+			wait := func() error {
 				<-r.done
 				return db.finish(ctx, r.err)
-			})
+			}
+			if !graph.HoldCommit(ctx, wait) { // the edge answered meanwhile
+				if err := wait(); err != nil {
+					return nil, err
+				}
+			}
 			return r.prepared, nil
 		case <-r.done:
 		}

@@ -112,6 +112,31 @@ func TestUpdate_HeldCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Once the edge has settled, a write made under the request's context (work the
+	// request left running) is not held: it returns after its commit.
+	ctx, settle = graph.WithCommitHold(plain)
+	if err := settle(); err != nil {
+		t.Fatal(err)
+	}
+	late := make(chan *graph.Note, 1)
+	go func() {
+		n, err := db.AddNote(ctx, graph.NoteCreate{Target: "identity:desk-mixer", Body: "after the answer"})
+		if err != nil {
+			t.Error(err)
+		}
+		late <- n
+	}()
+	<-g.entered
+	select {
+	case n := <-late:
+		t.Fatalf("a write after the edge settled returned before its commit: %v", n)
+	case <-time.After(20 * time.Millisecond): // a held write would have returned by now
+	}
+	g.release <- nil
+	if n := <-late; n == nil || !exists(n.ID) {
+		t.Fatalf("the late write: %v, want it committed when it returns", n)
+	}
+
 	// The commit fails (a full disk): settle says so, nothing is written, and the
 	// request's next write is refused with the same error.
 	ctx, settle = graph.WithCommitHold(plain)

@@ -317,7 +317,7 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 // the write's results once only bbolt's commit is left (graph.WithCommitHold), mcp-go
 // checks and this encodes the answer meanwhile, and the answer is written once the
 // commit is durable — or, if the commit failed, the error the tool would have answered
-// in its place (heldFailure). A note's answer is ready about 40 µs sooner so.
+// in its place (heldFailure). A note is answered 25–60 µs sooner so.
 func (s *Server) answerWhenDurable(ctx context.Context, line []byte, rawID json.RawMessage, w *lineWriter) {
 	ctx, settle := graph.WithCommitHold(ctx)
 	failure := &heldFailure{}

@@ -504,11 +504,13 @@ func TestRobots_DriverGone(t *testing.T) {
 	}()
 	started(t, prog, done)
 	// Host a vanishes without a word: its watch and lease keep-alives stop (a process
-	// killed), and etcd expires its claim after HostTTL.
-	a.robots.cancel()
+	// killed), and etcd expires its claim after HostTTL. Its client goes first: a host
+	// whose robots are cancelled first answers the navigation it was driving (as at a
+	// shutdown) if its client can still write, which no killed process does.
 	cli := a.fe.cli
 	a.fe.cancel()
 	cli.Close()
+	a.robots.cancel()
 	select {
 	case err := <-done:
 		if graph.ErrorCode(err) != graph.EUNAVAILABLE || !strings.Contains(graph.ErrorMessage(err), "host a, which drives robot:scout, went offline") {

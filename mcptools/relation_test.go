@@ -624,7 +624,7 @@ func TestRelationTools_NodeSubscribers(t *testing.T) {
 			rel := cn.ok("graph_relate", map[string]any{"op": "add", "from": "left", "type": "powered_by", "to": "right"})
 			relID := str(path(rel, "relation", "id"))
 			for _, uri := range uris {
-				cn.waitNote(string(mcp.MethodNotificationResourceUpdated), updatedFor(uri), 5*time.Second)
+				cn.waitNote(string(mcp.MethodNotificationResourceUpdated), updatedFor(uri), 20*time.Second)
 				if txt := readText(t, cn, uri); !strings.Contains(txt, relID) || !strings.Contains(txt, `"relations_total": 1`) {
 					t.Errorf("%s after relate: %.400s", uri, txt)
 				}

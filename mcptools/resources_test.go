@@ -203,7 +203,9 @@ func TestPrompts(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// A bound on liveness, not a speed: under -race with the other packages' tests
+	// running, coalesced notifications took over 5 s to arrive (make race, CI).
+	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

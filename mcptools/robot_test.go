@@ -180,7 +180,7 @@ func TestRobotTools_Mission(t *testing.T) {
 					t.Fatalf("progress message %v", p.Params.AdditionalFields["message"])
 				}
 			}
-			cn.waitNote(string(mcp.MethodNotificationResourceUpdated), updatedFor(stateURI), 5*time.Second)
+			cn.waitNote(string(mcp.MethodNotificationResourceUpdated), updatedFor(stateURI), 20*time.Second)
 
 			g := cn.ok("robot_grasp", map[string]any{"robot": "scout", "object": "red-cube"})
 			if path(g, "robot", "holding") != "red-cube" {

@@ -59,7 +59,7 @@ func TestToolsets_RobotsAppear(t *testing.T) {
 			t.Fatalf("%s: before any robot: %v", m.transport, got)
 		}
 		defer func() {
-			cn.waitNote("notifications/tools/list_changed", nil, 5*time.Second)
+			cn.waitNote("notifications/tools/list_changed", nil, 20*time.Second)
 			if got, want := toolNames(t, cn), sorted(graphTools, robotTools); !slices.Equal(got, want) {
 				t.Errorf("%s: after the robot appeared: %v\nwant %v", cn.name, got, want)
 			}
@@ -193,7 +193,7 @@ func TestToolsets_WritableChanges(t *testing.T) {
 		}
 		ws.set(step.why)
 		for i, cn := range conns {
-			cn.waitNoteFrom(marks[i], "notifications/tools/list_changed", nil, 5*time.Second)
+			cn.waitNoteFrom(marks[i], "notifications/tools/list_changed", nil, 20*time.Second)
 			if got := toolNames(t, cn); !slices.Equal(got, step.want) {
 				t.Errorf("%s after ReadOnly became %q: %v\nwant %v", cn.name, step.why, got, step.want)
 			}

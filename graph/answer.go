@@ -25,30 +25,51 @@ func WithAnswerHook(ctx context.Context) (_ context.Context, answered func()) {
 }
 
 type answerHook struct {
-	mu    sync.Mutex
-	sent  bool
-	after []func()
+	after until[func()]
 }
 
 // hold keeps fn for after the answer; false when it has been sent already.
-func (h *answerHook) hold(fn func()) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.sent {
+func (h *answerHook) hold(fn func()) bool { return h.after.add(fn) }
+
+func (h *answerHook) answered() {
+	for _, fn := range h.after.take(true) {
+		fn()
+	}
+}
+
+// until is what a request's edge keeps for later: it takes entries until it is closed.
+type until[T any] struct {
+	mu     sync.Mutex
+	closed bool
+	items  []T
+}
+
+// add keeps v; false once closed.
+func (u *until[T]) add(v T) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
 		return false
 	}
-	h.after = append(h.after, fn)
+	u.items = append(u.items, v)
 	return true
 }
 
-func (h *answerHook) answered() {
-	h.mu.Lock()
-	after := h.after
-	h.sent, h.after = true, nil
-	h.mu.Unlock()
-	for _, fn := range after {
-		fn()
-	}
+// open says whether add still takes entries.
+func (u *until[T]) open() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return !u.closed
+}
+
+// take returns what was kept and forgets it, closing u first when close is set.
+func (u *until[T]) take(close bool) []T {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	items := u.items
+	u.items = nil
+	u.closed = u.closed || close
+	return items
 }
 
 // WithCommitHold returns ctx for serving one request whose edge will not send the
@@ -68,27 +89,13 @@ func WithCommitHold(ctx context.Context) (_ context.Context, settle func() error
 // and the caller must wait itself before returning.
 func HoldCommit(ctx context.Context, wait func() error) bool {
 	h, ok := ctx.Value(commitKey).(*commitHold)
-	if !ok {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.ended {
-		return false
-	}
-	h.waits = append(h.waits, wait)
-	return true
+	return ok && h.waits.add(wait)
 }
 
 // CanHoldCommit reports whether the edge serving ctx takes held commits (HoldCommit).
 func CanHoldCommit(ctx context.Context) bool {
 	h, ok := ctx.Value(commitKey).(*commitHold)
-	if !ok {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return !h.ended
+	return ok && h.waits.open()
 }
 
 // SettleCommits waits for the commits held under ctx and returns the first one's error.
@@ -102,19 +109,16 @@ func SettleCommits(ctx context.Context) error {
 }
 
 type commitHold struct {
+	waits until[func() error] // closed once the edge has settled
 	mu    sync.Mutex
-	waits []func() error
 	err   error // the first held commit that failed
-	ended bool  // the edge has settled: no more holds
 }
 
+// settle waits for the held commits; end closes the hold first, so that no commit is
+// held that the edge would not wait for.
 func (h *commitHold) settle(end bool) error {
-	h.mu.Lock()
-	waits := h.waits
-	h.waits = nil
-	h.mu.Unlock()
 	var first error
-	for _, wait := range waits {
+	for _, wait := range h.waits.take(end) {
 		if err := wait(); err != nil && first == nil {
 			first = err
 		}
@@ -123,9 +127,6 @@ func (h *commitHold) settle(end bool) error {
 	defer h.mu.Unlock()
 	if h.err == nil {
 		h.err = first
-	}
-	if end {
-		h.ended = true
 	}
 	return h.err
 }

@@ -72,6 +72,14 @@ func (u *until[T]) take(close bool) []T {
 	return items
 }
 
+// list returns what was kept, keeping it, closing u first when close is set.
+func (u *until[T]) list(close bool) []T {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.closed = u.closed || close
+	return u.items[:len(u.items):len(u.items)]
+}
+
 // WithCommitHold returns ctx for serving one request whose edge will not send the
 // answer before the writes made under ctx are durable, and settle, which the edge calls
 // before sending it: settle waits for every commit a store held (HoldCommit), returns the
@@ -89,7 +97,7 @@ func WithCommitHold(ctx context.Context) (_ context.Context, settle func() error
 // and the caller must wait itself before returning.
 func HoldCommit(ctx context.Context, wait func() error) bool {
 	h, ok := ctx.Value(commitKey).(*commitHold)
-	return ok && h.waits.add(wait)
+	return ok && h.waits.add(&heldCommit{wait: wait})
 }
 
 // CanHoldCommit reports whether the edge serving ctx takes held commits (HoldCommit).
@@ -109,24 +117,38 @@ func SettleCommits(ctx context.Context) error {
 }
 
 type commitHold struct {
-	waits until[func() error] // closed once the edge has settled
+	waits until[*heldCommit] // closed once the edge settles; kept, ended or not
 	mu    sync.Mutex
 	err   error // the first held commit that failed
+}
+
+// heldCommit is one held commit's wait, made once: whoever settles while another is
+// waiting for it waits with them (a read the request makes beside the edge's settle).
+// wait must not settle ctx itself.
+type heldCommit struct {
+	once sync.Once
+	wait func() error
+	err  error
+}
+
+func (c *heldCommit) end() error {
+	c.once.Do(func() { c.err = c.wait() })
+	return c.err
 }
 
 // settle waits for the held commits; end closes the hold first, so that no commit is
 // held that the edge would not wait for.
 func (h *commitHold) settle(end bool) error {
-	var first error
-	for _, wait := range h.waits.take(end) {
-		if err := wait(); err != nil && first == nil {
-			first = err
+	for _, c := range h.waits.list(end) {
+		if err := c.end(); err != nil {
+			h.mu.Lock()
+			if h.err == nil {
+				h.err = err
+			}
+			h.mu.Unlock()
 		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.err == nil {
-		h.err = first
-	}
 	return h.err
 }

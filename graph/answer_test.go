@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/devgraph/devgraph/graph"
 )
@@ -88,5 +90,41 @@ func TestCommitHold(t *testing.T) {
 	graph.HoldCommit(ok, func() error { return nil })
 	if err := settleOK(); err != nil {
 		t.Fatalf("settle after commits that ended well: %v", err)
+	}
+}
+
+// TestCommitHold_SettledTogether: a settle that comes while another is waiting for a
+// held commit (the edge's settle beside a read the request still runs) waits for that
+// commit too, and gets its error.
+func TestCommitHold_SettledTogether(t *testing.T) {
+	t.Parallel()
+	ctx, settle := graph.WithCommitHold(context.Background())
+	entered, commit := make(chan struct{}), make(chan struct{})
+	var ended atomic.Bool
+	failed := errors.New("disk full")
+	graph.HoldCommit(ctx, func() error {
+		close(entered)
+		<-commit
+		ended.Store(true)
+		return failed
+	})
+	first := make(chan error, 1)
+	go func() { first <- graph.SettleCommits(ctx) }()
+	<-entered // the first settle is waiting for the commit
+	edge := make(chan error, 1)
+	go func() {
+		err := settle()
+		if !ended.Load() {
+			err = errors.New("returned before the held commit ended")
+		}
+		edge <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // a settle that did not wait would have returned now
+	close(commit)
+	if err := <-edge; err != failed {
+		t.Fatalf("the edge's settle: %v, want the held commit's error %v", err, failed)
+	}
+	if err := <-first; err != failed {
+		t.Fatalf("the first settle: %v, want %v", err, failed)
 	}
 }

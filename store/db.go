@@ -570,9 +570,12 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) ([]*graph.Event
 		// the answer while bbolt writes and syncs.
 		select {
 		case <-r.ready:
+			// A held write failed, if at all, in bbolt's commit or at the disk: every fn
+			// had succeeded (readyAll), so its error is never an unknown id for finish to
+			// word, and waiting never reads for ctx (which would settle ctx again).
 			wait := func() error {
 				<-r.done
-				return db.finish(ctx, r.err)
+				return r.err
 			}
 			if !graph.HoldCommit(ctx, wait) { // the edge answered meanwhile
 				if err := wait(); err != nil {

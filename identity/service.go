@@ -210,7 +210,13 @@ func (s *Service) sync(ctx context.Context) (*graph.Snapshot, error) {
 	if s.observed != nil && snap.Taken.Before(s.observed.Taken) {
 		return s.observed, nil // a newer reading is already in the store
 	}
-	if err := s.observe(ctx, snap); err != nil {
+	err = s.observe(ctx, snap)
+	if err == nil {
+		// Other requests take s.observed as in the store: a commit the request's edge
+		// holds (graph.WithCommitHold) must have ended, and not failed, first.
+		err = graph.SettleCommits(ctx)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

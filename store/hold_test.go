@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/identity"
 	"github.com/devgraph/devgraph/store"
 	"github.com/devgraph/devgraph/store/storetest"
 )
@@ -152,5 +153,55 @@ func TestUpdate_HeldCommit(t *testing.T) {
 	store.SetTestHook(db, nil)
 	if _, again := db.AddNote(ctx, graph.NoteCreate{Target: "identity:desk-mixer", Body: "after the failure"}); again == nil || graph.ErrorMessage(again) != graph.ErrorMessage(err) {
 		t.Fatalf("the request's next write: %v, want the failed commit's error %v", again, err)
+	}
+}
+
+// fixedLive is a source that always shows the same snapshot (sources.Live shares one
+// snapshot between requests for a while in the same way).
+type fixedLive struct{ snap *graph.Snapshot }
+
+func (l fixedLive) Snapshot(context.Context) (*graph.Snapshot, error) { return l.snap, nil }
+
+// TestObserve_HeldCommit: an edit tool's request that records a new snapshot first
+// (graph_bind, graph_unbind, graph_relate over stdio, under a commit hold) counts it as
+// recorded only once its commit has ended: not before (another request sharing the
+// snapshot would skip recording it and miss its devices), and not when the commit failed
+// (the snapshot is then recorded by the next request).
+func TestObserve_HeldCommit(t *testing.T) {
+	db := storetest.MustOpen(t, store.Options{NoSync: true})
+	snap := &graph.Snapshot{Taken: time.Now().UTC(), Devices: []*graph.ObservedDevice{{
+		Key: "usb-synth", Ref: "usb:1-1", Source: "usb", Name: "Synth",
+		Fingerprints: []graph.Fingerprint{{Kind: "usb_id", Value: "0582:01ab"}},
+	}}}
+	svc := identity.New(db, fixedLive{snap}, nil)
+	plain := graph.WithActor(context.Background(), "mcp:b")
+	g := gateCommits(db)
+
+	ctx, settle := graph.WithCommitHold(graph.WithActor(context.Background(), "mcp:a"))
+	observed := make(chan error, 1)
+	go func() {
+		_, err := svc.Observe(ctx)
+		observed <- err
+	}()
+	<-g.entered // only bbolt's commit of the snapshot is left
+	select {
+	case err := <-observed:
+		g.release <- nil // the commit, so that the store can close
+		t.Fatalf("Observe returned (%v) before the snapshot's held commit ended", err)
+	case <-time.After(20 * time.Millisecond): // it would have returned by now
+	}
+	g.release <- fmt.Errorf("write devgraph.db: %w", syscall.ENOSPC)
+	if err := <-observed; err != nil {
+		t.Fatalf("Observe: %v (a failed record leaves reads the live snapshot)", err)
+	}
+	if err := settle(); err == nil {
+		t.Fatal("settle = nil after the snapshot's commit failed")
+	}
+	store.SetTestHook(db, nil)
+	if _, err := svc.Observe(plain); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FindDeviceByID(plain, "usb:1-1"); err != nil {
+		t.Fatalf("after the held record failed, the next request did not record the snapshot: %v", err)
 	}
 }

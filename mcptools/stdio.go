@@ -9,6 +9,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -59,7 +60,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	motionCtx, stopMotion := context.WithCancel(ctx)
 	defer stopMotion()
 
-	w := &lineWriter{w: out}
+	w := &lineWriter{w: out, broken: func() {
+		s.log.Info("stdio: the client no longer reads the output (broken pipe); ending the session")
+		cancel()
+	}}
 	var wg sync.WaitGroup
 
 	// Notifications queued by the server (progress, resource updates, logs).
@@ -105,6 +109,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}()
 
 	slots := make(chan struct{}, maxInFlight)
+	cancels := &requestCancels{m: map[string]*context.CancelFunc{}}
 	var reqs sync.WaitGroup
 	pool := &workers{next: make(chan func()), done: ctx.Done()}
 	var result error
@@ -122,7 +127,7 @@ loop:
 			}
 			break loop
 		case line := <-lines:
-			s.stdioMessage(ctx, motionCtx, line, w, slots, &reqs, pool)
+			s.stdioMessage(ctx, motionCtx, line, w, slots, &reqs, pool, cancels)
 		}
 	}
 	stopMotion()
@@ -218,7 +223,7 @@ var tooLongLine = []byte{0}
 // ends they are cancelled at once (the robot stops) rather than given a grace period.
 var motionTools = map[string]bool{"robot_navigate": true}
 
-func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *lineWriter, slots chan struct{}, reqs *sync.WaitGroup, pool *workers) {
+func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *lineWriter, slots chan struct{}, reqs *sync.WaitGroup, pool *workers, cancels *requestCancels) {
 	var base struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
@@ -226,8 +231,27 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		Error  json.RawMessage `json:"error"`
 		Params json.RawMessage `json:"params"`
 	}
+	// answer writes the loop's own answers (to initialize, to a line it refuses) on a
+	// worker, as every other answer is written: a client that stops reading its input
+	// would otherwise block the loop in the write, and neither the end of the input nor
+	// a signal would end the session.
+	answer := func(v any) {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		reqs.Add(1)
+		pool.run(func() {
+			defer reqs.Done()
+			defer func() { <-slots }()
+			if err := w.write(v); err != nil {
+				s.log.Debug("stdio: write response", "err", err)
+			}
+		})
+	}
 	if len(line) == 1 && &line[0] == &tooLongLine[0] {
-		_ = w.write(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+		answer(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
 			Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, fmt.Sprintf("the message is too large (over %d MiB); send smaller messages", maxStdioLine>>20), nil)})
 		return
 	}
@@ -235,15 +259,17 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		// Text that is not valid UTF-8 never reaches mcp-go, which would replace it.
 		s.log.Info("stdio: refused a message holding text that is not valid UTF-8")
 		if resp != nil {
-			if err := w.write(resp); err != nil {
-				s.log.Debug("stdio: write response", "err", err)
-			}
+			answer(resp)
 		}
 		return
 	}
 	if err := json.Unmarshal(line, &base); err != nil {
-		_ = w.write(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
-			Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error: each line must be one JSON-RPC message", nil)})
+		code, msg := mcp.PARSE_ERROR, "Parse error: each line must be one JSON-RPC message"
+		if json.Valid(line) { // JSON, but not an object: an array, a number, a string
+			code, msg = mcp.INVALID_REQUEST, "Invalid Request: each line must be one JSON-RPC message, a JSON object"
+		}
+		answer(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+			Error: mcp.NewJSONRPCErrorDetails(code, msg, nil)})
 		return
 	}
 	isRequest := len(base.ID) > 0 && string(base.ID) != "null" && base.Method != ""
@@ -251,20 +277,32 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		// initialize names the client (the actor of its changes): handle it before
 		// reading on, so a tools/call sent right behind it already knows the name.
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
-			if err := w.write(resp); err != nil {
-				s.log.Debug("stdio: write response", "err", err)
-			}
+			answer(resp)
 		}
 		return
 	}
 	if !isRequest {
 		if base.Method == "" {
+			if len(base.Result) == 0 && len(base.Error) == 0 { // {} or null: no message at all
+				answer(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+					Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, "Invalid Request: a JSON-RPC message needs a method (or, answering us, a result or an error)", nil)})
+			}
 			return // a response to something we never asked; ignore
 		}
 		// Notifications are handled in order, at once: notifications/cancelled must
-		// reach the request it cancels without queueing behind other work.
+		// reach the request it cancels without queueing behind other work. The request
+		// may not have reached mcp-go yet (its worker has not started), so the loop's
+		// own cancel for it is called too.
+		if base.Method == string(mcp.MethodNotificationCancelled) {
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			if json.Unmarshal(base.Params, &p) == nil {
+				cancels.cancel(p.RequestID)
+			}
+		}
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
-			_ = w.write(resp)
+			answer(resp)
 		}
 		return
 	}
@@ -285,10 +323,12 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 	case <-ctx.Done():
 		return
 	}
+	ctx, done := cancels.add(ctx, base.ID)
 	reqs.Add(1)
 	pool.run(func() {
 		defer reqs.Done()
 		defer func() { <-slots }()
+		defer done()
 		ctx, answered := graph.WithAnswerHook(ctx)
 		defer answered() // after the answer is written (or the panic's error is)
 		defer func() {
@@ -376,6 +416,52 @@ func (f *heldFailure) answer(rawID json.RawMessage, err error) mcp.JSONRPCMessag
 	return mcp.NewJSONRPCResultResponse(id, res)
 }
 
+// requestCancels holds a cancel for each request the loop has handed to a worker and
+// not yet answered, by id: a notifications/cancelled read right behind its request
+// reaches it even before mcp-go has registered the request's own cancel.
+type requestCancels struct {
+	mu sync.Mutex
+	m  map[string]*context.CancelFunc
+}
+
+// add returns ctx for serving the request with id, which cancel(id) ends, and done,
+// which forgets it and must be called once the request has been answered.
+func (c *requestCancels) add(ctx context.Context, id json.RawMessage) (context.Context, func()) {
+	key := requestKey(id)
+	ctx, cancel := context.WithCancel(ctx)
+	entry := &cancel
+	c.mu.Lock()
+	c.m[key] = entry // a client reusing an id while it runs cancels the newer request
+	c.mu.Unlock()
+	return ctx, func() {
+		c.mu.Lock()
+		if c.m[key] == entry {
+			delete(c.m, key)
+		}
+		c.mu.Unlock()
+		cancel()
+	}
+}
+
+// cancel ends the request with id, if one is running.
+func (c *requestCancels) cancel(id json.RawMessage) {
+	c.mu.Lock()
+	f := c.m[requestKey(id)]
+	c.mu.Unlock()
+	if f != nil {
+		(*f)()
+	}
+}
+
+// requestKey is a request id as a map key: 7 and 7.0 alike, and "7" apart from 7.
+func requestKey(id json.RawMessage) string {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return string(id)
+	}
+	return fmt.Sprintf("%T:%v", v, v)
+}
+
 // workers runs each request on a goroutine of its own, reusing one that has finished a
 // request and waits for the next: a new goroutine starts on a small stack and grows it,
 // copying, through mcp-go's and encoding/json's calls on every request (about 40 µs of
@@ -409,10 +495,14 @@ func (p *workers) loop(f func()) {
 	}
 }
 
-// lineWriter writes one JSON message per line, one writer at a time.
+// lineWriter writes one JSON message per line, one writer at a time. broken, if set,
+// is called once when a write finds the reading end closed (EPIPE): nothing written
+// after that can reach the client.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	broken func()
+	once   sync.Once
 }
 
 func (l *lineWriter) write(v any) error {
@@ -427,8 +517,11 @@ func (l *lineWriter) write(v any) error {
 func (l *lineWriter) writeLine(b []byte) error {
 	b = append(b, '\n')
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	_, err := l.w.Write(b)
+	l.mu.Unlock()
+	if err != nil && l.broken != nil && errors.Is(err, syscall.EPIPE) {
+		l.once.Do(l.broken)
+	}
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,6 +128,18 @@ func TestServeStdio_Raw(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("no parse error")
 		}
+		// JSON that is no JSON-RPC message: Invalid Request (JSON-RPC 2.0, section 5.1).
+		for _, line := range []string{`[1,2]`, `123`, `"x"`, `{}`, `null`} {
+			r.send(line)
+			select {
+			case m := <-r.lines:
+				if path(m, "error", "code") != -32600.0 || m["id"] != nil {
+					t.Fatalf("%s: %v, want -32600 with id null", line, m)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s: no answer", line)
+			}
+		}
 		r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + modernMeta + `}}`)
 		if tools, _ := path(r.reply(9), "result", "tools").([]any); len(tools) != len(graphTools) {
 			t.Fatalf("tools/list after garbage: %d tools", len(tools))
@@ -154,6 +167,24 @@ func TestServeStdio_Raw(t *testing.T) {
 		t.Logf("returned %v after EOF", time.Since(start))
 		if st := re.state("robot:scout"); st.State == "navigating" {
 			t.Fatalf("robot still navigating after the session ended: %+v", st)
+		}
+	})
+	t.Run("CancelRightBehindItsRequest", func(t *testing.T) {
+		t.Parallel()
+		// notifications/cancelled in the same write as its request, read before the
+		// request's worker has reached mcp-go: the navigation still ends, cancelled.
+		re := newRobotEnv(t, 0)
+		re.paused.Store(true) // the navigation below cannot finish on its own
+		r := startRaw(t, re.srv)
+		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"robot_arm","arguments":{"robot":"robot:scout"},` + modernMeta + `}}`)
+		r.reply(1)
+		for id := 2; id < 5; id++ {
+			r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"robot_navigate","arguments":{"robot":"robot:scout","x":0,"y":5},`+modernMeta+`}}`+"\n"+
+				`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"changed my mind",`+modernMeta+`}}`, id, id))
+			res := r.reply(float64(id)) // no answer: the cancel was lost (the robot is paused)
+			if st := re.state("robot:scout"); st.State == "navigating" {
+				t.Fatalf("request %d answered %v, robot still navigating", id, res)
+			}
 		}
 	})
 	t.Run("ContextCancelEnds", func(t *testing.T) {
@@ -336,4 +367,79 @@ func TestServeStdio_FoundAfterTheAnswer(t *testing.T) {
 	if len(out.foundAtWrite) != 1 || out.foundAtWrite[0] {
 		t.Fatalf("Found closed when the answer was written: %v, want closed only after it", out.foundAtWrite)
 	}
+}
+
+// blockedWriter is a client that stopped reading its input: every write blocks until
+// the test ends.
+type blockedWriter struct {
+	entered chan struct{} // a write has begun
+	once    sync.Once
+	unblock chan struct{}
+}
+
+func (b *blockedWriter) Write(p []byte) (int, error) {
+	b.once.Do(func() { close(b.entered) })
+	<-b.unblock
+	return len(p), nil
+}
+
+// brokenWriter is a client that closed its input: every write fails with EPIPE.
+type brokenWriter struct{}
+
+func (brokenWriter) Write([]byte) (int, error) { return 0, syscall.EPIPE }
+
+// TestServeStdio_ClientStopsReading: a client that no longer reads the answers cannot
+// keep the session from ending. When it stops reading, the answers the loop makes
+// itself (here to lines that are not JSON) no longer hold the loop, so the session ends
+// when asked (a signal, here the context), within the drain bound; when it closes its
+// end (EPIPE), the session ends by itself.
+func TestServeStdio_ClientStopsReading(t *testing.T) {
+	t.Parallel()
+	t.Run("Blocked", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, envOpts{})
+		cr, cw := io.Pipe()
+		t.Cleanup(func() { cw.Close() })
+		out := &blockedWriter{entered: make(chan struct{}), unblock: make(chan struct{})}
+		t.Cleanup(func() { close(out.unblock) })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- e.srv.ServeStdio(ctx, cr, out) }()
+		go func() {
+			for i := 0; i < 3; i++ {
+				if _, err := io.WriteString(cw, "not json\n"); err != nil {
+					return // the session has ended
+				}
+			}
+		}()
+		<-out.entered // an answer is being written, and blocks
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("ServeStdio: %v", err)
+			}
+		case <-time.After(stdioDrain + 10*time.Second):
+			t.Fatal("ServeStdio did not return after its context ended, with the output blocked")
+		}
+	})
+	t.Run("Closed", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, envOpts{})
+		cr, cw := io.Pipe()
+		t.Cleanup(func() { cw.Close() })
+		done := make(chan error, 1)
+		go func() { done <- e.srv.ServeStdio(context.Background(), cr, brokenWriter{}) }()
+		if _, err := io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"gone","version":"1"}}}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("ServeStdio: %v", err)
+			}
+		case <-time.After(stdioDrain + 10*time.Second):
+			t.Fatal("ServeStdio did not end when its output's reader was gone (EPIPE), the input still open")
+		}
+	})
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/devgraph/devgraph/cluster"
@@ -181,6 +183,10 @@ func (e *env) runFrontends(ctx context.Context, f *serveFlags, rt *runtime, log 
 	stdioErr := make(chan error, 1)
 	if f.stdio {
 		fmt.Fprintln(e.stderr, "MCP: stdio")
+		// A client that closes its end of stdout ends the session through the write's
+		// EPIPE (ServeStdio), with the shutdown's clean-up (stdin made blocking again,
+		// the socket and pid file removed), not by SIGPIPE killing the process.
+		signal.Ignore(syscall.SIGPIPE)
 		// Read through Go's poller: a read from a blocking stdin held its thread and the
 		// processor with it, so the goroutine the line was handed to waited for the
 		// runtime to take the processor back (up to 10 ms; the first request's answer

@@ -147,11 +147,7 @@ func TestServeStdio_Raw(t *testing.T) {
 	})
 	t.Run("EOFEndsPromptlyMidNavigation", func(t *testing.T) {
 		t.Parallel()
-		re := newRobotEnv(t, 0)
-		re.paused.Store(true) // the navigation below cannot finish on its own
-		r := startRaw(t, re.srv)
-		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"robot_arm","arguments":{"robot":"robot:scout"},` + modernMeta + `}}`)
-		r.reply(1)
+		re, r := pausedArmedScout(t) // the navigation below cannot finish on its own
 		r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"robot_navigate","arguments":{"robot":"robot:scout","x":0,"y":5},` + modernMeta + `}}`)
 		waitFor(t, func() bool { return re.state("robot:scout").State == "navigating" }, "navigating")
 		start := time.Now()
@@ -173,11 +169,7 @@ func TestServeStdio_Raw(t *testing.T) {
 		t.Parallel()
 		// notifications/cancelled in the same write as its request, read before the
 		// request's worker has reached mcp-go: the navigation still ends, cancelled.
-		re := newRobotEnv(t, 0)
-		re.paused.Store(true) // the navigation below cannot finish on its own
-		r := startRaw(t, re.srv)
-		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"robot_arm","arguments":{"robot":"robot:scout"},` + modernMeta + `}}`)
-		r.reply(1)
+		re, r := pausedArmedScout(t) // the navigation below cannot finish on its own
 		for id := 2; id < 5; id++ {
 			r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"robot_navigate","arguments":{"robot":"robot:scout","x":0,"y":5},`+modernMeta+`}}`+"\n"+
 				`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"changed my mind",`+modernMeta+`}}`, id, id))
@@ -367,6 +359,18 @@ func TestServeStdio_FoundAfterTheAnswer(t *testing.T) {
 	if len(out.foundAtWrite) != 1 || out.foundAtWrite[0] {
 		t.Fatalf("Found closed when the answer was written: %v, want closed only after it", out.foundAtWrite)
 	}
+}
+
+// pausedArmedScout is a stdio session (2026-07-28 era) on a robot fleet whose simulation
+// stands still, so that no navigation ends by itself, with robot:scout armed by request 1.
+func pausedArmedScout(t *testing.T) (*robotEnv, *rawStdio) {
+	t.Helper()
+	re := newRobotEnv(t, 0)
+	re.paused.Store(true)
+	r := startRaw(t, re.srv)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"robot_arm","arguments":{"robot":"robot:scout"},` + modernMeta + `}}`)
+	r.reply(1)
+	return re, r
 }
 
 // blockedWriter is a client that stopped reading its input: every write blocks until

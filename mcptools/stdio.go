@@ -108,10 +108,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}()
 
-	slots := make(chan struct{}, maxInFlight)
-	cancels := &requestCancels{m: map[string]*context.CancelFunc{}}
-	var reqs sync.WaitGroup
-	pool := &workers{next: make(chan func()), done: ctx.Done()}
+	l := &stdioLoop{w: w, slots: make(chan struct{}, maxInFlight),
+		pool:    &workers{next: make(chan func()), done: ctx.Done()},
+		cancels: &requestCancels{m: map[string]*context.CancelFunc{}}}
 	var result error
 	eof := false
 loop:
@@ -127,14 +126,14 @@ loop:
 			}
 			break loop
 		case line := <-lines:
-			s.stdioMessage(ctx, motionCtx, line, w, slots, &reqs, pool, cancels)
+			s.stdioMessage(ctx, motionCtx, line, l)
 		}
 	}
 	stopMotion()
 	if eof {
 		// The client said all it will say; let its last calls finish and answer.
 		inFlight := make(chan struct{})
-		go func() { reqs.Wait(); close(inFlight) }()
+		go func() { l.reqs.Wait(); close(inFlight) }()
 		select {
 		case <-inFlight:
 		case <-ctx.Done():
@@ -147,7 +146,7 @@ loop:
 	// rest). A reader that stopped reading could leave a response write blocked
 	// forever, so the wait is bounded: the session ends regardless.
 	finished := make(chan struct{})
-	go func() { reqs.Wait(); wg.Wait(); pool.wg.Wait(); close(finished) }()
+	go func() { l.reqs.Wait(); wg.Wait(); l.pool.wg.Wait(); close(finished) }()
 	select {
 	case <-finished:
 	case <-time.After(stdioDrain):
@@ -223,7 +222,7 @@ var tooLongLine = []byte{0}
 // ends they are cancelled at once (the robot stops) rather than given a grace period.
 var motionTools = map[string]bool{"robot_navigate": true}
 
-func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *lineWriter, slots chan struct{}, reqs *sync.WaitGroup, pool *workers, cancels *requestCancels) {
+func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *stdioLoop) {
 	var base struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
@@ -231,27 +230,9 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		Error  json.RawMessage `json:"error"`
 		Params json.RawMessage `json:"params"`
 	}
-	// answer writes the loop's own answers (to initialize, to a line it refuses) on a
-	// worker, as every other answer is written: a client that stops reading its input
-	// would otherwise block the loop in the write, and neither the end of the input nor
-	// a signal would end the session.
-	answer := func(v any) {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		reqs.Add(1)
-		pool.run(func() {
-			defer reqs.Done()
-			defer func() { <-slots }()
-			if err := w.write(v); err != nil {
-				s.log.Debug("stdio: write response", "err", err)
-			}
-		})
-	}
+	w := l.w
 	if len(line) == 1 && &line[0] == &tooLongLine[0] {
-		answer(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+		s.stdioAnswer(ctx, l, mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
 			Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, fmt.Sprintf("the message is too large (over %d MiB); send smaller messages", maxStdioLine>>20), nil)})
 		return
 	}
@@ -259,7 +240,7 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		// Text that is not valid UTF-8 never reaches mcp-go, which would replace it.
 		s.log.Info("stdio: refused a message holding text that is not valid UTF-8")
 		if resp != nil {
-			answer(resp)
+			s.stdioAnswer(ctx, l, resp)
 		}
 		return
 	}
@@ -268,7 +249,7 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		if json.Valid(line) { // JSON, but not an object: an array, a number, a string
 			code, msg = mcp.INVALID_REQUEST, "Invalid Request: each line must be one JSON-RPC message, a JSON object"
 		}
-		answer(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+		s.stdioAnswer(ctx, l, mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
 			Error: mcp.NewJSONRPCErrorDetails(code, msg, nil)})
 		return
 	}
@@ -277,14 +258,14 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 		// initialize names the client (the actor of its changes): handle it before
 		// reading on, so a tools/call sent right behind it already knows the name.
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
-			answer(resp)
+			s.stdioAnswer(ctx, l, resp)
 		}
 		return
 	}
 	if !isRequest {
 		if base.Method == "" {
 			if len(base.Result) == 0 && len(base.Error) == 0 { // {} or null: no message at all
-				answer(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+				s.stdioAnswer(ctx, l, mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
 					Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, "Invalid Request: a JSON-RPC message needs a method (or, answering us, a result or an error)", nil)})
 			}
 			return // a response to something we never asked; ignore
@@ -298,11 +279,11 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 				RequestID json.RawMessage `json:"requestId"`
 			}
 			if json.Unmarshal(base.Params, &p) == nil {
-				cancels.cancel(p.RequestID)
+				l.cancels.cancel(p.RequestID)
 			}
 		}
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
-			answer(resp)
+			s.stdioAnswer(ctx, l, resp)
 		}
 		return
 	}
@@ -318,18 +299,10 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 			hold = s.holdable[p.Name]
 		}
 	}
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
-	ctx, done := cancels.add(ctx, base.ID)
-	reqs.Add(1)
-	pool.run(func() {
-		defer reqs.Done()
-		defer func() { <-slots }()
+	rctx, done := l.cancels.add(ctx, base.ID)
+	started := l.spawn(ctx, func() {
 		defer done()
-		ctx, answered := graph.WithAnswerHook(ctx)
+		ctx, answered := graph.WithAnswerHook(rctx)
 		defer answered() // after the answer is written (or the panic's error is)
 		defer func() {
 			if r := recover(); r != nil {
@@ -348,6 +321,48 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, w *li
 			if err := w.write(resp); err != nil {
 				s.log.Debug("stdio: write response", "err", err)
 			}
+		}
+	})
+	if !started {
+		done()
+	}
+}
+
+// stdioLoop is what a stdio session's messages share: the output, the bound on requests
+// in flight, the requests running and the workers running them, and their cancels.
+type stdioLoop struct {
+	w       *lineWriter
+	slots   chan struct{}
+	reqs    sync.WaitGroup
+	pool    *workers
+	cancels *requestCancels
+}
+
+// spawn runs f on a worker once a slot of the in-flight bound is free; false, and f
+// not run, when ctx ended first.
+func (l *stdioLoop) spawn(ctx context.Context, f func()) bool {
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	l.reqs.Add(1)
+	l.pool.run(func() {
+		defer l.reqs.Done()
+		defer func() { <-l.slots }()
+		f()
+	})
+	return true
+}
+
+// stdioAnswer writes v, one of the loop's own answers (to initialize, to a line it
+// refuses), on a worker as every other answer is written: a client that stops reading
+// would otherwise block the loop in the write, and neither the end of the input nor a
+// signal would end the session.
+func (s *Server) stdioAnswer(ctx context.Context, l *stdioLoop, v any) {
+	l.spawn(ctx, func() {
+		if err := l.w.write(v); err != nil {
+			s.log.Debug("stdio: write response", "err", err)
 		}
 	})
 }

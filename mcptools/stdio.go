@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -56,7 +57,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ctx = s.mcp.WithContext(ctx, sess)
-	// Navigations run on a context that also ends with the input.
+	// Requests that run until stopped (navigations, listen streams) run on a context
+	// that also ends with the input.
 	motionCtx, stopMotion := context.WithCancel(ctx)
 	defer stopMotion()
 
@@ -73,6 +75,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		for {
 			select {
 			case n := <-sess.notes:
+				if done, ok := notesBarrier(n); ok {
+					close(done) // every notification queued before it is written
+					continue
+				}
 				if err := w.write(n); err != nil {
 					s.log.Debug("stdio: write notification", "err", err)
 				}
@@ -108,7 +114,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}()
 
-	l := &stdioLoop{w: w, slots: make(chan struct{}, maxInFlight),
+	l := &stdioLoop{w: w, notes: sess.notes, slots: make(chan struct{}, maxInFlight),
 		pool:    &workers{next: make(chan func()), done: ctx.Done()},
 		cancels: &requestCancels{m: map[string]*context.CancelFunc{}}}
 	var result error
@@ -219,7 +225,9 @@ var errLineTooLong = errors.New("line too long")
 var tooLongLine = []byte{0}
 
 // motionTools are the tools that move a robot for as long as they run: when the input
-// ends they are cancelled at once (the robot stops) rather than given a grace period.
+// ends they are cancelled at once (the robot stops) rather than given a grace period,
+// as is a subscriptions/listen stream, which never ends by itself (its closing result
+// is written).
 var motionTools = map[string]bool{"robot_navigate": true}
 
 func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *stdioLoop) {
@@ -228,7 +236,15 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *st
 		ID     json.RawMessage `json:"id"`
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
-		Params json.RawMessage `json:"params"`
+		// What the loop reads of params itself, decoded with the rest: params of another
+		// shape (paramsMismatch) leave it empty, and are mcp-go's to refuse.
+		Params struct {
+			Name      string          `json:"name"`
+			RequestID json.RawMessage `json:"requestId"`
+			Meta      struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		} `json:"params"`
 	}
 	w := l.w
 	if len(line) == 1 && &line[0] == &tooLongLine[0] {
@@ -244,7 +260,7 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *st
 		}
 		return
 	}
-	if err := json.Unmarshal(line, &base); err != nil {
+	if err := json.Unmarshal(line, &base); err != nil && !paramsMismatch(err) {
 		code, msg := mcp.PARSE_ERROR, "Parse error: each line must be one JSON-RPC message"
 		if json.Valid(line) { // JSON, but not an object: an array, a number, a string
 			code, msg = mcp.INVALID_REQUEST, "Invalid Request: each line must be one JSON-RPC message, a JSON object"
@@ -274,13 +290,8 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *st
 		// reach the request it cancels without queueing behind other work. The request
 		// may not have reached mcp-go yet (its worker has not started), so the loop's
 		// own cancel for it is called too.
-		if base.Method == string(mcp.MethodNotificationCancelled) {
-			var p struct {
-				RequestID json.RawMessage `json:"requestId"`
-			}
-			if json.Unmarshal(base.Params, &p) == nil {
-				l.cancels.cancel(p.RequestID)
-			}
+		if base.Method == string(mcp.MethodNotificationCancelled) && base.Params.RequestID != nil {
+			l.cancels.cancel(base.Params.RequestID)
 		}
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
 			s.stdioAnswer(ctx, l, resp)
@@ -288,17 +299,18 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *st
 		return
 	}
 	hold := false
-	if base.Method == string(mcp.MethodToolsCall) {
-		var p struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(base.Params, &p) == nil {
-			if motionTools[p.Name] {
-				ctx = motionCtx
-			}
-			hold = s.holdable[p.Name]
-		}
+	if base.Method == string(mcp.MethodSubscriptionsListen) {
+		ctx = motionCtx
 	}
+	if base.Method == string(mcp.MethodToolsCall) {
+		if motionTools[base.Params.Name] {
+			ctx = motionCtx
+		}
+		hold = s.holdable[base.Params.Name]
+	}
+	// A request that asked for progress is answered after the progress it sent: its
+	// notifications go out through the session's notification writer, its answer here.
+	progress := len(base.Params.Meta.ProgressToken) > 0 && string(base.Params.Meta.ProgressToken) != "null"
 	rctx, done := l.cancels.add(ctx, base.ID)
 	started := l.spawn(ctx, func() {
 		defer done()
@@ -314,10 +326,13 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *st
 			}
 		}()
 		if hold {
-			s.answerWhenDurable(ctx, line, base.ID, w)
+			s.answerWhenDurable(ctx, line, base.ID, w, l.flushNotes(progress))
 			return
 		}
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
+			if progress {
+				l.flushNotes(true)()
+			}
 			if err := w.write(resp); err != nil {
 				s.log.Debug("stdio: write response", "err", err)
 			}
@@ -332,6 +347,7 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *st
 // in flight, the requests running and the workers running them, and their cancels.
 type stdioLoop struct {
 	w       *lineWriter
+	notes   chan mcp.JSONRPCNotification // the session's, written in order by one goroutine
 	slots   chan struct{}
 	reqs    sync.WaitGroup
 	pool    *workers
@@ -355,6 +371,50 @@ func (l *stdioLoop) spawn(ctx context.Context, f func()) bool {
 	return true
 }
 
+// flushNotes returns, when wanted, a func that returns once every notification queued
+// on the session before it was called has been written (or the session has ended);
+// else a func that returns at once. A request's progress notifications are queued
+// while it runs, so flushing before its answer keeps them ahead of it.
+func (l *stdioLoop) flushNotes(wanted bool) func() {
+	if !wanted {
+		return func() {}
+	}
+	return func() {
+		done := make(chan struct{})
+		barrier := mcp.JSONRPCNotification{Notification: mcp.Notification{Method: notesBarrierMethod,
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{notesBarrierMethod: done}}}}
+		select {
+		case l.notes <- barrier:
+		case <-l.pool.done:
+			return
+		}
+		select {
+		case <-done:
+		case <-l.pool.done:
+		}
+	}
+}
+
+// notesBarrierMethod marks flushNotes's barrier among a session's notifications: it is
+// never written, its channel is closed when the writer reaches it.
+const notesBarrierMethod = "devgraph/notes-barrier"
+
+func notesBarrier(n mcp.JSONRPCNotification) (chan struct{}, bool) {
+	if n.Method != notesBarrierMethod {
+		return nil, false
+	}
+	done, ok := n.Params.AdditionalFields[notesBarrierMethod].(chan struct{})
+	return done, ok
+}
+
+// paramsMismatch says whether err, from decoding a message, is only that its params (or
+// a member of them the loop reads) have another type than the loop reads: the rest of
+// the message was decoded, and mcp-go answers the params.
+func paramsMismatch(err error) bool {
+	var t *json.UnmarshalTypeError
+	return errors.As(err, &t) && (t.Field == "params" || strings.HasPrefix(t.Field, "params."))
+}
+
 // stdioAnswer writes v, one of the loop's own answers (to initialize, to a line it
 // refuses), on a worker as every other answer is written: a client that stops reading
 // would otherwise block the loop in the write, and neither the end of the input nor a
@@ -373,7 +433,7 @@ func (s *Server) stdioAnswer(ctx context.Context, l *stdioLoop, v any) {
 // checks and this encodes the answer meanwhile, and the answer is written once the
 // commit is durable — or, if the commit failed, the error the tool would have answered
 // in its place (heldFailure). A note is answered 25–60 µs sooner so.
-func (s *Server) answerWhenDurable(ctx context.Context, line []byte, rawID json.RawMessage, w *lineWriter) {
+func (s *Server) answerWhenDurable(ctx context.Context, line []byte, rawID json.RawMessage, w *lineWriter, flushNotes func()) {
 	ctx, settle := graph.WithCommitHold(ctx)
 	failure := &heldFailure{}
 	ctx = context.WithValue(ctx, heldFailureKey{}, failure)
@@ -393,6 +453,7 @@ func (s *Server) answerWhenDurable(ctx context.Context, line []byte, rawID json.
 		s.log.Debug("stdio: encode response", "err", merr)
 		return
 	}
+	flushNotes()
 	if err := w.writeLine(b); err != nil {
 		s.log.Debug("stdio: write response", "err", err)
 	}

@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,7 +89,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}()
 
-	lines := make(chan []byte)
+	lines := make(chan stdioLine)
 	readErr := make(chan error, 1)
 	readerDone := make(chan struct{})
 	go func() {
@@ -97,12 +98,13 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		r := bufio.NewReaderSize(in, 64<<10)
 		for {
 			line, err := readLine(r)
-			if line == nil && errors.Is(err, errLineTooLong) {
-				line, err = tooLongLine, nil
+			tooLong := errors.Is(err, errLineTooLong)
+			if tooLong {
+				err = nil
 			}
-			if len(line) > 0 {
+			if len(line) > 0 || tooLong {
 				select {
-				case lines <- line:
+				case lines <- stdioLine{b: line, tooLong: tooLong}:
 				case <-ctx.Done():
 					return
 				}
@@ -195,19 +197,24 @@ const stdioGrace = 5 * time.Second
 const stdioDrain = 3 * time.Second
 
 // readLine reads one line. A line over maxStdioLine is skipped to its end and reported
-// as errLineTooLong with no bytes (its head alone would be answered as a parse error).
+// as errLineTooLong with its first oversizeHead bytes, where its id may be (oversizeID).
 func readLine(r *bufio.Reader) ([]byte, error) {
 	var buf []byte
 	over := false
 	for {
 		chunk, isPrefix, err := r.ReadLine()
-		if !over && len(buf)+len(chunk) <= maxStdioLine {
+		switch {
+		case over:
+		case len(buf)+len(chunk) <= maxStdioLine:
 			buf = append(buf, chunk...)
-		} else {
-			over, buf = true, nil
+		default:
+			over = true
+			head := make([]byte, 0, oversizeHead)
+			head = append(head, buf[:min(len(buf), oversizeHead)]...)
+			buf = append(head, chunk[:min(len(chunk), oversizeHead-len(head))]...)
 		}
 		if over && (err != nil || !isPrefix) {
-			return nil, errLineTooLong
+			return buf, errLineTooLong
 		}
 		if err != nil {
 			return buf, err
@@ -220,9 +227,46 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 
 var errLineTooLong = errors.New("line too long")
 
-// tooLongLine stands for a skipped oversize line on the way to stdioMessage, told apart
-// from any line read by its address.
-var tooLongLine = []byte{0}
+// oversizeHead is how much of an oversize line is kept, to find its id in.
+const oversizeHead = 4 << 10
+
+// stdioLine is a line read, or when tooLong the head of one over maxStdioLine.
+type stdioLine struct {
+	b       []byte
+	tooLong bool
+}
+
+// oversizeID is the id of the request whose line begins with head, when head has it
+// among the members before the first one it cuts short (clients write the id before the
+// params); else null.
+func oversizeID(head []byte) mcp.RequestId {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return mcp.NewRequestId(nil)
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			break
+		}
+		if key != "id" {
+			continue
+		}
+		var id any
+		if json.Unmarshal(v, &id) == nil {
+			switch id.(type) {
+			case string, float64:
+				return mcp.NewRequestId(id)
+			}
+		}
+		break
+	}
+	return mcp.NewRequestId(nil)
+}
 
 // motionTools are the tools that move a robot for as long as they run: when the input
 // ends they are cancelled at once (the robot stops) rather than given a grace period,
@@ -230,7 +274,7 @@ var tooLongLine = []byte{0}
 // is written).
 var motionTools = map[string]bool{"robot_navigate": true}
 
-func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *stdioLoop) {
+func (s *Server) stdioMessage(ctx, motionCtx context.Context, in stdioLine, l *stdioLoop) {
 	var base struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
@@ -247,8 +291,9 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, line []byte, l *st
 		} `json:"params"`
 	}
 	w := l.w
-	if len(line) == 1 && &line[0] == &tooLongLine[0] {
-		s.stdioAnswer(ctx, l, mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+	line := in.b
+	if in.tooLong {
+		s.stdioAnswer(ctx, l, mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: oversizeID(line),
 			Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, fmt.Sprintf("the message is too large (over %d MiB); send smaller messages", maxStdioLine>>20), nil)})
 		return
 	}

@@ -241,6 +241,55 @@ func BenchmarkStdioNote(b *testing.B) {
 	}
 }
 
+// BenchmarkStdioNotePaired compares two builds' graph_note over stdio in the same
+// minutes: DEVGRAPH_E2E_BIN (a) and DEVGRAPH_E2E_BIN_B (b; a itself when unset) each
+// serve a copy of the database, and the calls alternate between them one by one (which
+// goes first alternating too). This machine's speed drifts by 10–20% from one minute to
+// the next, far more than most changes to the note's path are worth, and separate runs
+// of BenchmarkStdioNote see different minutes; here both builds see the same ones, and
+// the median of the paired differences (delta_p50_us, a minus b) shows a few µs. A build
+// against itself shows the method's own spread (0–5 µs here).
+func BenchmarkStdioNotePaired(b *testing.B) {
+	binA := devgraphBinary(b)
+	binB := binA
+	if p := os.Getenv("DEVGRAPH_E2E_BIN_B"); p != "" {
+		binB = p
+	}
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			sa := openMCP(b, binA, benchDB(b, n))
+			sb := openMCP(b, binB, benchDB(b, n))
+			for j := 0; j < 20; j++ {
+				sa.note(b, (j*104729)%n, -j)
+				sb.note(b, (j*104729)%n, -j)
+			}
+			la, lb := make(latencies, 0, b.N), make(latencies, 0, b.N)
+			delta := make(latencies, 0, b.N)
+			b.ResetTimer()
+			for j := 0; j < b.N; j++ {
+				i := (j * 104729) % n
+				var da, db time.Duration
+				if j%2 == 0 {
+					da = sa.note(b, i, j)
+					db = sb.note(b, i, j)
+				} else {
+					db = sb.note(b, i, j)
+					da = sa.note(b, i, j)
+				}
+				la, lb, delta = append(la, da), append(lb, db), append(delta, da-db)
+			}
+			b.StopTimer()
+			sa.stop(b)
+			sb.stop(b)
+			b.ReportMetric(0, "ns/op")
+			la.report(b, "a_")
+			lb.report(b, "b_")
+			sort.Slice(delta, func(i, j int) bool { return delta[i] < delta[j] })
+			b.ReportMetric(float64(delta[len(delta)/2].Nanoseconds())/1000, "delta_p50_us")
+		})
+	}
+}
+
 // BenchmarkStdioNoteFloor is BenchmarkStdioNote's calls answered by e2e/floor instead of
 // devgraph: the same pipes, the same writes and fdatasyncs as bbolt's commit of a note, a
 // result of the same size, and nothing else. Run beside BenchmarkStdioNote (-bench

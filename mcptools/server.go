@@ -110,6 +110,8 @@ type Server struct {
 	// testInitDelay slows initialize down in tests, to show that later requests of the
 	// session wait for it.
 	testInitDelay time.Duration
+	// testInFlightBytes, when set, replaces maxInFlightBytes (tests of the bound).
+	testInFlightBytes int
 }
 
 // New builds the server: it registers the tools (fewer in read-only mode), resources

@@ -28,6 +28,14 @@ const maxStdioLine = 16 << 20
 // another needs: robot_stop is answered while navigations block.
 const maxInFlight = 1024
 
+// maxInFlightBytes bounds the request lines held at once on stdio, a line being held
+// until its answer is written: a client sending 16 MiB requests without reading the
+// answers would otherwise have up to 1,024 of them (16 GiB) held. Counted in whole
+// MiB, so lines under one are not counted (maxInFlight bounds those, under 1 GiB).
+const maxInFlightBytes = 256 << 20
+
+const inFlightUnit = 1 << 20
+
 var stdioSessions atomic.Int64
 
 // ServeStdio speaks MCP over newline-delimited JSON-RPC on in/out until in reaches
@@ -116,7 +124,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}()
 
+	budget := maxInFlightBytes
+	if s.testInFlightBytes > 0 {
+		budget = s.testInFlightBytes
+	}
 	l := &stdioLoop{w: w, notes: sess.notes, slots: make(chan struct{}, maxInFlight),
+		mib:     make(chan struct{}, max(1, budget/inFlightUnit)),
 		pool:    &workers{next: make(chan func()), done: ctx.Done()},
 		cancels: &requestCancels{m: map[string]*context.CancelFunc{}}}
 	var result error
@@ -357,7 +370,7 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, in stdioLine, l *s
 	// notifications go out through the session's notification writer, its answer here.
 	progress := len(base.Params.Meta.ProgressToken) > 0 && string(base.Params.Meta.ProgressToken) != "null"
 	rctx, done := l.cancels.add(ctx, base.ID)
-	started := l.spawn(ctx, func() {
+	started := l.spawn(ctx, len(line), func() {
 		defer done()
 		ctx, answered := graph.WithAnswerHook(rctx)
 		defer answered() // after the answer is written (or the panic's error is)
@@ -394,23 +407,42 @@ type stdioLoop struct {
 	w       *lineWriter
 	notes   chan mcp.JSONRPCNotification // the session's, written in order by one goroutine
 	slots   chan struct{}
+	mib     chan struct{} // a token for each whole MiB of the request lines held
 	reqs    sync.WaitGroup
 	pool    *workers
 	cancels *requestCancels
 }
 
-// spawn runs f on a worker once a slot of the in-flight bound is free; false, and f
-// not run, when ctx ended first.
-func (l *stdioLoop) spawn(ctx context.Context, f func()) bool {
+// spawn runs f on a worker once a slot of the in-flight bound is free, and room for
+// held bytes more of request lines (maxInFlightBytes); false, and f not run, when ctx
+// ended first.
+func (l *stdioLoop) spawn(ctx context.Context, held int, f func()) bool {
 	select {
 	case l.slots <- struct{}{}:
 	case <-ctx.Done():
 		return false
 	}
+	mib := min(held/inFlightUnit, cap(l.mib))
+	for i := 0; i < mib; i++ {
+		select {
+		case l.mib <- struct{}{}:
+		case <-ctx.Done():
+			for ; i > 0; i-- {
+				<-l.mib
+			}
+			<-l.slots
+			return false
+		}
+	}
 	l.reqs.Add(1)
 	l.pool.run(func() {
 		defer l.reqs.Done()
-		defer func() { <-l.slots }()
+		defer func() {
+			for i := 0; i < mib; i++ {
+				<-l.mib
+			}
+			<-l.slots
+		}()
 		f()
 	})
 	return true
@@ -465,7 +497,7 @@ func paramsMismatch(err error) bool {
 // would otherwise block the loop in the write, and neither the end of the input nor a
 // signal would end the session.
 func (s *Server) stdioAnswer(ctx context.Context, l *stdioLoop, v any) {
-	l.spawn(ctx, func() {
+	l.spawn(ctx, 0, func() {
 		if err := l.w.write(v); err != nil {
 			s.log.Debug("stdio: write response", "err", err)
 		}

@@ -1,7 +1,12 @@
 package mcptools
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -37,4 +42,73 @@ func TestServeStdio_OversizeMessage(t *testing.T) {
 	if tools, _ := path(r.reply(9), "result", "tools").([]any); len(tools) != len(graphTools) {
 		t.Fatalf("after an oversize message: %d tools", len(tools))
 	}
+}
+
+// TestServeStdio_HeldBytesBound: a client that sends large requests and reads no answers
+// has at most maxInFlightBytes of request lines held (here 4 MiB, by testInFlightBytes);
+// beyond it the server reads no more until answers are written. It read on up to the
+// bound on requests in flight (1,024: 16 GiB of 16 MiB lines). Once the client reads
+// again, every request is read and answered.
+func TestServeStdio_HeldBytesBound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.srv.testInFlightBytes = 4 << 20
+	cr, cw := io.Pipe()
+	t.Cleanup(func() { cw.Close() })
+	out := &gateWriter{entered: make(chan struct{}), open: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- e.srv.ServeStdio(context.Background(), cr, out) }()
+	const lines, size = 20, 3 << 19 // 1.5 MiB: one whole MiB held each
+	var sent atomic.Int32
+	go func() {
+		pad := strings.Repeat("x", size)
+		for i := 0; i < lines; i++ {
+			if _, err := io.WriteString(cw, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"pad":%q}}`+"\n", i+1, pad)); err != nil {
+				return
+			}
+			sent.Add(1)
+		}
+		cw.Close()
+	}()
+	<-out.entered // the first answer is being written, and blocks
+	// Four held (4 MiB), one waiting for room, one read behind it: the client's writes
+	// stop there. Give it time to go further if it could.
+	waitFor(t, func() bool { return sent.Load() >= 4 }, "the first requests to be read")
+	time.Sleep(300 * time.Millisecond)
+	if n := sent.Load(); n > 7 {
+		t.Fatalf("%d requests of 1.5 MiB read with no answer written; want the reading to pause at 4 MiB held", n)
+	}
+	close(out.open)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(stdioGrace + 10*time.Second):
+		t.Fatal("ServeStdio did not end after its input")
+	}
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	for i := 1; i <= lines; i++ {
+		if !strings.Contains(out.buf.String(), fmt.Sprintf(`"id":%d,"result"`, i)) {
+			t.Fatalf("no answer to request %d of %d:\n%.2000s", i, lines, out.buf.String())
+		}
+	}
+}
+
+// gateWriter is a client that reads no answers until open is closed, then reads them all.
+type gateWriter struct {
+	entered chan struct{} // a write has begun
+	once    sync.Once
+	open    chan struct{}
+	mu      sync.Mutex
+	buf     strings.Builder
+}
+
+func (g *gateWriter) Write(p []byte) (int, error) {
+	g.once.Do(func() { close(g.entered) })
+	<-g.open
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.buf.Write(p)
 }

@@ -250,35 +250,54 @@ type stdioLine struct {
 }
 
 // oversizeID is the id of the request whose line begins with head, when head has it
-// among the members before the first one it cuts short (clients write the id before the
-// params); else null.
+// whole among the members before the first one it cuts short (clients write the id
+// before the params); else null. An id is whole when a comma or the object's end follows
+// it within head (a number cut short would read as another number); a second id member
+// makes it null, as the line's last one is the id.
 func oversizeID(head []byte) mcp.RequestId {
 	dec := json.NewDecoder(bytes.NewReader(head))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return mcp.NewRequestId(nil)
 	}
+	var found any
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
 			break
 		}
 		var v json.RawMessage
-		if dec.Decode(&v) != nil {
+		if dec.Decode(&v) != nil || !delimitedAt(head, dec.InputOffset()) {
 			break
 		}
 		if key != "id" {
 			continue
 		}
 		var id any
-		if json.Unmarshal(v, &id) == nil {
-			switch id.(type) {
-			case string, float64:
-				return mcp.NewRequestId(id)
-			}
+		if found != nil || json.Unmarshal(v, &id) != nil {
+			return mcp.NewRequestId(nil)
 		}
-		break
+		switch id.(type) {
+		case string, float64:
+			found = id
+		default:
+			return mcp.NewRequestId(nil)
+		}
 	}
-	return mcp.NewRequestId(nil)
+	return mcp.NewRequestId(found)
+}
+
+// delimitedAt says whether a comma or a closing brace follows offset in b (after spaces).
+func delimitedAt(b []byte, offset int64) bool {
+	for _, c := range b[min(int(offset), len(b)):] {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case ',', '}':
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // motionTools are the tools that move a robot for as long as they run: when the input
@@ -318,7 +337,7 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, in stdioLine, l *s
 		}
 		return
 	}
-	if err := json.Unmarshal(line, &base); err != nil && !paramsMismatch(err) {
+	if err := json.Unmarshal(line, &base); err != nil && !paramsMismatch(line, err) {
 		code, msg := mcp.PARSE_ERROR, "Parse error: each line must be one JSON-RPC message"
 		if json.Valid(line) { // JSON, but not an object: an array, a number, a string
 			code, msg = mcp.INVALID_REQUEST, "Invalid Request: each line must be one JSON-RPC message, a JSON object"
@@ -484,12 +503,22 @@ func notesBarrier(n mcp.JSONRPCNotification) (chan struct{}, bool) {
 	return done, ok
 }
 
-// paramsMismatch says whether err, from decoding a message, is only that its params (or
-// a member of them the loop reads) have another type than the loop reads: the rest of
-// the message was decoded, and mcp-go answers the params.
-func paramsMismatch(err error) bool {
+// paramsMismatch says whether err, from decoding line, is only that its params (or a
+// member of them the loop reads) have another type than the loop reads: the rest of the
+// message decodes (checked again without the params, as err names only the first
+// mismatch), and mcp-go answers the params.
+func paramsMismatch(line []byte, err error) bool {
 	var t *json.UnmarshalTypeError
-	return errors.As(err, &t) && (t.Field == "params" || strings.HasPrefix(t.Field, "params."))
+	if !errors.As(err, &t) || (t.Field != "params" && !strings.HasPrefix(t.Field, "params.")) {
+		return false
+	}
+	var rest struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(line, &rest) == nil
 }
 
 // stdioAnswer writes v, one of the loop's own answers (to initialize, to a line it

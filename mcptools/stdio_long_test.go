@@ -112,3 +112,68 @@ func (g *gateWriter) Write(p []byte) (int, error) {
 	defer g.mu.Unlock()
 	return g.buf.Write(p)
 }
+
+// TestServeStdio_OversizeIDCutShort: the refusal of an oversize request names its id only
+// when the kept head holds the whole id. An id of 123456 cut after "123" was answered as
+// id 123, another request's perhaps; a second id member (the last one counts) makes it
+// null too.
+func TestServeStdio_OversizeIDCutShort(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	r := startRaw(t, e.srv)
+	big := `,"params":{"name":"graph_note","arguments":{"body":"` + strings.Repeat("x", maxStdioLine) + `"}}}`
+	pre, mid := `{"jsonrpc":"2.0","method":"tools/call","pad":"`, `","id":`
+	pad := strings.Repeat("p", oversizeHead-len(pre)-len(mid)-3) // the head ends after "123"
+	for _, line := range []string{
+		pre + pad + mid + `123456` + big,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","id":6` + big,
+	} {
+		r.send(line)
+		select {
+		case m := <-r.lines:
+			if path(m, "error", "code") != -32600.0 || m["id"] != nil {
+				t.Fatalf("oversize refusal %v; want -32600 with id null (%.80s…)", m, line)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no answer to an oversize message")
+		}
+	}
+}
+
+// TestServeStdio_HeldBytesBoundSignal: a client that fills the held-bytes bound, reads no
+// answers and closes its input leaves the loop waiting for room (the end of its input is
+// behind the lines not read), as it does at the bound on requests in flight; a signal
+// (here the context) ends the session within the drain bound.
+func TestServeStdio_HeldBytesBoundSignal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	e.srv.testInFlightBytes = 4 << 20
+	cr, cw := io.Pipe()
+	out := &gateWriter{entered: make(chan struct{}), open: make(chan struct{})}
+	t.Cleanup(func() { close(out.open) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.ServeStdio(ctx, cr, out) }()
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		pad := strings.Repeat("x", 3<<19)
+		for i := 0; i < 6; i++ {
+			if _, err := io.WriteString(cw, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"pad":%q}}`+"\n", i+1, pad)); err != nil {
+				return
+			}
+		}
+		cw.Close()
+	}()
+	t.Cleanup(func() { cr.Close(); <-written }) // a write the session left unread fails
+	<-out.entered
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(stdioDrain + 10*time.Second):
+		t.Fatal("ServeStdio did not return after its context ended, with the held-bytes bound full")
+	}
+}

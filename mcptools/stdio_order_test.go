@@ -92,3 +92,21 @@ func TestServeStdio_EOFEndsListen(t *testing.T) {
 		t.Fatalf("the listen stream was not closed with a result:\n%s", text.String())
 	}
 }
+
+// TestServeStdio_OddParamsStillCheckTheRest: params of another shape than the loop reads
+// are mcp-go's to refuse, but the rest of the message is still checked: a numeric method
+// after them was taken for a response and not answered at all.
+func TestServeStdio_OddParamsStillCheckTheRest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpts{})
+	r := startRaw(t, e.srv)
+	r.send(`{"jsonrpc":"2.0","id":8,"params":[],"method":5,"result":1}`)
+	select {
+	case m := <-r.lines:
+		if path(m, "error", "code") != -32600.0 || m["id"] != nil {
+			t.Fatalf("answer %v; want -32600 with id null", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer to a message with a numeric method after array params")
+	}
+}

@@ -308,10 +308,7 @@ var motionTools = map[string]bool{"robot_navigate": true}
 
 func (s *Server) stdioMessage(ctx, motionCtx context.Context, in stdioLine, l *stdioLoop) {
 	var base struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
+		stdioHead
 		// What the loop reads of params itself, decoded with the rest: params of another
 		// shape (paramsMismatch) leave it empty, and are mcp-go's to refuse.
 		Params struct {
@@ -387,7 +384,7 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, in stdioLine, l *s
 	}
 	// A request that asked for progress is answered after the progress it sent: its
 	// notifications go out through the session's notification writer, its answer here.
-	progress := len(base.Params.Meta.ProgressToken) > 0 && string(base.Params.Meta.ProgressToken) != "null"
+	flushNotes := l.flushNotes(len(base.Params.Meta.ProgressToken) > 0 && string(base.Params.Meta.ProgressToken) != "null")
 	rctx, done := l.cancels.add(ctx, base.ID)
 	started := l.spawn(ctx, len(line), func() {
 		defer done()
@@ -403,13 +400,11 @@ func (s *Server) stdioMessage(ctx, motionCtx context.Context, in stdioLine, l *s
 			}
 		}()
 		if hold {
-			s.answerWhenDurable(ctx, line, base.ID, w, l.flushNotes(progress))
+			s.answerWhenDurable(ctx, line, base.ID, w, flushNotes)
 			return
 		}
 		if resp := s.mcp.HandleMessage(ctx, line); resp != nil {
-			if progress {
-				l.flushNotes(true)()
-			}
+			flushNotes()
 			if err := w.write(resp); err != nil {
 				s.log.Debug("stdio: write response", "err", err)
 			}
@@ -441,27 +436,25 @@ func (l *stdioLoop) spawn(ctx context.Context, held int, f func()) bool {
 	case <-ctx.Done():
 		return false
 	}
+	release := func(mib int) {
+		for range mib {
+			<-l.mib
+		}
+		<-l.slots
+	}
 	mib := min(held/inFlightUnit, cap(l.mib))
-	for i := 0; i < mib; i++ {
+	for i := range mib {
 		select {
 		case l.mib <- struct{}{}:
 		case <-ctx.Done():
-			for ; i > 0; i-- {
-				<-l.mib
-			}
-			<-l.slots
+			release(i)
 			return false
 		}
 	}
 	l.reqs.Add(1)
 	l.pool.run(func() {
 		defer l.reqs.Done()
-		defer func() {
-			for i := 0; i < mib; i++ {
-				<-l.mib
-			}
-			<-l.slots
-		}()
+		defer release(mib)
 		f()
 	})
 	return true
@@ -512,13 +505,16 @@ func paramsMismatch(line []byte, err error) bool {
 	if !errors.As(err, &t) || (t.Field != "params" && !strings.HasPrefix(t.Field, "params.")) {
 		return false
 	}
-	var rest struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
+	var rest stdioHead
 	return json.Unmarshal(line, &rest) == nil
+}
+
+// stdioHead is what the loop reads of a message besides its params.
+type stdioHead struct {
+	Method string          `json:"method"`
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 }
 
 // stdioAnswer writes v, one of the loop's own answers (to initialize, to a line it

@@ -60,16 +60,7 @@ func TestServeStdio_HeldBytesBound(t *testing.T) {
 	go func() { done <- e.srv.ServeStdio(context.Background(), cr, out) }()
 	const lines, size = 20, 3 << 19 // 1.5 MiB: one whole MiB held each
 	var sent atomic.Int32
-	go func() {
-		pad := strings.Repeat("x", size)
-		for i := 0; i < lines; i++ {
-			if _, err := io.WriteString(cw, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"pad":%q}}`+"\n", i+1, pad)); err != nil {
-				return
-			}
-			sent.Add(1)
-		}
-		cw.Close()
-	}()
+	sendPings(cw, lines, size, &sent)
 	<-out.entered // the first answer is being written, and blocks
 	// Four held (4 MiB), one waiting for room, one read behind it: the client's writes
 	// stop there. Give it time to go further if it could.
@@ -79,14 +70,7 @@ func TestServeStdio_HeldBytesBound(t *testing.T) {
 		t.Fatalf("%d requests of 1.5 MiB read with no answer written; want the reading to pause at 4 MiB held", n)
 	}
 	close(out.open)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(stdioGrace + 10*time.Second):
-		t.Fatal("ServeStdio did not end after its input")
-	}
+	sessionEnds(t, done, stdioGrace+10*time.Second, "ServeStdio did not end after its input")
 	out.mu.Lock()
 	defer out.mu.Unlock()
 	for i := 1; i <= lines; i++ {
@@ -94,6 +78,27 @@ func TestServeStdio_HeldBytesBound(t *testing.T) {
 			t.Fatalf("no answer to request %d of %d:\n%.2000s", i, lines, out.buf.String())
 		}
 	}
+}
+
+// sendPings writes n pings padded to size bytes into w on a goroutine, counting each in
+// sent (when not nil), and closes w after the last; the channel is closed when it stops
+// (a write failed, or all were written).
+func sendPings(w *io.PipeWriter, n, size int, sent *atomic.Int32) <-chan struct{} {
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		pad := strings.Repeat("x", size)
+		for i := 0; i < n; i++ {
+			if _, err := io.WriteString(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"pad":%q}}`+"\n", i+1, pad)); err != nil {
+				return
+			}
+			if sent != nil {
+				sent.Add(1)
+			}
+		}
+		w.Close()
+	}()
+	return written
 }
 
 // gateWriter is a client that reads no answers until open is closed, then reads them all.
@@ -154,26 +159,9 @@ func TestServeStdio_HeldBytesBoundSignal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.ServeStdio(ctx, cr, out) }()
-	written := make(chan struct{})
-	go func() {
-		defer close(written)
-		pad := strings.Repeat("x", 3<<19)
-		for i := 0; i < 6; i++ {
-			if _, err := io.WriteString(cw, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"pad":%q}}`+"\n", i+1, pad)); err != nil {
-				return
-			}
-		}
-		cw.Close()
-	}()
+	written := sendPings(cw, 6, 3<<19, nil)
 	t.Cleanup(func() { cr.Close(); <-written }) // a write the session left unread fails
 	<-out.entered
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(stdioDrain + 10*time.Second):
-		t.Fatal("ServeStdio did not return after its context ended, with the held-bytes bound full")
-	}
+	sessionEnds(t, done, stdioDrain+10*time.Second, "ServeStdio did not return after its context ended, with the held-bytes bound full")
 }

@@ -78,14 +78,7 @@ func TestServeStdio_EOFEndsListen(t *testing.T) {
 	// The find's answer shows the listen stream is open (it was read before the find).
 	waitFor(t, func() bool { got.mu.Lock(); defer got.mu.Unlock(); return strings.Contains(text.String(), `"id":2`) }, "the answer to the find")
 	out.Close()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(stdioGrace - time.Second):
-		t.Fatalf("ServeStdio still waiting %v after the end of its input with a listen stream open (grace %v)", stdioGrace-time.Second, stdioGrace)
-	}
+	sessionEnds(t, done, stdioGrace-time.Second, "ServeStdio still waiting %v after the end of its input with a listen stream open (grace %v)", stdioGrace-time.Second, stdioGrace)
 	got.mu.Lock()
 	defer got.mu.Unlock()
 	if !strings.Contains(text.String(), `"id":1,"result"`) {

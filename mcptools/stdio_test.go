@@ -187,14 +187,7 @@ func TestServeStdio_Raw(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- e.srv.ServeStdio(ctx, cr, io.Discard) }()
 		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("ServeStdio: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("ServeStdio did not return on cancel")
-		}
+		sessionEnds(t, done, 5*time.Second, "ServeStdio did not return on cancel")
 	})
 }
 
@@ -418,14 +411,7 @@ func TestServeStdio_ClientStopsReading(t *testing.T) {
 		}()
 		<-out.entered // an answer is being written, and blocks
 		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("ServeStdio: %v", err)
-			}
-		case <-time.After(stdioDrain + 10*time.Second):
-			t.Fatal("ServeStdio did not return after its context ended, with the output blocked")
-		}
+		sessionEnds(t, done, stdioDrain+10*time.Second, "ServeStdio did not return after its context ended, with the output blocked")
 	})
 	t.Run("Closed", func(t *testing.T) {
 		t.Parallel()
@@ -437,13 +423,20 @@ func TestServeStdio_ClientStopsReading(t *testing.T) {
 		if _, err := io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"gone","version":"1"}}}`+"\n"); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("ServeStdio: %v", err)
-			}
-		case <-time.After(stdioDrain + 10*time.Second):
-			t.Fatal("ServeStdio did not end when its output's reader was gone (EPIPE), the input still open")
-		}
+		sessionEnds(t, done, stdioDrain+10*time.Second, "ServeStdio did not end when its output's reader was gone (EPIPE), the input still open")
 	})
+}
+
+// sessionEnds waits for ServeStdio's result on done: it fails the test if ServeStdio
+// returned an error, or (with the message) if it has not returned within the bound.
+func sessionEnds(t *testing.T, done <-chan error, within time.Duration, format string, args ...any) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeStdio: %v", err)
+		}
+	case <-time.After(within):
+		t.Fatalf(format, args...)
+	}
 }

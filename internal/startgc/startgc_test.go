@@ -1,9 +1,14 @@
 package startgc
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -133,4 +138,73 @@ func collectUntil(t *testing.T, ok func(int) bool) int {
 	}
 	t.Fatalf("GC percent %d after 1000 collections", gcPercent())
 	return 0
+}
+
+// Prefault: a process that has touched its headroom allocates within it without page
+// faults; one that has not faults on about every page (a child process each, counting
+// its minor faults while it allocates 16 MB of small objects; both hold on to nothing
+// and the headroom, 64 MB, keeps the collector out of the count).
+func TestPrefault(t *testing.T) {
+	const pages = 16 << 20 / 4096
+	none, pre := childFaults(t, "none"), childFaults(t, "prefault")
+	t.Logf("minor faults allocating %d pages: %d without Prefault, %d after it", pages, none, pre)
+	if none < pages/2 {
+		t.Fatalf("without Prefault: %d faults for %d fresh pages; the test no longer sees the heap grow", none, pages)
+	}
+	if pre > pages/8 {
+		t.Fatalf("after Prefault: %d faults for %d pages, want almost none", pre, pages)
+	}
+}
+
+// childFaults runs this test binary as a child that allocates after mode's start and
+// returns the minor faults it counted.
+func childFaults(t *testing.T, mode string) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestPrefaultChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "STARTGC_CHILD="+mode)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child %s: %v\n%s", mode, err, out)
+	}
+	var n int
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "faults %d", &n); err == nil {
+			return n
+		}
+	}
+	t.Fatalf("child %s printed no count:\n%s", mode, out)
+	return 0
+}
+
+// TestPrefaultChild is childFaults's child; it does nothing in a plain run.
+func TestPrefaultChild(t *testing.T) {
+	mode := os.Getenv("STARTGC_CHILD")
+	if mode == "" {
+		return
+	}
+	Release()
+	noEnv := func(string) string { return "" }
+	defer KeepHeadroom(noEnv, 64<<20)()
+	collectUntil(t, func(p int) bool { return p > 100 })
+	if mode == "prefault" {
+		Prefault()
+	}
+	runtime.GC()
+	before := minorFaults(t)
+	for range 16 << 20 / 512 {
+		b := make([]byte, 512)
+		b[0] = 1
+		sink = b
+	}
+	fmt.Printf("faults %d\n", minorFaults(t)-before)
+}
+
+var sink []byte
+
+func minorFaults(t *testing.T) int {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return int(ru.Minflt)
 }

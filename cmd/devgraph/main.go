@@ -23,7 +23,7 @@ func main() {
 	context.AfterFunc(ctx, stop)
 	e := newEnv(os.Stdin, os.Stdout, os.Stderr)
 	// The collector has been held since the process started (startgc): version ends
-	// before it needs a collection, serve holds on until its first find or write, every other
+	// before it needs a collection, serve holds on until its first find, every other
 	// verb ends the hold before it runs (root.go).
 	e.endMainGC = startgc.Release
 	code := e.run(ctx, os.Args[1:])

@@ -84,7 +84,7 @@ func newRootCmd(e *env) (*cobra.Command, *common) {
 
 // keepsGCHold annotates the verbs that keep the hold on the collector the process
 // started with (startgc), which every other verb ends before it runs: version ends
-// before it needs a collection, serve ends the hold at its first find or write.
+// before it needs a collection, serve ends the hold once its first find is answered.
 const keepsGCHold = "devgraph-keeps-gc-hold"
 
 // fileOnly are the verbs that work on a database file itself, never on a cluster.

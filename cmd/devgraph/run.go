@@ -31,7 +31,7 @@ type env struct {
 	getenv func(string) string
 	// endMainGC ends the hold on the collector the process started with (startgc):
 	// before every verb but those that keep it (keepsGCHold: version, too short to need
-	// a collection, and serve, which ends it at its first find or write). nil in
+	// a collection, and serve, which ends it once its first find is answered). nil in
 	// tests.
 	endMainGC func()
 }

@@ -33,8 +33,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 	// server allocates before its first find is mostly the find index, all of it live,
 	// and at 100,000 identities the collections the heap's growth would start mark it
 	// again and again, about 15 ms of CPU that a first find would wait for. No
-	// collections until the first find or write (serveDB ends the hold then, or this on
-	// return).
+	// collections until the first find (serveDB ends the hold then, or this on return).
 	endStart := e.endGC
 	defer endStart()
 	// Then the collector runs startgc.Headroom apart at least: on a small graph the
@@ -68,8 +67,7 @@ func (e *env) serve(ctx context.Context, f *serveFlags, log *slog.Logger) error 
 
 // serveDB serves st; fe is the cluster front end st is the replica of (serve --store), nil
 // for a file. endStart ends serve's hold on the collector; serveDB calls it once the
-// first find has been answered or a client's first write made (or after
-// warmRestAfter), or when it returns.
+// first find has been answered (or after warmRestAfter), or when it returns.
 func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db string, log *slog.Logger, fe *cluster.FrontEnd, endStart func()) error {
 	parts := &closers{log: log}
 	defer parts.close()
@@ -79,7 +77,7 @@ func (e *env) serveDB(ctx context.Context, f *serveFlags, st *store.DB, db strin
 	// the GraphQL schema, the MCP tools): at 100,000 identities it is most of the time
 	// from start to a first find's answer.
 	rt := &runtime{log: log, names: search.NewFinder(st), endStart: endStart}
-	rt.warmFind(st)
+	rt.warmFind()
 	parts.add("find index", rt.stopWarmFind)
 
 	// On a cluster the edges reach every host's robots through the router, and this

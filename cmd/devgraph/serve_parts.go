@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -104,33 +103,27 @@ func (rt *runtime) session(readOnly bool) (remote.StdioServer, error) {
 }
 
 // warmFind builds the name index for find now rather than on the first find; then,
-// once a first find has been answered, or a client's first write made (or after
-// warmRestAfter), it ends the start's hold on the collector (endStart) and builds what
-// a find builds when it first needs it (the tags, the map a change needs): so an
-// agent's first search pays for none of it and does not share the machine with it.
-// Writes end the hold too: held, the collector let the heap grow on fresh pages, and
-// each write paid a dozen page faults for its garbage. Last it touches the heap's
-// headroom (startgc.Prefault), so that the first few hundred writes find its pages
-// mapped. stopWarmFind stops and waits for it.
-func (rt *runtime) warmFind(changes graph.Notifier) {
+// once a first find has been answered (or after warmRestAfter), it ends the start's
+// hold on the collector (endStart) and builds what a find builds when it first needs it
+// (the tags, the map a change needs): so an agent's first search pays for none of it
+// and does not share the machine with it. Last it touches the heap's headroom
+// (startgc.Prefault), so that the writes that follow find its pages mapped.
+// stopWarmFind stops and waits for it.
+func (rt *runtime) warmFind() {
 	ctx, stop := context.WithCancel(context.Background())
 	rt.stopWarm, rt.warmed = stop, make(chan struct{})
-	wrote, stopWatching := firstClientWrite(changes)
 	go func() {
 		defer close(rt.warmed)
-		defer stopWatching()
 		err := rt.names.Build(ctx)
 		if err == nil {
 			t := time.NewTimer(cmp.Or(rt.warmRest, warmRestAfter))
 			defer t.Stop()
 			select {
 			case <-rt.names.Found():
-			case <-wrote:
 			case <-t.C:
 			case <-ctx.Done():
 				return
 			}
-			stopWatching()
 			rt.endStart()
 			err = rt.names.Warm(ctx)
 			if err == nil {
@@ -141,23 +134,6 @@ func (rt *runtime) warmFind(changes graph.Notifier) {
 			rt.log.Warn("build the find index", "err", err)
 		}
 	}()
-}
-
-// firstClientWrite returns a channel closed when changes brings the first event a client
-// made — not discovery's nor a robot's own, which every start may write — and a func,
-// safe twice, that stops watching.
-func firstClientWrite(changes graph.Notifier) (<-chan struct{}, func()) {
-	wrote := make(chan struct{})
-	var once sync.Once
-	cancel := changes.Subscribe(func(evs []*graph.Event) {
-		for _, ev := range evs {
-			if !strings.HasPrefix(ev.Actor, "discovery:") && !strings.HasPrefix(ev.Actor, "robot:") {
-				once.Do(func() { close(wrote) })
-				return
-			}
-		}
-	})
-	return wrote, cancel
 }
 
 // warmRestAfter is how long warmFind waits for a first find before it warms the rest.

@@ -5,84 +5,65 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/devgraph/devgraph/graph"
+	"github.com/devgraph/devgraph/internal/startgc"
 	"github.com/devgraph/devgraph/search"
 	"github.com/devgraph/devgraph/store"
 )
 
-// subscribeNow is a graph.Notifier that calls its subscriber at once, from the test.
-type subscribeNow struct {
-	fn        func([]*graph.Event)
-	cancelled int
-}
-
-func (n *subscribeNow) Subscribe(fn func([]*graph.Event)) func() {
-	n.fn = fn
-	return func() { n.cancelled++ }
-}
-
-// firstClientWrite: discovery's and robots' own events (which a start may write) do not
-// count; the first event anyone else made closes the channel, once.
-func TestFirstClientWrite(t *testing.T) {
-	n := &subscribeNow{}
-	wrote, stop := firstClientWrite(n)
-	closed := func() bool {
-		select {
-		case <-wrote:
-			return true
-		default:
-			return false
-		}
-	}
-	n.fn([]*graph.Event{{Actor: "discovery:usb"}, {Actor: "robot:scout"}})
-	n.fn(nil) // a dropped subscription's last call
-	if closed() {
-		t.Fatal("discovery's and a robot's events ended the wait for a client's write")
-	}
-	n.fn([]*graph.Event{{Actor: "discovery:alsa"}, {Actor: "mcp:claude-code"}})
-	if !closed() {
-		t.Fatal("a client's event did not end the wait")
-	}
-	n.fn([]*graph.Event{{Actor: "cli:ana"}}) // no second close
-	stop()
-	stop()
-	if n.cancelled != 2 {
-		t.Fatalf("stop cancelled the subscription %d times, want each call passed on (the store's cancel is safe twice)", n.cancelled)
-	}
-}
-
-// warmFind ends the start's hold on the collector at a client's first write when no find
-// has come, without waiting for warmRestAfter (made an hour here).
-func TestWarmFind_EndsHoldAtFirstWrite(t *testing.T) {
+// warmFind, once the first find has been answered, ends the start's hold on the
+// collector, warms the rest of the index, and leaves the heap's headroom in mapped pages
+// (startgc.Prefault): the heap then holds the headroom in pages mapped at least. The
+// timer that would end the hold without a find is an hour here.
+func TestWarmFind_PrefaultsAfterFirstFind(t *testing.T) {
+	// More headroom than the test process has mapped, whatever ran before: only
+	// Prefault's allocation maps that much.
+	headroom := heapMapped() + 64<<20
+	defer startgc.KeepHeadroom(func(string) string { return "" }, headroom)()
 	db, err := store.Open(filepath.Join(t.TempDir(), "warm.db"), store.Options{Host: testHost, NoSync: true, NoBackup: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	ctx := context.Background()
-	id, err := db.CreateIdentity(graph.WithActor(ctx, "cli:setup"), graph.IdentityCreate{Name: "Moog Subsequent 37"})
-	if err != nil {
+	if _, err := db.CreateIdentity(graph.WithActor(ctx, "cli:setup"), graph.IdentityCreate{Name: "Moog Subsequent 37"}); err != nil {
 		t.Fatal(err)
 	}
 	ended := make(chan struct{})
 	rt := &runtime{log: slog.New(slog.NewTextHandler(io.Discard, nil)), names: search.NewFinder(db),
 		endStart: sync.OnceFunc(func() { close(ended) }), warmRest: time.Hour}
-	rt.warmFind(db)
+	rt.warmFind()
 	defer rt.stopWarmFind()
 
-	if _, err := db.AddNote(graph.WithActor(ctx, "discovery:usb"), graph.NoteCreate{Target: id.ID, Body: "seen on usb 1-2"}); err != nil {
-		t.Fatal(err)
+	fctx, answered := graph.WithAnswerHook(ctx)
+	if res, err := rt.names.Find(fctx, graph.FindQuery{Text: "moog", First: 5}); err != nil || len(res) == 0 {
+		t.Fatalf("find: %v %v", res, err)
 	}
-	if _, err := db.AddNote(graph.WithActor(ctx, "mcp:claude-code"), graph.NoteCreate{Target: id.ID, Body: "patched to the mixer"}); err != nil {
-		t.Fatal(err)
+	answered()
+	select {
+	case <-rt.warmed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the warming did not end after the first find")
 	}
 	select {
 	case <-ended:
-	case <-time.After(30 * time.Second):
-		t.Fatal("a client's write did not end the hold on the collector")
+	default:
+		t.Fatal("the first find did not end the hold on the collector")
 	}
+	if mapped := heapMapped(); mapped < headroom {
+		t.Fatalf("after warming, the heap holds %d bytes in mapped pages: want the %d of headroom at least", mapped, headroom)
+	}
+}
+
+// heapMapped is the heap in pages not returned to the system (as startgc counts it).
+func heapMapped() uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64() + sample[1].Value.Uint64() + sample[2].Value.Uint64()
 }

@@ -156,9 +156,39 @@ func TestPrefault(t *testing.T) {
 	}
 }
 
+// Prefault allocates nothing when the heap's mapped pages hold the live heap and the
+// headroom already.
+func TestPrefault_AlreadyMapped(t *testing.T) {
+	out := child(t, "mapped")
+	var n int
+	for _, line := range strings.Split(out, "\n") {
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "allocated %d", &n); err == nil {
+			if n >= prefaultChunk {
+				t.Fatalf("Prefault allocated %d bytes over a heap that holds the headroom already", n)
+			}
+			return
+		}
+	}
+	t.Fatalf("child printed no allocation:\n%s", out)
+}
+
 // childFaults runs this test binary as a child that allocates after mode's start and
 // returns the minor faults it counted.
 func childFaults(t *testing.T, mode string) int {
+	t.Helper()
+	out := child(t, mode)
+	var n int
+	for _, line := range strings.Split(out, "\n") {
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "faults %d", &n); err == nil {
+			return n
+		}
+	}
+	t.Fatalf("child %s printed no count:\n%s", mode, out)
+	return 0
+}
+
+// child runs this test binary as TestPrefaultChild in mode and returns its output.
+func child(t *testing.T, mode string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestPrefaultChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "STARTGC_CHILD="+mode)
@@ -166,14 +196,7 @@ func childFaults(t *testing.T, mode string) int {
 	if err != nil {
 		t.Fatalf("child %s: %v\n%s", mode, err, out)
 	}
-	var n int
-	for _, line := range strings.Split(string(out), "\n") {
-		if _, err := fmt.Sscanf(strings.TrimSpace(line), "faults %d", &n); err == nil {
-			return n
-		}
-	}
-	t.Fatalf("child %s printed no count:\n%s", mode, out)
-	return 0
+	return string(out)
 }
 
 // TestPrefaultChild is childFaults's child; it does nothing in a plain run.
@@ -186,8 +209,29 @@ func TestPrefaultChild(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	defer KeepHeadroom(noEnv, 64<<20)()
 	collectUntil(t, func(p int) bool { return p > 100 })
-	if mode == "prefault" {
+	switch mode {
+	case "prefault":
 		Prefault()
+	case "mapped":
+		// The heap holds the headroom already (as a large graph's start leaves it):
+		// Prefault allocates nothing.
+		var keep [][]byte
+		for range 96 << 20 / prefaultChunk {
+			b := make([]byte, prefaultChunk)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			keep = append(keep, b)
+		}
+		runtime.KeepAlive(keep)
+		keep = nil
+		runtime.GC()
+		allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+		metrics.Read(allocs)
+		before := allocs[0].Value.Uint64()
+		Prefault()
+		metrics.Read(allocs)
+		fmt.Printf("allocated %d\n", allocs[0].Value.Uint64()-before)
 	}
 	runtime.GC()
 	before := minorFaults(t)

@@ -122,13 +122,9 @@ func Prefault() {
 		for i := 0; i < len(b); i += page {
 			b[i] = 1
 		}
-		prefaultSink = b
+		runtime.KeepAlive(b)
 	}
-	prefaultSink = nil
 }
-
-// prefaultSink keeps Prefault's writes from being optimised away.
-var prefaultSink []byte
 
 // mappedHeap is how much of the heap is in pages not returned to the system: its objects
 // (live or not yet swept), the unused part of their spans, and its free pages.

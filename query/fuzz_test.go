@@ -59,7 +59,7 @@ func FuzzGraphQLGuard(f *testing.F) {
 			var re *resolverError
 			switch {
 			case errors.As(err, &re):
-				if re.code != graph.EINVALID || !(strings.Contains(re.msg, "cycle") && cyc != nil || strings.Contains(re.msg, "twice")) {
+				if re.code != graph.EINVALID || !(strings.Contains(re.msg, "cycle") && cyc != nil || strings.Contains(re.msg, "twice") || strings.Contains(re.msg, "has no type")) {
 					t.Fatalf("analyze: %+v (cycle %v)", re, cyc)
 				}
 			case !errors.As(err, &le):
@@ -216,5 +216,32 @@ func TestGuard_DuplicateFragment(t *testing.T) {
 		if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != graph.EINVALID || !strings.Contains(resp.Errors[0].Message, `fragment "A" twice`) {
 			t.Errorf("%s: %+v", q, resp.Errors)
 		}
+	}
+}
+
+// TestGuard_VariableWithoutType: graphql-go's parser takes a variable definition whose
+// type is missing ("$a:", "$a: !", "$a: [!]"), and its validation dereferenced the missing
+// type: the check recovered, but answered "could not be processed" (found by
+// FuzzGraphQLGuard). It is refused as EINVALID naming the variable; one with its type runs.
+func TestGuard_VariableWithoutType(t *testing.T) {
+	t.Parallel()
+	e, err := New(identity.New(storetest.MustOpen(t), nil, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`query($A:){A}`,
+		`query($first: ) { identities(first: $first) { totalCount } }`,
+		`query($first: !) { identities(first: $first) { totalCount } }`,
+		`query($tags: [!]) { identities(tags: $tags) { totalCount } }`,
+	} {
+		resp := e.Execute(context.Background(), Request{Query: q}, false)
+		if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != graph.EINVALID || !strings.Contains(resp.Errors[0].Message, "has no type") {
+			t.Errorf("%s: %+v", q, resp.Errors)
+		}
+	}
+	resp := e.Execute(context.Background(), Request{Query: `query($first: Int) { identities(first: $first) { totalCount } }`, Variables: map[string]any{"first": 2}}, false)
+	if len(resp.Errors) != 0 {
+		t.Fatalf("a variable with its type: %+v", resp.Errors)
 	}
 }

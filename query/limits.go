@@ -225,8 +225,8 @@ const saturate = 1 << 40
 
 func sat(n int) int { return min(n, saturate) }
 
-// analyze checks fragments (count, cycles) and the expanded depth, field and alias counts
-// of every operation. Fragments are expanded by memoised counting, never by walking the
+// analyze checks variable definitions (each has a type), fragments (count, cycles) and the
+// expanded depth, field and alias counts of every operation. Fragments are expanded by memoised counting, never by walking the
 // expansion, so exponential fragment fan-out costs linear time.
 func analyze(doc *ast.Document, l Limits) error {
 	frags := map[string]*ast.FragmentDefinition{}
@@ -244,6 +244,18 @@ func analyze(doc *ast.Document, l Limits) error {
 				frags[def.Name.Value] = def
 			}
 		case *ast.OperationDefinition:
+			// graphql-go's parser takes "($a:)", "($a: !)" and "($a: [!])" for variable
+			// definitions with a type missing, and its validation then dereferences it
+			// (found by FuzzGraphQLGuard).
+			for _, v := range def.VariableDefinitions {
+				if v != nil && !wholeType(v.Type) {
+					name := "a variable"
+					if v.Variable != nil && v.Variable.Name != nil {
+						name = "variable $" + v.Variable.Name.Value
+					}
+					return &resolverError{code: graph.EINVALID, msg: name + " has no type; write one after its colon, as in ($id: ID!)"}
+				}
+			}
 			ops = append(ops, def)
 		}
 	}
@@ -640,4 +652,18 @@ func intArg(f *ast.Field, name string, vars map[string]any, def int) int {
 		return x
 	}
 	return def
+}
+
+// wholeType says whether t names a type all the way down (no list or non-null wrapper
+// around nothing).
+func wholeType(t ast.Type) bool {
+	switch x := t.(type) {
+	case *ast.Named:
+		return x != nil && x.Name != nil && x.Name.Value != ""
+	case *ast.List:
+		return x != nil && wholeType(x.Type)
+	case *ast.NonNull:
+		return x != nil && wholeType(x.Type)
+	}
+	return false
 }

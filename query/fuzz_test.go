@@ -204,10 +204,7 @@ func checkCycle(t *testing.T, frags map[string]*ast.FragmentDefinition, cyc []st
 // validation (one POST /graphql; found by FuzzGraphQLGuard). It is refused as EINVALID.
 func TestGuard_DuplicateFragment(t *testing.T) {
 	t.Parallel()
-	e, err := New(identity.New(storetest.MustOpen(t), nil, nil), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := guardExecutor(t)
 	for _, q := range []string{
 		`query { ...A } fragment A on Query { stats { identities } } fragment A on Query { ...A }`,
 		`query { ...A } fragment A on Query { stats { identities } } fragment A on Query { stats { devices } }`,
@@ -225,10 +222,7 @@ func TestGuard_DuplicateFragment(t *testing.T) {
 // FuzzGraphQLGuard). It is refused as EINVALID naming the variable; one with its type runs.
 func TestGuard_VariableWithoutType(t *testing.T) {
 	t.Parallel()
-	e, err := New(identity.New(storetest.MustOpen(t), nil, nil), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := guardExecutor(t)
 	for _, q := range []string{
 		`query($A:){A}`,
 		`query($first: ) { identities(first: $first) { totalCount } }`,
@@ -244,4 +238,14 @@ func TestGuard_VariableWithoutType(t *testing.T) {
 	if len(resp.Errors) != 0 {
 		t.Fatalf("a variable with its type: %+v", resp.Errors)
 	}
+}
+
+// guardExecutor is an executor over an empty store, for the guard's tests.
+func guardExecutor(t *testing.T) *Executor {
+	t.Helper()
+	e, err := New(identity.New(storetest.MustOpen(t), nil, nil), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

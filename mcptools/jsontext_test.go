@@ -64,24 +64,14 @@ func TestServeStdio_RefusesInvalidText(t *testing.T) {
 	}
 	// A bad id cannot be echoed: the answer's id is null.
 	r.send(`{"jsonrpc":"2.0","id":"x\ud800","method":"tools/list"}`)
-	select {
-	case m := <-r.lines:
-		if m["id"] != nil || path(m, "error", "code") != -32600.0 || path(m, "error", "data", "field") != "id" {
-			t.Errorf("bad id: %v", m)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer to a request with a bad id")
+	if m := r.next(10*time.Second, "a request with a bad id"); m["id"] != nil || path(m, "error", "code") != -32600.0 || path(m, "error", "data", "field") != "id" {
+		t.Errorf("bad id: %v", m)
 	}
 	// A notification has nobody to answer: nothing is written, and the session goes on.
 	r.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":99,\"reason\":\"\xff\"}}")
 	r.send(`{"jsonrpc":"2.0","id":30,"method":"tools/list","params":{` + modernMeta + `}}`)
-	select {
-	case m := <-r.lines:
-		if m["id"] != 30.0 {
-			t.Errorf("after a bad notification the next line is %v, want the answer to 30", m)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer after a bad notification")
+	if m := r.next(10*time.Second, "after a bad notification"); m["id"] != 30.0 {
+		t.Errorf("after a bad notification the next line is %v, want the answer to 30", m)
 	}
 	if got := eventCount(t, e.svc); got != before {
 		t.Errorf("refused calls wrote %d events", got-before)

@@ -23,14 +23,10 @@ func TestServeStdio_OversizeMessage(t *testing.T) {
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"graph_note","arguments":{"action":"add","target":"jdxi","body":"` + strings.Repeat("x", maxStdioLine) + `"},` + modernMeta + `}}`)
 	refused := func(wantID any) {
 		t.Helper()
-		select {
-		case m := <-r.lines:
-			msg, _ := path(m, "error", "message").(string)
-			if path(m, "error", "code") != -32600.0 || !strings.Contains(msg, "too large") || m["id"] != wantID {
-				t.Fatalf("oversize message: %v, want a -32600 \"too large\" error with id %v", m, wantID)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("no answer to an oversize message")
+		m := r.next(20*time.Second, "an oversize message")
+		msg, _ := path(m, "error", "message").(string)
+		if path(m, "error", "code") != -32600.0 || !strings.Contains(msg, "too large") || m["id"] != wantID {
+			t.Fatalf("oversize message: %v, want a -32600 \"too large\" error with id %v", m, wantID)
 		}
 	}
 	refused(1.0)
@@ -134,13 +130,8 @@ func TestServeStdio_OversizeIDCutShort(t *testing.T) {
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","id":6` + big,
 	} {
 		r.send(line)
-		select {
-		case m := <-r.lines:
-			if path(m, "error", "code") != -32600.0 || m["id"] != nil {
-				t.Fatalf("oversize refusal %v; want -32600 with id null (%.80s…)", m, line)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("no answer to an oversize message")
+		if m := r.next(20*time.Second, "an oversize message"); path(m, "error", "code") != -32600.0 || m["id"] != nil {
+			t.Fatalf("oversize refusal %v; want -32600 with id null (%.80s…)", m, line)
 		}
 	}
 }

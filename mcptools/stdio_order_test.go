@@ -94,12 +94,7 @@ func TestServeStdio_OddParamsStillCheckTheRest(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	r := startRaw(t, e.srv)
 	r.send(`{"jsonrpc":"2.0","id":8,"params":[],"method":5,"result":1}`)
-	select {
-	case m := <-r.lines:
-		if path(m, "error", "code") != -32600.0 || m["id"] != nil {
-			t.Fatalf("answer %v; want -32600 with id null", m)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no answer to a message with a numeric method after array params")
+	if m := r.next(10*time.Second, "a message with a numeric method after array params"); path(m, "error", "code") != -32600.0 || m["id"] != nil {
+		t.Fatalf("answer %v; want -32600 with id null", m)
 	}
 }

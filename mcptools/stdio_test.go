@@ -54,6 +54,19 @@ func (r *rawStdio) send(s string) {
 	}
 }
 
+// next waits, up to within, for the next line the server writes; what names it in the
+// failure.
+func (r *rawStdio) next(within time.Duration, what string) map[string]any {
+	r.t.Helper()
+	select {
+	case m := <-r.lines:
+		return m
+	case <-time.After(within):
+		r.t.Fatalf("no answer: %s", what)
+		return nil
+	}
+}
+
 // reply waits for the response to id.
 func (r *rawStdio) reply(id float64) map[string]any {
 	r.t.Helper()
@@ -120,24 +133,14 @@ func TestServeStdio_Raw(t *testing.T) {
 		e := newEnv(t, envOpts{})
 		r := startRaw(t, e.srv)
 		r.send(`this is not json`)
-		select {
-		case m := <-r.lines:
-			if path(m, "error", "code") != -32700.0 {
-				t.Fatalf("garbage: %v", m)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("no parse error")
+		if m := r.next(5*time.Second, "a parse error"); path(m, "error", "code") != -32700.0 {
+			t.Fatalf("garbage: %v", m)
 		}
 		// JSON that is no JSON-RPC message: Invalid Request (JSON-RPC 2.0, section 5.1).
 		for _, line := range []string{`[1,2]`, `123`, `"x"`, `{}`, `null`} {
 			r.send(line)
-			select {
-			case m := <-r.lines:
-				if path(m, "error", "code") != -32600.0 || m["id"] != nil {
-					t.Fatalf("%s: %v, want -32600 with id null", line, m)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatalf("%s: no answer", line)
+			if m := r.next(5*time.Second, line); path(m, "error", "code") != -32600.0 || m["id"] != nil {
+				t.Fatalf("%s: %v, want -32600 with id null", line, m)
 			}
 		}
 		r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + modernMeta + `}}`)

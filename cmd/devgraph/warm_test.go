@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +22,7 @@ import (
 func TestWarmFind_PrefaultsAfterFirstFind(t *testing.T) {
 	// More headroom than the test process has mapped, whatever ran before: only
 	// Prefault's allocation maps that much.
-	headroom := heapMapped() + 64<<20
+	headroom := startgc.MappedHeap() + 64<<20
 	defer startgc.KeepHeadroom(func(string) string { return "" }, headroom)()
 	db, err := store.Open(filepath.Join(t.TempDir(), "warm.db"), store.Options{Host: testHost, NoSync: true, NoBackup: true})
 	if err != nil {
@@ -55,15 +54,7 @@ func TestWarmFind_PrefaultsAfterFirstFind(t *testing.T) {
 	default:
 		t.Fatal("the first find did not end the hold on the collector")
 	}
-	if mapped := heapMapped(); mapped < headroom {
+	if mapped := startgc.MappedHeap(); mapped < headroom {
 		t.Fatalf("after warming, the heap holds %d bytes in mapped pages: want the %d of headroom at least", mapped, headroom)
 	}
-}
-
-// heapMapped is the heap in pages not returned to the system (as startgc counts it).
-func heapMapped() uint64 {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
-	metrics.Read(sample)
-	return sample[0].Value.Uint64() + sample[1].Value.Uint64() + sample[2].Value.Uint64()
 }

@@ -109,7 +109,7 @@ func Prefault() {
 	tuner.Lock()
 	n, headroom := tuner.n, tuner.headroom
 	tuner.Unlock()
-	if live := liveHeap(); n == 0 || live >= headroom || mappedHeap() >= live+headroom {
+	if live := liveHeap(); n == 0 || live >= headroom || MappedHeap() >= live+headroom {
 		return
 	}
 	page := os.Getpagesize()
@@ -126,9 +126,10 @@ func Prefault() {
 	}
 }
 
-// mappedHeap is how much of the heap is in pages not returned to the system: its objects
-// (live or not yet swept), the unused part of their spans, and its free pages.
-func mappedHeap() uint64 {
+// MappedHeap is how much of the heap is in pages not returned to the system: its objects
+// (live or not yet swept), the unused part of their spans, and its free pages — what
+// Prefault tops up to the live heap and the headroom.
+func MappedHeap() uint64 {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
 	metrics.Read(sample)
